@@ -1,0 +1,107 @@
+// Net: a loaded model (graph + weights), immutable once loaded and shareable
+// by any number of Sessions on any threads.
+// Session: one inference context. Set inputs by name, get any blob by name; only
+// the layers that blob needs run. Shapes are inferred and memory is planned once
+// per set of input shapes (prepare once, run many).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kestrel/op.h"
+#include "kestrel/options.h"
+#include "kestrel/param_dict.h"
+#include "kestrel/tensor.h"
+
+namespace kestrel {
+
+struct Graph;
+struct ModelReport;
+
+class Net {
+public:
+    Net();
+    ~Net();
+    Net(Net&&) noexcept;
+    Net& operator=(Net&&) noexcept;
+
+    // ncnn .param text (file or in memory) and .param.bin.
+    void load_param(const std::string& path);
+    void load_param_mem(const std::string& text, const std::string& source_name = "<memory>");
+    void load_param_bin(const std::string& path);
+    void load_param_bin_mem(const void* data, size_t size, const std::string& source_name = "<memory>");
+
+    // ncnn .bin weights, after the param. A reader callback fills `dst` with up
+    // to `n` bytes and returns how many it wrote (0 at end of data).
+    void load_model(const std::string& path);
+    void load_model_mem(const void* data, size_t size, const std::string& source_name = "<memory>");
+    void load_model(const std::function<size_t(void* dst, size_t n)>& reader, const std::string& source_name = "<reader>");
+    // Every weight zero (benchmarking a structure without weights, as benchncnn does).
+    void load_model_zeros();
+
+    // Build a graph in code: layers in topological order, then finish_graph().
+    // `weights` are handed to the op's load_model in the order it asks for them.
+    void add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,
+                   const std::vector<std::string>& tops, const ParamDict& params = {},
+                   const std::vector<Tensor>& weights = {});
+    void finish_graph();
+
+    void save_param(const std::string& path) const;
+    void save_model(const std::string& path) const;
+    std::string param_text() const;
+
+    std::vector<std::string> input_names() const;
+    std::vector<std::string> output_names() const;
+    // Declared input shape from the Input layer's params (empty when not declared).
+    Shape input_shape(const std::string& name) const;
+    bool has_blob(const std::string& name) const;
+    // True while some layer takes weights and none were loaded yet.
+    bool needs_weights() const { return !weights_loaded_; }
+
+    const Graph& graph() const;
+
+private:
+    friend class Session;
+    std::unique_ptr<Graph> graph_;
+    bool weights_loaded_ = false;
+    void instantiate_ops();
+};
+
+// Passed to per-op callbacks (debugging, profiling).
+struct OpEvent {
+    const std::string& layer_name;
+    const std::string& layer_type;
+    const std::vector<Tensor>& inputs;
+    const std::vector<Tensor>& outputs; // not yet computed in the "before" callback
+};
+using OpCallback = std::function<void(const OpEvent&)>;
+
+class Session {
+public:
+    explicit Session(const Net& net, const Options& options = {});
+    ~Session();
+    Session(Session&&) noexcept;
+
+    // The tensor is referenced, not copied; keep it unchanged until the run ends.
+    void set_input(const std::string& name, const Tensor& tensor);
+    // Computes (if not yet computed since the inputs were set) and returns the blob.
+    // The result stays valid after later runs (it owns its storage).
+    Tensor get(const std::string& blob_name);
+    // Computes several blobs in one pass.
+    std::vector<Tensor> run(const std::vector<std::string>& blob_names);
+
+    void set_callbacks(OpCallback before, OpCallback after);
+    // Peak activation bytes of the last plan (arena size plus outputs).
+    int64_t peak_bytes() const;
+    const Options& options() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    friend ModelReport analyze_model(const Net&, const std::map<std::string, TensorDesc>&, const Options&);
+};
+
+} // namespace kestrel

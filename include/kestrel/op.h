@@ -1,0 +1,94 @@
+// The operator interface. Every layer, built in or user-registered, is an Op:
+//   load_param  -> read and validate parameters        (once, at model load)
+//   load_model  -> read weights in ncnn .bin order      (once, at model load)
+//   infer       -> output shapes/dtypes from input ones (per input-shape change)
+//   forward     -> compute                              (per run; const, so many
+//                                                        sessions may share one Op)
+// Custom ops: derive from Op and call register_op("MyType", factory) before
+// loading a model that uses the type name.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kestrel/error.h"
+#include "kestrel/param_dict.h"
+#include "kestrel/tensor.h"
+
+namespace kestrel {
+
+class ThreadPool;
+
+struct TensorDesc {
+    Shape shape;
+    DType dtype = DType::F32;
+};
+
+// How a weight is stored in the .bin: tagged (ncnn "type 0", a 4-byte tag says
+// fp32/fp16/int8/codebook) or raw fp32 ("type 1").
+enum class WeightEncoding : uint8_t { Raw, Tagged };
+
+// Source of weights for Op::load_model, in the order the op asks for them.
+class WeightReader {
+public:
+    virtual ~WeightReader() = default;
+    // Reads `count` values. Result is F32, or I8 for int8-tagged data.
+    virtual Tensor load(int64_t count, WeightEncoding encoding) = 0;
+};
+
+// What forward() gets besides tensors: the thread budget.
+class ExecContext {
+public:
+    ExecContext(ThreadPool* pool, int threads) : pool_(pool), threads_(threads) {}
+    int threads() const { return threads_; }
+    // Runs fn over [0, n) split across the session's threads.
+    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const;
+
+private:
+    ThreadPool* pool_;
+    int threads_;
+};
+
+class Op {
+public:
+    virtual ~Op() = default;
+
+    // Layer identity, set by the loader before load_param (used in messages).
+    std::string type;
+    std::string name;
+
+    virtual void load_param(const ParamDict&) {}
+    virtual void load_model(WeightReader&) {}
+
+    // Fill `outputs` (already sized to the number of tops) from `inputs`.
+    // Throw kestrel::Error on shapes the op cannot handle.
+    virtual void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const = 0;
+
+    // Compute outputs (allocated by the runtime with the inferred shapes).
+    virtual void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
+                         const ExecContext& ctx) const = 0;
+
+    // Output 0 may be written over input 0's buffer when input 0 is dead afterwards.
+    virtual bool supports_inplace() const { return false; }
+    // Outputs are views of input 0 (same bytes, maybe another shape): the runtime
+    // makes them without calling forward (Split, Reshape, Flatten, Noop, ...).
+    virtual bool outputs_alias_input() const { return false; }
+    // Multiply-accumulates for `kestrel info`, given inferred shapes.
+    virtual int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&) const { return 0; }
+    // Bytes of weights held (for `kestrel info`).
+    virtual int64_t weight_bytes() const { return 0; }
+
+    // "Convolution conv1" — for error messages.
+    std::string where() const { return type + " '" + name + "'"; }
+};
+
+using OpFactory = std::function<std::unique_ptr<Op>()>;
+
+// Registers a layer type; a built-in name is overridden, as in ncnn.
+void register_op(const std::string& type, OpFactory factory);
+// Creates an op or returns nullptr for an unknown type.
+std::unique_ptr<Op> create_op(const std::string& type);
+std::vector<std::string> registered_op_types();
+
+} // namespace kestrel

@@ -1,0 +1,70 @@
+// Tensor: an N-d dense row-major array of one dtype. Storage is 64-byte aligned
+// and shared between tensors that view it (reshape, slices of a planner arena).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kestrel {
+
+enum class DType : uint8_t { F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool };
+
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+bool dtype_is_float(DType t);
+
+using Shape = std::vector<int64_t>;
+
+// Number of elements; throws kestrel::Error on negative dims or int64 overflow.
+int64_t shape_numel(const Shape& shape);
+std::string shape_str(const Shape& shape);
+
+constexpr size_t kTensorAlignment = 64;
+// Kernels may read (never write) this many bytes past the end of a buffer.
+constexpr size_t kTensorOverread = 64;
+
+class Tensor {
+public:
+    Tensor() = default;
+    // Allocates uninitialized, aligned storage.
+    explicit Tensor(Shape shape, DType dtype = DType::F32);
+
+    static Tensor zeros(Shape shape, DType dtype = DType::F32);
+    // Non-owning view of caller memory; the caller keeps it alive.
+    static Tensor wrap(void* data, Shape shape, DType dtype = DType::F32);
+    // View that keeps `owner` alive.
+    static Tensor wrap_shared(std::shared_ptr<void> owner, void* data, Shape shape, DType dtype);
+
+    const Shape& shape() const { return shape_; }
+    int rank() const { return static_cast<int>(shape_.size()); }
+    // Negative axes count from the end.
+    int64_t dim(int axis) const;
+    int64_t numel() const { return numel_; }
+    size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+    DType dtype() const { return dtype_; }
+    // False for a default-constructed tensor. Zero-element tensors still have storage.
+    bool defined() const { return data_ != nullptr; }
+
+    void* raw() { return data_; }
+    const void* raw() const { return data_; }
+    template <class T> T* data() { return static_cast<T*>(data_); }
+    template <class T> const T* data() const { return static_cast<const T*>(data_); }
+
+    // Same storage, new shape with the same number of elements.
+    Tensor reshaped(Shape shape) const;
+    Tensor clone() const;
+    // Element-wise conversion to another dtype (a copy).
+    Tensor to(DType dtype) const;
+    void fill_zero();
+
+private:
+    std::shared_ptr<void> owner_;
+    void* data_ = nullptr;
+    Shape shape_;
+    int64_t numel_ = 0;
+    DType dtype_ = DType::F32;
+};
+
+} // namespace kestrel

@@ -1,0 +1,13 @@
+// Run-time CPU feature detection: kernels compiled for an ISA are only called
+// when the CPU running us has it (binaries are portable; no -march=native).
+#pragma once
+#include <string>
+
+namespace kestrel {
+
+bool cpu_has_avx2();    // AVX2 + FMA + F16C
+bool cpu_has_avx512();  // AVX-512 F/BW/VL/DQ
+// "avx512", "avx2" or "generic": the best ISA the kernels will use.
+std::string cpu_isa_name();
+
+} // namespace kestrel

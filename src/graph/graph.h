@@ -1,0 +1,55 @@
+// The graph IR every front-end produces and the runtime executes: layers in
+// topological order, connected through named blobs. ggml-sized on purpose.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kestrel/op.h"
+#include "kestrel/param_dict.h"
+#include "kestrel/tensor.h"
+
+namespace kestrel {
+
+// One weight buffer exactly as it came from (and goes back to) the .bin.
+struct StoredWeight {
+    Tensor value;                 // decoded: F32, or I8 for int8-tagged data
+    WeightEncoding encoding = WeightEncoding::Raw;
+    std::vector<uint8_t> original; // tag + payload when the tag was not plain fp32
+};
+
+struct Layer {
+    std::string type;
+    std::string name;
+    std::vector<int> bottoms; // blob indices
+    std::vector<int> tops;
+    ParamDict params;
+    std::unique_ptr<Op> op;
+    std::vector<StoredWeight> weights;
+    int line = 0; // line in the .param text (0 when not from text)
+};
+
+struct Blob {
+    std::string name;
+    int producer = -1;           // layer index
+    std::vector<int> consumers;  // layer indices
+};
+
+struct Graph {
+    std::string source; // file name (or "<memory>") for messages
+    std::vector<Layer> layers;
+    std::vector<Blob> blobs;
+    std::map<std::string, int> blob_index;
+    std::vector<int> inputs;  // tops of Input layers
+    std::vector<int> outputs; // produced, never consumed
+
+    int find_blob(const std::string& name) const; // -1 when absent
+    // "file:line: Convolution 'conv1'" for messages.
+    std::string where(int layer) const;
+    // Links consumers/producers, finds inputs/outputs; validates the structure.
+    void finalize();
+};
+
+} // namespace kestrel

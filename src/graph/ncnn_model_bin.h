@@ -1,0 +1,101 @@
+// Weight sources for Op::load_model: ncnn's .bin stream (every ModelBin tag),
+// a list of tensors (graphs built in code) and all-zero weights (benchmarks).
+// Each records what it hands out so the Net can write the .bin back.
+#pragma once
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kestrel/op.h"
+
+namespace kestrel {
+
+// A forward-only byte stream with a known or unknown (-1) remaining size.
+class ByteSource {
+public:
+    virtual ~ByteSource() = default;
+    virtual size_t read(void* dst, size_t n) = 0;
+    virtual int64_t remaining() const { return -1; }
+    size_t offset = 0;
+};
+
+class MemorySource : public ByteSource {
+public:
+    MemorySource(const void* data, size_t size) : data_(static_cast<const uint8_t*>(data)), size_(size) {}
+    size_t read(void* dst, size_t n) override;
+    int64_t remaining() const override { return static_cast<int64_t>(size_ - pos_); }
+
+private:
+    const uint8_t* data_;
+    size_t size_;
+    size_t pos_ = 0;
+};
+
+class FileSource : public ByteSource {
+public:
+    explicit FileSource(const std::string& path); // throws when it cannot be opened
+    ~FileSource() override;
+    size_t read(void* dst, size_t n) override;
+    int64_t remaining() const override { return size_ - static_cast<int64_t>(offset); }
+
+private:
+    std::FILE* file_ = nullptr;
+    int64_t size_ = 0;
+};
+
+class CallbackSource : public ByteSource {
+public:
+    explicit CallbackSource(std::function<size_t(void*, size_t)> fn) : fn_(std::move(fn)) {}
+    size_t read(void* dst, size_t n) override;
+
+private:
+    std::function<size_t(void*, size_t)> fn_;
+};
+
+// Reads ncnn ModelBin buffers: raw fp32 ("type 1") or tagged ("type 0").
+class NcnnWeightReader : public WeightReader {
+public:
+    NcnnWeightReader(ByteSource& source, std::string source_name, int64_t max_bytes);
+    Tensor load(int64_t count, WeightEncoding encoding) override;
+    // Weights handed out since the last call (moved out).
+    std::vector<StoredWeight> take_recorded();
+    // Throws when the stream still holds data: the .bin does not belong to the .param.
+    void expect_end();
+
+private:
+    void read_exact(void* dst, size_t n, const char* what);
+    void skip_padding(size_t payload_bytes);
+    ByteSource& source_;
+    std::string source_name_;
+    int64_t max_bytes_;
+    std::vector<StoredWeight> recorded_;
+};
+
+class TensorListReader : public WeightReader {
+public:
+    explicit TensorListReader(std::vector<Tensor> tensors) : tensors_(std::move(tensors)) {}
+    Tensor load(int64_t count, WeightEncoding encoding) override;
+    std::vector<StoredWeight> recorded;
+    size_t unused() const { return tensors_.size() - next_; }
+
+private:
+    std::vector<Tensor> tensors_;
+    size_t next_ = 0;
+};
+
+class ZeroWeightReader : public WeightReader {
+public:
+    explicit ZeroWeightReader(int64_t max_bytes) : max_bytes_(max_bytes) {}
+    Tensor load(int64_t count, WeightEncoding encoding) override;
+    std::vector<StoredWeight> recorded;
+
+private:
+    int64_t max_bytes_;
+};
+
+// Appends one weight in ncnn .bin encoding (the original bytes when it had some).
+void write_ncnn_weight(const StoredWeight& weight, std::vector<uint8_t>& out);
+
+} // namespace kestrel

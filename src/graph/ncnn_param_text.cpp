@@ -1,0 +1,290 @@
+// The .param text form: magic, counts, then one layer per record with its
+// `id=value` params. Whitespace (newlines included) separates tokens, exactly
+// as ncnn's scanf-based reader does; we also track lines for messages.
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "graph/ncnn_param.h"
+#include "kestrel/error.h"
+
+namespace kestrel {
+
+namespace {
+
+constexpr int kMagic = 7767517;
+constexpr int kMaxLayers = 1 << 20;
+constexpr int kMaxBlobsPerLayer = 1 << 12;
+constexpr size_t kMaxNameLength = 255;
+
+struct Token {
+    std::string text;
+    int line = 0;
+};
+
+class Tokenizer {
+public:
+    Tokenizer(const std::string& text, const std::string& source) : text_(text), source_(source) {}
+
+    bool at_end()
+    {
+        skip_space();
+        return pos_ >= text_.size();
+    }
+
+    Token next(const char* what)
+    {
+        skip_space();
+        if (pos_ >= text_.size()) fail(source_, ":", line_, ": unexpected end of file, expected ", what);
+        Token t{std::string(), line_};
+        const size_t start = pos_;
+        while (pos_ < text_.size() && !std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+        // A quoted string value may contain spaces: `6="-1, *(0h,2)"`.
+        const size_t eq = text_.find("=\"", start);
+        if (eq != std::string::npos && eq < pos_ && text_.find('"', eq + 2) >= pos_) {
+            const size_t close = text_.find_first_of("\"\n", pos_);
+            if (close == std::string::npos || text_[close] != '"')
+                fail(source_, ":", line_, ": unterminated string in '", text_.substr(start, pos_ - start), "'");
+            pos_ = close + 1;
+        }
+        t.text = text_.substr(start, pos_ - start);
+        return t;
+    }
+
+    // True when the next token looks like a param key `<int>=`.
+    bool next_is_param()
+    {
+        skip_space();
+        size_t p = pos_;
+        if (p < text_.size() && text_[p] == '-') ++p;
+        const size_t digits = p;
+        while (p < text_.size() && std::isdigit(static_cast<unsigned char>(text_[p]))) ++p;
+        return p > digits && p < text_.size() && text_[p] == '=';
+    }
+
+    const std::string& source() const { return source_; }
+
+private:
+    void skip_space()
+    {
+        while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) {
+            if (text_[pos_] == '\n') ++line_;
+            ++pos_;
+        }
+    }
+
+    const std::string& text_;
+    std::string source_;
+    size_t pos_ = 0;
+    int line_ = 1;
+};
+
+[[noreturn]] void bad(const Tokenizer& tz, int line, const std::string& msg)
+{
+    fail(tz.source(), ":", line, ": ", msg);
+}
+
+bool parse_int(const std::string& s, long long& out)
+{
+    if (s.empty()) return false;
+    errno = 0;
+    char* end = nullptr;
+    out = std::strtoll(s.c_str(), &end, 10);
+    return errno == 0 && end == s.c_str() + s.size() && out >= INT_MIN && out <= INT_MAX;
+}
+
+int expect_int(Tokenizer& tz, const char* what, long long lo, long long hi)
+{
+    const Token t = tz.next(what);
+    long long v;
+    if (!parse_int(t.text, v)) bad(tz, t.line, std::string("expected ") + what + ", got '" + t.text + "'");
+    if (v < lo || v > hi)
+        bad(tz, t.line, std::string(what) + " " + t.text + " out of range [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "]");
+    return static_cast<int>(v);
+}
+
+std::string expect_name(Tokenizer& tz, const char* what)
+{
+    const Token t = tz.next(what);
+    if (t.text.size() > kMaxNameLength)
+        bad(tz, t.line, std::string(what) + " longer than 255 characters");
+    return t.text;
+}
+
+bool is_float_literal(const std::string& s) { return s.find_first_of(".eE") != std::string::npos; }
+
+bool parse_float(const std::string& s, float& out)
+{
+    if (s.empty()) return false;
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size()) return false;
+    out = static_cast<float>(d);
+    return true;
+}
+
+std::vector<std::string> split_commas(const std::string& s)
+{
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = s.find(',', start);
+        parts.push_back(s.substr(start, comma - start));
+        if (comma == std::string::npos) return parts;
+        start = comma + 1;
+    }
+}
+
+// Stores elements as ints or floats. `first_decides` is ncnn's new-style rule
+// (the first element picks the type); otherwise any float makes a float array.
+void store_array(ParamDict& pd, int id, const std::vector<std::string>& items, bool first_decides,
+                 const std::string& where)
+{
+    bool floats = false;
+    if (first_decides) floats = !items.empty() && is_float_literal(items[0]);
+    else
+        for (const auto& it : items) floats = floats || is_float_literal(it);
+    std::vector<int> ints;
+    std::vector<float> fls;
+    for (const auto& it : items) {
+        float f;
+        long long v;
+        if (floats) {
+            if (!parse_float(it, f)) fail(where, "bad number '", it, "' in array param ", id);
+            fls.push_back(f);
+        } else {
+            // ncnn reads "2.5" in an int array as 2 (scanf %d stops at '.').
+            if (!parse_int(it, v)) {
+                if (!parse_float(it, f) || !(f > -2147483648.f && f < 2147483648.f))
+                    fail(where, "bad integer '", it, "' in array param ", id);
+                v = static_cast<long long>(f);
+            }
+            ints.push_back(static_cast<int>(v));
+        }
+    }
+    if (floats) pd.set_floats(id, fls);
+    else pd.set_ints(id, ints);
+}
+
+void parse_param(Tokenizer& tz, Layer& layer)
+{
+    const Token t = tz.next("param");
+    const std::string where = tz.source() + ":" + std::to_string(t.line) + ": " + layer.type + " '" + layer.name + "': ";
+    const size_t eq = t.text.find('=');
+    long long key;
+    if (!parse_int(t.text.substr(0, eq), key)) fail(where, "bad param key in '", t.text, "'");
+    const std::string value = t.text.substr(eq + 1);
+    if (key <= -23300) { // old-style array: -23300-id=len,a,b,...
+        const long long id = -key - 23300;
+        if (id >= ParamDict::kMaxId) fail(where, "param id ", id, " out of range 0..31");
+        auto items = split_commas(value);
+        long long len;
+        if (!parse_int(items[0], len) || len < 0) fail(where, "bad array length in '", t.text, "'");
+        items.erase(items.begin());
+        if (static_cast<long long>(items.size()) != len)
+            fail(where, "array param ", id, " declares ", len, " elements but has ", items.size());
+        if (len == 0) layer.params.set_ints(static_cast<int>(id), {});
+        else store_array(layer.params, static_cast<int>(id), items, false, where);
+        return;
+    }
+    if (key < 0 || key >= ParamDict::kMaxId) fail(where, "param id ", key, " out of range 0..31");
+    const int id = static_cast<int>(key);
+    if (value.empty()) fail(where, "param ", id, " has no value");
+    if (value[0] == '"' || std::isalpha(static_cast<unsigned char>(value[0]))) {
+        std::string s = value;
+        if (s[0] == '"') s = s.substr(1);
+        if (!s.empty() && s.back() == '"') s.pop_back();
+        if (s.size() > kMaxNameLength) fail(where, "string param ", id, " longer than 255 characters");
+        layer.params.set_string(id, s);
+        return;
+    }
+    if (value.find(',') != std::string::npos) {
+        store_array(layer.params, id, split_commas(value), true, where);
+        return;
+    }
+    if (is_float_literal(value)) {
+        float f;
+        if (!parse_float(value, f)) fail(where, "bad float '", value, "' for param ", id);
+        layer.params.set_float(id, f);
+    } else {
+        long long v;
+        if (!parse_int(value, v)) fail(where, "bad integer '", value, "' for param ", id);
+        layer.params.set_int(id, static_cast<int>(v));
+    }
+}
+
+} // namespace
+
+Graph parse_ncnn_param_text(const std::string& text, const std::string& source)
+{
+    Tokenizer tz(text, source);
+    Graph g;
+    g.source = source;
+    {
+        const Token magic = tz.next("magic number 7767517");
+        long long m;
+        if (!parse_int(magic.text, m) || m != kMagic)
+            bad(tz, magic.line, "not an ncnn .param file (magic '" + magic.text + "', expected 7767517)");
+    }
+    const int layer_count = expect_int(tz, "layer count", 1, kMaxLayers);
+    const int blob_count = expect_int(tz, "blob count", 1, kMaxLayers * 16LL);
+    g.layers.reserve(layer_count);
+    for (int li = 0; li < layer_count; ++li) {
+        if (tz.at_end())
+            fail(source, ": unexpected end of file: header declares ", layer_count, " layers, found ", li);
+        Layer layer;
+        const Token type = tz.next("layer type");
+        layer.type = type.text;
+        layer.line = type.line;
+        if (layer.type.size() > kMaxNameLength) bad(tz, type.line, "layer type longer than 255 characters");
+        layer.name = expect_name(tz, "layer name");
+        const int nbottom = expect_int(tz, "bottom count", 0, kMaxBlobsPerLayer);
+        const int ntop = expect_int(tz, "top count", 0, kMaxBlobsPerLayer);
+        for (int i = 0; i < nbottom; ++i) {
+            const std::string name = expect_name(tz, "bottom blob name");
+            const int b = g.find_blob(name);
+            if (b < 0)
+                bad(tz, layer.line, layer.type + " '" + layer.name + "': bottom blob '" + name +
+                                        "' is not produced by any earlier layer");
+            layer.bottoms.push_back(b);
+        }
+        for (int i = 0; i < ntop; ++i) {
+            const std::string name = expect_name(tz, "top blob name");
+            if (g.find_blob(name) >= 0)
+                bad(tz, layer.line, layer.type + " '" + layer.name + "': top blob '" + name + "' is produced twice");
+            if (static_cast<int>(g.blobs.size()) >= blob_count)
+                bad(tz, layer.line, "more blobs than the " + std::to_string(blob_count) + " declared in the header");
+            g.blob_index[name] = static_cast<int>(g.blobs.size());
+            g.blobs.push_back(Blob{name, li, {}});
+            layer.tops.push_back(g.blob_index[name]);
+        }
+        while (tz.next_is_param()) parse_param(tz, layer);
+        g.layers.push_back(std::move(layer));
+    }
+    if (!tz.at_end()) {
+        const Token extra = tz.next("end of file");
+        bad(tz, extra.line, "unexpected '" + extra.text + "' after the " + std::to_string(layer_count) +
+                                " declared layers");
+    }
+    g.finalize();
+    return g;
+}
+
+std::string write_ncnn_param_text(const Graph& graph)
+{
+    std::string out = "7767517\n" + std::to_string(graph.layers.size()) + " " + std::to_string(graph.blobs.size()) + "\n";
+    for (const Layer& l : graph.layers) {
+        out += l.type + " " + l.name + " " + std::to_string(l.bottoms.size()) + " " + std::to_string(l.tops.size());
+        for (int b : l.bottoms) out += " " + graph.blobs[b].name;
+        for (int t : l.tops) out += " " + graph.blobs[t].name;
+        const std::string params = l.params.to_text();
+        if (!params.empty()) out += " " + params;
+        out += "\n";
+    }
+    return out;
+}
+
+} // namespace kestrel

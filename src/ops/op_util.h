@@ -1,0 +1,70 @@
+// Small helpers shared by op implementations.
+#pragma once
+#include <vector>
+
+#include "kestrel/error.h"
+#include "kestrel/op.h"
+
+namespace kestrel {
+
+inline void expect_input_count(const std::vector<TensorDesc>& in, size_t lo, size_t hi)
+{
+    if (in.size() < lo || in.size() > hi) {
+        if (lo == hi) fail("expects ", lo, " input(s), got ", in.size());
+        fail("expects ", lo, " to ", hi, " inputs, got ", in.size());
+    }
+}
+
+inline void expect_output_count(const std::vector<TensorDesc>& out, size_t n)
+{
+    check(out.size() == n, "expects ", n, " output(s), got ", out.size());
+}
+
+inline void expect_f32(const TensorDesc& d, const char* what = "input")
+{
+    check(d.dtype == DType::F32, what, " must be float32, got ", dtype_name(d.dtype));
+}
+
+// ncnn's view of a rank-1..4 shape: [w,h,d,c] with 1 for absent axes.
+struct NcnnDims {
+    int dims = 0;
+    int64_t w = 1, h = 1, d = 1, c = 1;
+};
+
+inline NcnnDims ncnn_dims(const Shape& s)
+{
+    NcnnDims n;
+    n.dims = static_cast<int>(s.size());
+    check(n.dims >= 1 && n.dims <= 4, "expects a rank 1-4 tensor, got shape ", shape_str(s));
+    const int r = n.dims;
+    n.w = s[r - 1];
+    if (r >= 2) n.h = s[r - 2];
+    if (r == 3) n.c = s[0];
+    if (r == 4) {
+        n.d = s[1];
+        n.c = s[0];
+    }
+    return n;
+}
+
+// Shape from ncnn [w,h,d,c] of the given rank.
+inline Shape shape_from_ncnn(int dims, int64_t w, int64_t h, int64_t d, int64_t c)
+{
+    switch (dims) {
+    case 1: return {w};
+    case 2: return {h, w};
+    case 3: return {c, h, w};
+    case 4: return {c, d, h, w};
+    }
+    fail("rank ", dims, " is not an ncnn rank (1-4)");
+}
+
+// A param that must be positive (kernel sizes, strides, ...).
+inline int positive_param(const ParamDict& pd, int id, int def, const char* what)
+{
+    const int v = pd.get_int(id, def);
+    check(v > 0, what, " (param ", id, ") must be > 0, got ", v);
+    return v;
+}
+
+} // namespace kestrel

@@ -1,0 +1,69 @@
+// Layers whose outputs are views of their input (no data movement): Input
+// (a graph input slot), Split, Flatten, Noop. The runtime aliases the buffers.
+#include "ops/builtin_ops.h"
+#include "ops/op_util.h"
+
+namespace kestrel {
+
+namespace {
+
+// Holds the declared shape (params 0=w 1=h 11=d 2=c); the runtime feeds the tensor.
+class Input : public Op {
+public:
+    void load_param(const ParamDict& pd) override
+    {
+        for (int id : {0, 1, 11, 2}) check(pd.get_int(id, 0) >= 0, "declared size (param ", id, ") must be >= 0");
+    }
+    void infer(const std::vector<TensorDesc>&, std::vector<TensorDesc>&) const override
+    {
+        fail("Input layers are fed by set_input, not run");
+    }
+    void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
+};
+
+// Every output is the input itself; fan-out needs no copy.
+class Split : public Op {
+public:
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        for (auto& o : out) o = in[0];
+    }
+    bool outputs_alias_input() const override { return true; }
+    void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
+};
+
+class Flatten : public Op {
+public:
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        expect_output_count(out, 1);
+        out[0] = TensorDesc{{shape_numel(in[0].shape)}, in[0].dtype};
+    }
+    bool outputs_alias_input() const override { return true; }
+    void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
+};
+
+// Outputs are the inputs, one to one.
+class Noop : public Op {
+public:
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        // The runtime aliases every top to bottom 0, so only the 1-to-1 form is accepted.
+        check(in.size() == 1 && out.size() <= 1, "supports one input and at most one output, got ", in.size(),
+              " and ", out.size());
+        for (auto& o : out) o = in[0];
+    }
+    bool outputs_alias_input() const override { return true; }
+    void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_input() { return std::make_unique<Input>(); }
+std::unique_ptr<Op> make_split() { return std::make_unique<Split>(); }
+std::unique_ptr<Op> make_flatten() { return std::make_unique<Flatten>(); }
+std::unique_ptr<Op> make_noop() { return std::make_unique<Noop>(); }
+
+} // namespace kestrel

@@ -1,0 +1,29 @@
+// Static analysis of a model for given input shapes (no data needed): each
+// layer's inferred shapes, MACs and weight bytes, and the memory plan's peak.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kestrel/net.h"
+
+namespace kestrel {
+
+struct LayerReport {
+    int layer = -1; // index into graph().layers
+    std::vector<TensorDesc> inputs, outputs;
+    int64_t macs = 0;
+    int64_t weight_bytes = 0;
+};
+
+struct ModelReport {
+    std::vector<LayerReport> layers; // every layer needed for the graph outputs, in order
+    int64_t peak_bytes = 0;          // activations: planned arena plus outputs
+    int64_t total_macs = 0;
+    int64_t total_weight_bytes = 0;
+};
+
+ModelReport analyze_model(const Net& net, const std::map<std::string, TensorDesc>& inputs,
+                          const Options& options = {});
+
+} // namespace kestrel

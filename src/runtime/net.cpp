@@ -1,0 +1,246 @@
+#include "kestrel/net.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "graph/graph.h"
+#include "graph/ncnn_model_bin.h"
+#include "graph/ncnn_param.h"
+
+namespace kestrel {
+
+namespace {
+
+std::string read_file(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(path, ": cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Thrown (and caught) while probing whether any layer wants weights.
+struct WeightsWanted {};
+class ProbeReader : public WeightReader {
+public:
+    Tensor load(int64_t, WeightEncoding) override { throw WeightsWanted{}; }
+};
+
+template <class Fn>
+void with_layer_context(const Graph& g, int li, Fn&& fn)
+{
+    try {
+        fn();
+    } catch (const TooLargeError& e) {
+        throw TooLargeError(g.where(li) + ": " + e.what());
+    } catch (const Error& e) {
+        throw Error(g.where(li) + ": " + e.what());
+    }
+}
+
+} // namespace
+
+Net::Net() = default;
+Net::~Net() = default;
+Net::Net(Net&&) noexcept = default;
+Net& Net::operator=(Net&&) noexcept = default;
+
+const Graph& Net::graph() const
+{
+    check(graph_ != nullptr, "no model loaded");
+    return *graph_;
+}
+
+void Net::load_param(const std::string& path) { load_param_mem(read_file(path), path); }
+
+void Net::load_param_mem(const std::string& text, const std::string& source_name)
+{
+    graph_ = std::make_unique<Graph>(parse_ncnn_param_text(text, source_name));
+    instantiate_ops();
+}
+
+void Net::load_param_bin(const std::string& path)
+{
+    const std::string bytes = read_file(path);
+    load_param_bin_mem(bytes.data(), bytes.size(), path);
+}
+
+void Net::load_param_bin_mem(const void* data, size_t size, const std::string& source_name)
+{
+    graph_ = std::make_unique<Graph>(parse_ncnn_param_bin(data, size, source_name));
+    instantiate_ops();
+}
+
+void Net::instantiate_ops()
+{
+    Graph& g = *graph_;
+    weights_loaded_ = true;
+    for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
+        Layer& l = g.layers[li];
+        l.op = create_op(l.type);
+        if (!l.op) fail(g.where(li), ": unknown layer type '", l.type, "'");
+        l.op->type = l.type;
+        l.op->name = l.name;
+        with_layer_context(g, li, [&] { l.op->load_param(l.params); });
+        // A model whose layers take no weights is complete without a .bin.
+        ProbeReader probe;
+        try {
+            l.op->load_model(probe);
+        } catch (const WeightsWanted&) {
+            weights_loaded_ = false;
+        }
+    }
+}
+
+namespace {
+template <class Reader, class Take>
+void load_weights(Graph& g, Reader& reader, Take take)
+{
+    for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
+        Layer& l = g.layers[li];
+        with_layer_context(g, li, [&] { l.op->load_model(reader); });
+        l.weights = take();
+    }
+}
+} // namespace
+
+void Net::load_model(const std::string& path)
+{
+    FileSource source(path);
+    NcnnWeightReader reader(source, path, Options{}.max_tensor_bytes);
+    load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
+    reader.expect_end();
+    weights_loaded_ = true;
+}
+
+void Net::load_model_mem(const void* data, size_t size, const std::string& source_name)
+{
+    check(graph_ != nullptr, "load_model: load the .param first");
+    MemorySource source(data, size);
+    NcnnWeightReader reader(source, source_name, Options{}.max_tensor_bytes);
+    load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
+    reader.expect_end();
+    weights_loaded_ = true;
+}
+
+void Net::load_model(const std::function<size_t(void*, size_t)>& fn, const std::string& source_name)
+{
+    check(graph_ != nullptr, "load_model: load the .param first");
+    CallbackSource source(fn);
+    NcnnWeightReader reader(source, source_name, Options{}.max_tensor_bytes);
+    load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
+    reader.expect_end();
+    weights_loaded_ = true;
+}
+
+void Net::load_model_zeros()
+{
+    check(graph_ != nullptr, "load_model_zeros: load the .param first");
+    ZeroWeightReader reader(Options{}.max_tensor_bytes);
+    load_weights(*graph_, reader, [&] {
+        std::vector<StoredWeight> w;
+        w.swap(reader.recorded);
+        return w;
+    });
+    weights_loaded_ = true;
+}
+
+void Net::add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,
+                    const std::vector<std::string>& tops, const ParamDict& params, const std::vector<Tensor>& weights)
+{
+    if (!graph_) {
+        graph_ = std::make_unique<Graph>();
+        graph_->source = "<built in code>";
+        weights_loaded_ = true;
+    }
+    Graph& g = *graph_;
+    const int li = static_cast<int>(g.layers.size());
+    Layer l;
+    l.type = type;
+    l.name = name;
+    l.params = params;
+    for (const auto& b : bottoms) {
+        const int bi = g.find_blob(b);
+        check(bi >= 0, "add_layer ", type, " '", name, "': bottom blob '", b, "' is not produced by an earlier layer");
+        l.bottoms.push_back(bi);
+    }
+    for (const auto& t : tops) {
+        check(g.find_blob(t) < 0, "add_layer ", type, " '", name, "': blob '", t, "' is produced twice");
+        g.blob_index[t] = static_cast<int>(g.blobs.size());
+        g.blobs.push_back(Blob{t, li, {}});
+        l.tops.push_back(g.blob_index[t]);
+    }
+    l.op = create_op(type);
+    check(l.op != nullptr, "add_layer: unknown layer type '", type, "'");
+    l.op->type = type;
+    l.op->name = name;
+    g.layers.push_back(std::move(l));
+    Layer& added = g.layers.back();
+    with_layer_context(g, li, [&] {
+        added.op->load_param(added.params);
+        TensorListReader reader(weights);
+        added.op->load_model(reader);
+        check(reader.unused() == 0, reader.unused(), " weights given but not used by the layer");
+        added.weights = reader.recorded;
+    });
+}
+
+void Net::finish_graph()
+{
+    check(graph_ != nullptr, "finish_graph: no layers added");
+    graph_->finalize();
+}
+
+std::string Net::param_text() const { return write_ncnn_param_text(graph()); }
+
+void Net::save_param(const std::string& path) const
+{
+    std::ofstream out(path, std::ios::binary);
+    out << param_text();
+    check(static_cast<bool>(out), path, ": cannot write");
+}
+
+void Net::save_model(const std::string& path) const
+{
+    std::vector<uint8_t> bytes;
+    for (const Layer& l : graph().layers)
+        for (const StoredWeight& w : l.weights) write_ncnn_weight(w, bytes);
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    check(static_cast<bool>(out), path, ": cannot write");
+}
+
+std::vector<std::string> Net::input_names() const
+{
+    std::vector<std::string> v;
+    for (int b : graph().inputs) v.push_back(graph().blobs[b].name);
+    return v;
+}
+
+std::vector<std::string> Net::output_names() const
+{
+    std::vector<std::string> v;
+    for (int b : graph().outputs) v.push_back(graph().blobs[b].name);
+    return v;
+}
+
+bool Net::has_blob(const std::string& name) const { return graph_ && graph_->find_blob(name) >= 0; }
+
+Shape Net::input_shape(const std::string& name) const
+{
+    const Graph& g = graph();
+    const int b = g.find_blob(name);
+    check(b >= 0 && g.blobs[b].producer >= 0 && g.layers[g.blobs[b].producer].type == "Input", "'", name,
+          "' is not an input of the model");
+    // ncnn Input params: 0=w 1=h 11=d 2=c; absent/0 dims are not declared.
+    const ParamDict& p = g.layers[g.blobs[b].producer].params;
+    const int w = p.get_int(0, 0), h = p.get_int(1, 0), d = p.get_int(11, 0), c = p.get_int(2, 0);
+    if (w <= 0) return {};
+    if (h <= 0) return {w};
+    if (c <= 0) return {h, w};
+    if (d <= 0) return {c, h, w};
+    return {c, d, h, w};
+}
+
+} // namespace kestrel

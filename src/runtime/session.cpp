@@ -1,0 +1,362 @@
+// Session: prepare (shape inference + memory plan, cached per input shapes and
+// requested blobs) and run (execute the planned layers over one arena).
+#include <algorithm>
+#include <map>
+
+#include "core/thread_pool.h"
+#include "graph/graph.h"
+#include "kestrel/net.h"
+#include "runtime/memory_planner.h"
+
+namespace kestrel {
+
+namespace {
+
+// Where a blob's bytes live during a run.
+enum class Home : uint8_t { Input, Arena, Owned, Alias };
+
+struct BlobPlan {
+    TensorDesc desc;
+    Home home = Home::Arena;
+    int root = -1;          // blob whose buffer this one uses (itself unless Alias)
+    int64_t offset = 0;     // in the arena, for Arena roots
+};
+
+struct Plan {
+    std::vector<int> steps;              // layer indices in execution order
+    std::vector<BlobPlan> blobs;         // indexed by blob id (only needed ones meaningful)
+    std::vector<bool> inplace;           // per step: output 0 written over input 0
+    int64_t arena_bytes = 0;
+    int64_t owned_bytes = 0;
+};
+
+struct PlanKey {
+    std::vector<int> targets;
+    std::vector<std::pair<int, TensorDesc>> inputs;
+    bool operator==(const PlanKey& o) const
+    {
+        if (targets != o.targets || inputs.size() != o.inputs.size()) return false;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            if (inputs[i].first != o.inputs[i].first || inputs[i].second.shape != o.inputs[i].second.shape ||
+                inputs[i].second.dtype != o.inputs[i].second.dtype)
+                return false;
+        return true;
+    }
+};
+
+int64_t desc_bytes(const TensorDesc& d) { return shape_numel(d.shape) * static_cast<int64_t>(dtype_size(d.dtype)); }
+
+} // namespace
+
+struct Session::Impl {
+    const Net* net;
+    const Graph* graph;
+    Options options;
+    OpCallback before, after;
+    std::map<int, Tensor> inputs;
+    std::map<int, Tensor> results; // computed since the inputs were last set
+    PlanKey plan_key;
+    std::unique_ptr<Plan> plan;
+    Tensor arena;
+
+    std::vector<int> layers_needed(const std::vector<int>& targets) const;
+    std::unique_ptr<Plan> prepare(const std::vector<int>& targets) const;
+    void infer_shapes(Plan& p) const;
+    void assign_memory(Plan& p, const std::vector<int>& targets) const;
+    void execute(const Plan& p, const std::vector<int>& targets);
+};
+
+std::vector<int> Session::Impl::layers_needed(const std::vector<int>& targets) const
+{
+    std::vector<bool> need(graph->layers.size(), false);
+    std::vector<int> stack;
+    for (int b : targets) stack.push_back(graph->blobs[b].producer);
+    while (!stack.empty()) {
+        const int li = stack.back();
+        stack.pop_back();
+        if (li < 0 || need[li]) continue;
+        need[li] = true;
+        for (int b : graph->layers[li].bottoms) stack.push_back(graph->blobs[b].producer);
+    }
+    std::vector<int> steps;
+    for (int li = 0; li < static_cast<int>(need.size()); ++li)
+        if (need[li] && graph->layers[li].type != "Input") steps.push_back(li);
+    return steps;
+}
+
+void Session::Impl::infer_shapes(Plan& p) const
+{
+    for (int li : p.steps) {
+        const Layer& l = graph->layers[li];
+        std::vector<TensorDesc> in, out(l.tops.size());
+        for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
+        try {
+            l.op->infer(in, out);
+            for (const TensorDesc& d : out) {
+                const int64_t bytes = desc_bytes(d);
+                if (bytes > options.max_tensor_bytes)
+                    throw TooLargeError(detail::concat("output ", shape_str(d.shape), " is too large (", bytes,
+                                                       " bytes, limit ", options.max_tensor_bytes, ")"));
+            }
+        } catch (const TooLargeError& e) {
+            throw TooLargeError(graph->where(li) + ": " + e.what());
+        } catch (const Error& e) {
+            std::string shapes;
+            for (const TensorDesc& d : in) shapes += (shapes.empty() ? "" : ", ") + shape_str(d.shape);
+            throw Error(graph->where(li) + ": " + e.what() + " (input shapes: " + shapes + ")");
+        }
+        for (size_t i = 0; i < l.tops.size(); ++i) p.blobs[l.tops[i]].desc = out[i];
+    }
+}
+
+void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) const
+{
+    const int nsteps = static_cast<int>(p.steps.size());
+    std::vector<bool> is_target(graph->blobs.size(), false);
+    for (int t : targets) is_target[t] = true;
+    // Roots and lifetimes: views alias their input's root; the root lives until its last alias dies.
+    std::vector<int> first(graph->blobs.size(), -1), last(graph->blobs.size(), -1);
+    auto root_of = [&](int b) { return p.blobs[b].root; };
+    auto touch = [&](int root, int step) {
+        if (first[root] < 0) first[root] = step;
+        last[root] = std::max(last[root], step);
+    };
+    p.inplace.assign(nsteps, false);
+    for (int s = 0; s < nsteps; ++s) {
+        const Layer& l = graph->layers[p.steps[s]];
+        for (int b : l.bottoms) touch(root_of(b), s);
+        if (l.op->outputs_alias_input() && !l.bottoms.empty()) {
+            for (int t : l.tops) {
+                p.blobs[t].home = Home::Alias;
+                p.blobs[t].root = root_of(l.bottoms[0]);
+            }
+        } else {
+            for (int t : l.tops) {
+                p.blobs[t].root = t;
+                touch(t, s);
+            }
+        }
+    }
+    // Roots of requested blobs are owned buffers handed to the caller; never reused.
+    for (int t : targets) {
+        const int r = root_of(t);
+        if (p.blobs[r].home == Home::Arena) p.blobs[r].home = Home::Owned;
+    }
+    // In-place: output 0 takes input 0's buffer when that buffer dies at this step.
+    if (options.reuse_memory) {
+        // Last use of each root, counting uses through aliases (already in `last`).
+        for (int s = 0; s < nsteps; ++s) {
+            const Layer& l = graph->layers[p.steps[s]];
+            if (!l.op->supports_inplace() || l.bottoms.empty() || l.tops.empty()) continue;
+            const int in_root = root_of(l.bottoms[0]);
+            const int out = l.tops[0];
+            if (p.blobs[in_root].home != Home::Arena || last[in_root] != s || p.blobs[out].home != Home::Arena) continue;
+            if (desc_bytes(p.blobs[in_root].desc) != desc_bytes(p.blobs[out].desc)) continue;
+            if (std::count(l.bottoms.begin(), l.bottoms.end(), l.bottoms[0]) > 1) continue;
+            p.inplace[s] = true;
+            p.blobs[out].home = Home::Alias;
+            p.blobs[out].root = in_root;
+            last[in_root] = std::max(last[in_root], last[out]);
+        }
+    }
+    std::vector<int> arena_blobs;
+    std::vector<BufferRequest> requests;
+    for (int b = 0; b < static_cast<int>(graph->blobs.size()); ++b) {
+        if (first[b] < 0 || p.blobs[b].root != b) continue;
+        if (p.blobs[b].home == Home::Arena) {
+            arena_blobs.push_back(b);
+            requests.push_back(BufferRequest{desc_bytes(p.blobs[b].desc), first[b], last[b]});
+        } else if (p.blobs[b].home == Home::Owned) {
+            p.owned_bytes += desc_bytes(p.blobs[b].desc);
+        }
+    }
+    const MemoryPlan mp = plan_memory(requests, options.reuse_memory);
+    for (size_t i = 0; i < arena_blobs.size(); ++i) p.blobs[arena_blobs[i]].offset = mp.offsets[i];
+    p.arena_bytes = mp.arena_bytes;
+    if (p.arena_bytes > options.max_arena_bytes)
+        throw TooLargeError(detail::concat(graph->source, ": the model needs ", p.arena_bytes,
+                                           " bytes of activations (limit ", options.max_arena_bytes, ")"));
+}
+
+std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) const
+{
+    auto p = std::make_unique<Plan>();
+    p->steps = layers_needed(targets);
+    p->blobs.resize(graph->blobs.size());
+    for (int b = 0; b < static_cast<int>(graph->blobs.size()); ++b) p->blobs[b].root = b;
+    // Inputs the chosen layers read must all be set.
+    std::vector<bool> produced(graph->blobs.size(), false);
+    for (int li : p->steps)
+        for (int t : graph->layers[li].tops) produced[t] = true;
+    auto require_input = [&](int b) {
+        if (produced[b]) return;
+        auto it = inputs.find(b);
+        if (it == inputs.end())
+            fail(graph->source, ": input '", graph->blobs[b].name, "' is not set (needed for '",
+                 graph->blobs[b].name, "')");
+        p->blobs[b].desc = TensorDesc{it->second.shape(), it->second.dtype()};
+        p->blobs[b].home = Home::Input;
+    };
+    for (int li : p->steps)
+        for (int b : graph->layers[li].bottoms) require_input(b);
+    for (int t : targets) require_input(t);
+    infer_shapes(*p);
+    assign_memory(*p, targets);
+    return p;
+}
+
+void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
+{
+    if (arena.nbytes() < static_cast<size_t>(p.arena_bytes) || !arena.defined())
+        arena = Tensor({std::max<int64_t>(p.arena_bytes, 1)}, DType::U8);
+    std::vector<Tensor> values(graph->blobs.size());
+    for (auto& kv : inputs) values[kv.first] = kv.second;
+    auto materialize = [&](int b) {
+        const BlobPlan& bp = p.blobs[b];
+        switch (bp.home) {
+        case Home::Input: break;
+        case Home::Arena:
+            values[b] = Tensor::wrap(arena.data<uint8_t>() + bp.offset, bp.desc.shape, bp.desc.dtype);
+            break;
+        case Home::Owned: values[b] = Tensor(bp.desc.shape, bp.desc.dtype); break;
+        case Home::Alias: {
+            const Tensor& root = values[bp.root];
+            values[b] = Tensor::wrap_shared(nullptr, const_cast<void*>(root.raw()), bp.desc.shape, bp.desc.dtype);
+            break;
+        }
+        }
+    };
+    ThreadPool* pool = options.threads > 1 ? &ThreadPool::global() : nullptr;
+    const ExecContext ctx(pool, options.threads);
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const int li = p.steps[s];
+        const Layer& l = graph->layers[li];
+        std::vector<Tensor> in, out;
+        for (int b : l.bottoms) in.push_back(values[b]);
+        for (int t : l.tops) {
+            materialize(t);
+            out.push_back(values[t]);
+        }
+        if (before) before(OpEvent{l.name, l.type, in, out});
+        if (!l.op->outputs_alias_input()) {
+            try {
+                l.op->forward(in, out, ctx);
+            } catch (const Error& e) {
+                throw Error(graph->where(li) + ": " + e.what());
+            }
+        }
+        if (after) after(OpEvent{l.name, l.type, in, out});
+    }
+    for (int t : targets) {
+        Tensor v = values[t];
+        // A requested blob that is a view of an owned root shares that root's storage.
+        if (p.blobs[t].home == Home::Alias && p.blobs[p.blobs[t].root].home != Home::Owned) v = v.clone();
+        if (p.blobs[t].home == Home::Alias && p.blobs[p.blobs[t].root].home == Home::Owned) {
+            const Tensor& root = values[p.blobs[t].root];
+            v = root.reshaped(p.blobs[t].desc.shape);
+        }
+        results[t] = v;
+    }
+}
+
+Session::Session(const Net& net, const Options& options) : impl_(std::make_unique<Impl>())
+{
+    check(net.graph_ != nullptr, "Session: the net has no model loaded");
+    check(net.weights_loaded_, net.graph_->source, ": the model has weights but none were loaded (load the .bin)");
+    check(options.threads >= 1, "Session: threads must be >= 1");
+    impl_->net = &net;
+    impl_->graph = net.graph_.get();
+    impl_->options = options;
+}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+
+void Session::set_input(const std::string& name, const Tensor& tensor)
+{
+    const Graph& g = *impl_->graph;
+    const int b = g.find_blob(name);
+    check(b >= 0, g.source, ": the model has no blob named '", name, "'");
+    check(tensor.defined(), "set_input '", name, "': empty tensor");
+    impl_->inputs[b] = tensor;
+    impl_->results.clear();
+}
+
+std::vector<Tensor> Session::run(const std::vector<std::string>& names)
+{
+    const Graph& g = *impl_->graph;
+    std::vector<int> targets;
+    for (const auto& n : names) {
+        const int b = g.find_blob(n);
+        check(b >= 0, g.source, ": the model has no blob named '", n, "'");
+        if (!impl_->results.count(b) && std::find(targets.begin(), targets.end(), b) == targets.end())
+            targets.push_back(b);
+    }
+    if (!targets.empty()) {
+        std::sort(targets.begin(), targets.end());
+        PlanKey key{targets, {}};
+        for (auto& kv : impl_->inputs) key.inputs.push_back({kv.first, TensorDesc{kv.second.shape(), kv.second.dtype()}});
+        if (!impl_->plan || !(impl_->plan_key == key)) {
+            impl_->plan = impl_->prepare(targets);
+            impl_->plan_key = key;
+        }
+        impl_->execute(*impl_->plan, targets);
+    }
+    std::vector<Tensor> out;
+    for (const auto& n : names) out.push_back(impl_->results.at(g.find_blob(n)));
+    return out;
+}
+
+Tensor Session::get(const std::string& name) { return run({name})[0]; }
+
+void Session::set_callbacks(OpCallback before, OpCallback after)
+{
+    impl_->before = std::move(before);
+    impl_->after = std::move(after);
+}
+
+int64_t Session::peak_bytes() const
+{
+    return impl_->plan ? impl_->plan->arena_bytes + impl_->plan->owned_bytes : 0;
+}
+
+const Options& Session::options() const { return impl_->options; }
+
+} // namespace kestrel
+
+#include "runtime/analysis.h"
+
+namespace kestrel {
+
+ModelReport analyze_model(const Net& net, const std::map<std::string, TensorDesc>& inputs, const Options& options)
+{
+    Session session(net, options);
+    Session::Impl& impl = *session.impl_;
+    const Graph& g = *impl.graph;
+    for (const auto& kv : inputs) {
+        const int b = g.find_blob(kv.first);
+        check(b >= 0, g.source, ": the model has no blob named '", kv.first, "'");
+        // Shape-only placeholder: planning never touches data.
+        impl.inputs[b] = Tensor::wrap(nullptr, kv.second.shape, kv.second.dtype);
+    }
+    std::vector<int> targets = g.outputs;
+    std::sort(targets.begin(), targets.end());
+    const std::unique_ptr<Plan> plan = impl.prepare(targets);
+    ModelReport report;
+    for (int li : plan->steps) {
+        const Layer& l = g.layers[li];
+        LayerReport r;
+        r.layer = li;
+        for (int b : l.bottoms) r.inputs.push_back(plan->blobs[b].desc);
+        for (int t : l.tops) r.outputs.push_back(plan->blobs[t].desc);
+        r.macs = l.op->macs(r.inputs, r.outputs);
+        r.weight_bytes = l.op->weight_bytes();
+        report.total_macs += r.macs;
+        report.total_weight_bytes += r.weight_bytes;
+        report.layers.push_back(std::move(r));
+    }
+    report.peak_bytes = plan->arena_bytes + plan->owned_bytes;
+    return report;
+}
+
+} // namespace kestrel

@@ -1,0 +1,138 @@
+#include "cli.h"
+
+#include <algorithm>
+#include <fstream>
+
+namespace kestrel::cli {
+
+const std::string* Args::last(const std::string& name) const
+{
+    auto it = options.find(name);
+    return it == options.end() || it->second.empty() ? nullptr : &it->second.back();
+}
+
+int Args::int_option(const std::string& name, int def, int lo, int hi) const
+{
+    const std::string* v = last(name);
+    if (v == nullptr) return def;
+    try {
+        size_t used = 0;
+        const long n = std::stol(*v, &used);
+        if (used == v->size() && n >= lo && n <= hi) return static_cast<int>(n);
+    } catch (const std::exception&) {
+    }
+    throw UsageError(detail::concat(name, " expects an integer in [", lo, ", ", hi, "], got '", *v, "'"));
+}
+
+Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,
+                const std::vector<std::string>& without_value)
+{
+    Args a;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        const std::string& s = argv[i];
+        if (s.size() < 2 || s.compare(0, 2, "--") != 0) {
+            a.positional.push_back(s);
+            continue;
+        }
+        std::string name = s, value;
+        const size_t eq = s.find('=');
+        const bool inline_value = eq != std::string::npos;
+        if (inline_value) {
+            name = s.substr(0, eq);
+            value = s.substr(eq + 1);
+        }
+        if (std::find(without_value.begin(), without_value.end(), name) != without_value.end()) {
+            a.options[name].push_back("1");
+            continue;
+        }
+        if (std::find(with_value.begin(), with_value.end(), name) == with_value.end())
+            throw UsageError("unknown option " + name);
+        if (!inline_value) {
+            if (i + 1 >= argv.size()) throw UsageError(name + " needs a value");
+            value = argv[++i];
+        }
+        a.options[name].push_back(value);
+    }
+    return a;
+}
+
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what)
+{
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        throw UsageError(detail::concat(what, " expects NAME=VALUE, got '", text, "'"));
+    return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::vector<int64_t> parse_dims(const std::string& text)
+{
+    std::vector<int64_t> dims;
+    std::string t = text;
+    t.erase(std::remove_if(t.begin(), t.end(), [](char c) { return c == '[' || c == ']' || c == '(' || c == ')' || c == ' '; }),
+            t.end());
+    size_t start = 0;
+    while (start <= t.size()) {
+        const size_t comma = std::min(t.find(',', start), t.size());
+        const std::string part = t.substr(start, comma - start);
+        size_t used = 0;
+        long long v = -1;
+        try {
+            v = std::stoll(part, &used);
+        } catch (const std::exception&) {
+        }
+        if (part.empty() || used != part.size() || v <= 0 || v > (1LL << 31))
+            throw UsageError("bad shape '" + text + "': dimensions must be positive integers");
+        dims.push_back(v);
+        start = comma + 1;
+    }
+    return dims;
+}
+
+namespace {
+bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+bool ends_with(const std::string& s, const std::string& suffix)
+{
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+} // namespace
+
+void load_model(LoadedModel& m, const std::string& path, const std::string* weights, bool zero_if_missing)
+{
+    m.param_path = path;
+    if (!file_exists(path)) fail(path, ": cannot open model file");
+    std::string stem = path;
+    if (ends_with(path, ".param.bin")) {
+        m.net.load_param_bin(path);
+        stem = path.substr(0, path.size() - 10);
+    } else {
+        m.net.load_param(path);
+        if (ends_with(path, ".param")) stem = path.substr(0, path.size() - 6);
+    }
+    const std::string default_weights = stem + ".bin";
+    if (weights != nullptr) {
+        m.weights_path = *weights;
+        m.net.load_model(*weights);
+    } else if (file_exists(default_weights) && default_weights != path) {
+        m.weights_path = default_weights;
+        m.net.load_model(default_weights);
+    } else if (m.net.needs_weights()) {
+        if (!zero_if_missing) fail(default_weights, ": cannot open weights (the model has weights; use --weights FILE)");
+        m.net.load_model_zeros();
+    }
+}
+
+Tensor random_tensor(const Shape& shape, uint32_t seed)
+{
+    Tensor t(shape, DType::F32);
+    uint32_t state = seed * 2654435761u + 12345u;
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        p[i] = static_cast<float>(state >> 8) / 8388608.f - 1.f;
+    }
+    return t;
+}
+
+} // namespace kestrel::cli

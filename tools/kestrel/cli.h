@@ -1,0 +1,48 @@
+// Shared pieces of the `kestrel` subcommands: argument parsing and model loading.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kestrel/kestrel.h"
+
+namespace kestrel::cli {
+
+// Thrown for a malformed command line (exit status 2).
+struct UsageError : Error {
+    using Error::Error;
+};
+
+struct Args {
+    std::vector<std::string> positional;
+    std::map<std::string, std::vector<std::string>> options; // "--threads" -> values
+    const std::string* last(const std::string& name) const;
+    int int_option(const std::string& name, int def, int lo, int hi) const;
+};
+
+// `flags_with_value`: options that take a value; any other --x is a usage error.
+Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& flags_with_value,
+                const std::vector<std::string>& flags_without_value = {});
+
+// "name=value" -> {name, value}.
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);
+// "1,3,224,224" or "[224,224,3]" -> numbers as written.
+std::vector<int64_t> parse_dims(const std::string& text);
+
+struct LoadedModel {
+    Net net;
+    std::string param_path;
+    std::string weights_path; // empty when no weights were needed or found
+};
+
+// Loads .param / .param.bin and its weights (default: same path with .bin).
+// With zero_weights_if_missing, a missing .bin gives zero weights (bench/info).
+void load_model(LoadedModel& model, const std::string& path, const std::string* weights, bool zero_weights_if_missing);
+
+// Deterministic pseudo-random input in [-1, 1).
+Tensor random_tensor(const Shape& shape, uint32_t seed);
+
+int run_command(const std::vector<std::string>& args);
+int info_command(const std::vector<std::string>& args);
+
+} // namespace kestrel::cli

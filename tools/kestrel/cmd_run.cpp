@@ -1,0 +1,89 @@
+// kestrel run MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
+//                   [--shape NAME=d0,d1,...]... [--threads N]
+#include <cstdio>
+
+#include "cli.h"
+
+namespace kestrel::cli {
+
+namespace {
+
+void print_summary(const std::string& name, const Tensor& t)
+{
+    std::printf("%s: shape %s dtype %s", name.c_str(), shape_str(t.shape()).c_str(), dtype_name(t.dtype()));
+    if (t.numel() == 0) {
+        std::printf(" (empty)\n");
+        return;
+    }
+    const Tensor f = t.dtype() == DType::F64 ? t : t.to(DType::F64);
+    const double* v = f.data<double>();
+    double lo = v[0], hi = v[0], sum = 0;
+    for (int64_t i = 0; i < f.numel(); ++i) {
+        lo = std::min(lo, v[i]);
+        hi = std::max(hi, v[i]);
+        sum += v[i];
+    }
+    std::printf(" min %.6g max %.6g mean %.6g first", lo, hi, sum / static_cast<double>(f.numel()));
+    for (int64_t i = 0; i < std::min<int64_t>(f.numel(), 6); ++i) std::printf(" %.6g", v[i]);
+    std::printf("\n");
+}
+
+} // namespace
+
+int run_command(const std::vector<std::string>& argv)
+{
+    const Args args = parse_args(argv, {"--weights", "--input", "--output", "--threads", "--shape"});
+    if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
+    LoadedModel model;
+    load_model(model, args.positional[0], args.last("--weights"), false);
+    Options options;
+    options.threads = args.int_option("--threads", 1, 1, 1024);
+    Session session(model.net, options);
+
+    std::map<std::string, Shape> shapes;
+    if (args.options.count("--shape"))
+        for (const auto& s : args.options.at("--shape")) {
+            const auto kv = split_assignment(s, "--shape");
+            shapes[kv.first] = parse_dims(kv.second);
+        }
+    std::map<std::string, Tensor> given;
+    if (args.options.count("--input"))
+        for (const auto& s : args.options.at("--input")) {
+            const auto kv = split_assignment(s, "--input");
+            const auto names = model.net.input_names();
+            if (std::find(names.begin(), names.end(), kv.first) == names.end())
+                fail(model.param_path, ": the model has no input named '", kv.first, "'");
+            given[kv.first] = read_npy(kv.second);
+        }
+    uint32_t seed = 1;
+    for (const std::string& name : model.net.input_names()) {
+        if (given.count(name)) {
+            session.set_input(name, given[name]);
+            continue;
+        }
+        Shape shape = shapes.count(name) ? shapes[name] : model.net.input_shape(name);
+        if (shape.empty())
+            fail(model.param_path, ": input '", name, "' declares no shape; pass --input ", name,
+                 "=FILE.npy or --shape ", name, "=C,H,W");
+        session.set_input(name, random_tensor(shape, seed++));
+    }
+
+    std::vector<std::pair<std::string, std::string>> outputs; // blob, file ("" = print)
+    if (args.options.count("--output"))
+        for (const auto& s : args.options.at("--output")) outputs.push_back(split_assignment(s, "--output"));
+    else
+        for (const auto& name : model.net.output_names()) outputs.push_back({name, ""});
+    std::vector<std::string> names;
+    for (const auto& o : outputs) {
+        if (!model.net.has_blob(o.first)) fail(model.param_path, ": the model has no blob named '", o.first, "'");
+        names.push_back(o.first);
+    }
+    const std::vector<Tensor> results = session.run(names);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i].second.empty()) print_summary(outputs[i].first, results[i]);
+        else write_npy(outputs[i].second, results[i]);
+    }
+    return 0;
+}
+
+} // namespace kestrel::cli
