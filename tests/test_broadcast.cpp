@@ -363,9 +363,9 @@ TEST(Broadcast, NumpyHighRankNoCap)
 {
     // Rank 18, alternating broadcast axes so nothing merges: exercises the
     // odometer beyond its inline state.
-    Shape out(18, 2), sa(18, 2), sb(17, 2);
+    Shape out(18, 2), sa(18, 2), sb(18, 2);
     for (size_t k = 0; k < 18; k += 2) sa[k] = 1;
-    for (size_t k = 1; k < 17; k += 2) sb[k] = 1;
+    for (size_t k = 1; k < 18; k += 2) sb[k] = 1;
     const BroadcastPlan plan = broadcast_numpy(sa, sb);
     ASSERT_EQ(plan.out_shape, out);
     EXPECT_GE(plan.rank(), 17);
