@@ -1,5 +1,6 @@
-// The table of built-in layer types. Each op file defines its make_* factory;
-// the registry installs this table on first use.
+// The built-in layer types, as one table per op family (each family's table
+// lives in src/ops/table_<family>.cpp beside its ops). The registry installs
+// all of them on first use; no static initializers are involved.
 #pragma once
 #include <memory>
 #include <vector>
@@ -13,29 +14,13 @@ struct BuiltinOp {
     std::unique_ptr<Op> (*factory)();
 };
 
-const std::vector<BuiltinOp>& builtin_ops();
+std::vector<BuiltinOp> core_ops();         // graph plumbing, activations, Eltwise
+std::vector<BuiltinOp> conv_ops();         // convolution, pooling, inner product, int8
+std::vector<BuiltinOp> elementwise_ops();  // BinaryOp, UnaryOp
+std::vector<BuiltinOp> data_ops();         // concat, slice, crop, permute, padding, ...
+std::vector<BuiltinOp> math_ops();         // softmax, norms, reductions, gemm, attention, interp
+std::vector<BuiltinOp> detection_ops();    // priors, detection outputs
 
-std::unique_ptr<Op> make_input();
-std::unique_ptr<Op> make_split();
-std::unique_ptr<Op> make_flatten();
-std::unique_ptr<Op> make_noop();
-std::unique_ptr<Op> make_reshape();
-std::unique_ptr<Op> make_convolution();
-std::unique_ptr<Op> make_convolution_depthwise();
-std::unique_ptr<Op> make_pooling();
-std::unique_ptr<Op> make_inner_product();
-std::unique_ptr<Op> make_eltwise();
-std::unique_ptr<Op> make_binary_op();
-std::unique_ptr<Op> make_unary_op();
-std::unique_ptr<Op> make_relu();
-std::unique_ptr<Op> make_clip();
-std::unique_ptr<Op> make_sigmoid();
-std::unique_ptr<Op> make_swish();
-std::unique_ptr<Op> make_hard_sigmoid();
-std::unique_ptr<Op> make_hard_swish();
-std::unique_ptr<Op> make_gelu();
-std::unique_ptr<Op> make_mish();
-std::unique_ptr<Op> make_tanh();
-std::unique_ptr<Op> make_dropout();
+std::vector<BuiltinOp> builtin_ops();
 
 } // namespace kestrel

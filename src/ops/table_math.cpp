@@ -1,0 +1,10 @@
+#include "ops/builtin_ops.h"
+
+namespace kestrel {
+
+std::vector<BuiltinOp> math_ops()
+{
+    return {};
+}
+
+} // namespace kestrel
