@@ -44,5 +44,6 @@ Tensor random_tensor(const Shape& shape, uint32_t seed);
 
 int run_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
+int bench_command(const std::vector<std::string>& args);
 
 } // namespace kestrel::cli

@@ -12,6 +12,8 @@ const char* const kUsage =
     "  run  MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
     "             [--shape NAME=D0,D1,...]... [--threads N]\n"
     "  info MODEL [--weights FILE] [--shape NAME=D0,D1,...]...\n"
+    "  bench MODEL.param|DIR... [--threads N] [--loops N] [--warmup N] [--shape [w,h,c]]\n"
+    "             [--shape NAME=[w,h,c]] [--profile]   (bench shapes are in ncnn order w,h,c)\n"
     "MODEL is an ncnn .param (weights default to the same path with .bin) or .param.bin.\n"
     "For ncnn models, .npy shapes are ncnn's [w,h,d,c] reversed: (c,d,h,w), (c,h,w), (h,w), (w,).\n";
 
@@ -29,6 +31,7 @@ int main(int argc, char** argv)
     try {
         if (command == "run") return cli::run_command(args);
         if (command == "info") return cli::info_command(args);
+        if (command == "bench") return cli::bench_command(args);
         std::fprintf(stderr, "kestrel: unknown command '%s'\n%s", command.c_str(), kUsage);
         return 2;
     } catch (const cli::UsageError& e) {
