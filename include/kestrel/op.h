@@ -21,8 +21,15 @@ namespace kestrel {
 class ThreadPool;
 
 struct TensorDesc {
+    TensorDesc() = default;
+    TensorDesc(Shape s, DType t = DType::F32, Tensor v = Tensor()) : shape(std::move(s)), dtype(t), value(std::move(v)) {}
     Shape shape;
     DType dtype = DType::F32;
+    // The contents, when known while planning (constants and small values
+    // computed from shapes, e.g. a Shape -> Gather -> Concat chain feeding a
+    // Reshape). Undefined otherwise. Ops whose output shape depends on an
+    // input's values read it here in infer().
+    Tensor value;
 };
 
 // How a weight is stored in the .bin: tagged (ncnn "type 0", a 4-byte tag says
@@ -74,6 +81,14 @@ public:
     // Outputs are views of input 0 (same bytes, maybe another shape): the runtime
     // makes them without calling forward (Split, Reshape, Flatten, Noop, ...).
     virtual bool outputs_alias_input() const { return false; }
+    // Output shapes depend on input *values* not known while planning (e.g.
+    // detections surviving NMS). infer() then gives an upper bound; forward()
+    // may replace outputs[i] with a tensor of the true shape, and layers
+    // downstream are re-inferred on the fly.
+    virtual bool dynamic_output_shape() const { return false; }
+    // infer() needs only input shapes, never values, to compute the outputs'
+    // values (Shape, Size): such ops are evaluated while planning.
+    virtual bool outputs_from_shapes_only() const { return false; }
     // Multiply-accumulates for `kestrel info`, given inferred shapes.
     virtual int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&) const { return 0; }
     // Bytes of weights held (for `kestrel info`).

@@ -54,6 +54,8 @@ public:
 
     // Same storage, new shape with the same number of elements.
     Tensor reshaped(Shape shape) const;
+    // Same storage seen as another shape and dtype of the same byte size.
+    Tensor view_as(Shape shape, DType dtype) const;
     Tensor clone() const;
     // Element-wise conversion to another dtype (a copy).
     Tensor to(DType dtype) const;

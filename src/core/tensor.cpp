@@ -126,6 +126,18 @@ Tensor Tensor::reshaped(Shape shape) const
     return t;
 }
 
+Tensor Tensor::view_as(Shape shape, DType dtype) const
+{
+    const int64_t n = shape_numel(shape);
+    check(static_cast<size_t>(n) * dtype_size(dtype) == nbytes(), "cannot view ", shape_str(shape_), " ",
+          dtype_name(dtype_), " as ", shape_str(shape), " ", dtype_name(dtype));
+    Tensor t = *this;
+    t.shape_ = std::move(shape);
+    t.numel_ = n;
+    t.dtype_ = dtype;
+    return t;
+}
+
 Tensor Tensor::clone() const
 {
     Tensor t(shape_, dtype_);

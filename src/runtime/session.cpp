@@ -13,19 +13,25 @@ namespace kestrel {
 namespace {
 
 // Where a blob's bytes live during a run.
-enum class Home : uint8_t { Input, Arena, Owned, Alias };
+//   Input: the caller's tensor.  Arena: a range of the session's arena.
+//   Owned: its own buffer (requested blobs, data-dependent shapes).
+//   Alias: a view of `source` (views, in-place results).  Known: computed
+//   while planning (constants, shape arithmetic); the value is in desc.value.
+enum class Home : uint8_t { Input, Arena, Owned, Alias, Known };
 
 struct BlobPlan {
     TensorDesc desc;
     Home home = Home::Arena;
-    int root = -1;          // blob whose buffer this one uses (itself unless Alias)
-    int64_t offset = 0;     // in the arena, for Arena roots
+    int root = -1;      // blob owning the bytes (itself unless Alias)
+    int source = -1;    // for Alias: the blob it is a view of
+    int64_t offset = 0; // in the arena, for Arena roots
 };
 
 struct Plan {
-    std::vector<int> steps;              // layer indices in execution order
-    std::vector<BlobPlan> blobs;         // indexed by blob id (only needed ones meaningful)
-    std::vector<bool> inplace;           // per step: output 0 written over input 0
+    std::vector<int> steps;      // layers to execute, in order
+    std::vector<int> all_layers; // also the ones evaluated while planning (for reports)
+    std::vector<BlobPlan> blobs; // indexed by blob id
+    std::vector<bool> inplace;   // per step: output 0 written over input 0
     int64_t arena_bytes = 0;
     int64_t owned_bytes = 0;
 };
@@ -44,7 +50,17 @@ struct PlanKey {
     }
 };
 
+// Outputs at most this large are evaluated while planning when their inputs are known.
+constexpr int64_t kMaxPlanTimeElements = 4096;
+
 int64_t desc_bytes(const TensorDesc& d) { return shape_numel(d.shape) * static_cast<int64_t>(dtype_size(d.dtype)); }
+
+std::string shapes_str(const std::vector<TensorDesc>& ds)
+{
+    std::string s;
+    for (const TensorDesc& d : ds) s += (s.empty() ? "" : ", ") + shape_str(d.shape);
+    return s;
+}
 
 } // namespace
 
@@ -61,6 +77,8 @@ struct Session::Impl {
 
     std::vector<int> layers_needed(const std::vector<int>& targets) const;
     std::unique_ptr<Plan> prepare(const std::vector<int>& targets) const;
+    void infer_layer(int li, std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const;
+    bool evaluate_while_planning(int li, Plan& p) const;
     void infer_shapes(Plan& p) const;
     void assign_memory(Plan& p, const std::vector<int>& targets) const;
     void execute(const Plan& p, const std::vector<int>& targets);
@@ -84,36 +102,80 @@ std::vector<int> Session::Impl::layers_needed(const std::vector<int>& targets) c
     return steps;
 }
 
+// op->infer with size limits, and errors naming the layer and its input shapes.
+void Session::Impl::infer_layer(int li, std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const
+{
+    try {
+        graph->layers[li].op->infer(in, out);
+        for (const TensorDesc& d : out) {
+            const int64_t bytes = desc_bytes(d);
+            if (bytes > options.max_tensor_bytes)
+                throw TooLargeError(detail::concat("output ", shape_str(d.shape), " is too large (", bytes,
+                                                   " bytes, limit ", options.max_tensor_bytes, ")"));
+        }
+    } catch (const TooLargeError& e) {
+        throw TooLargeError(graph->where(li) + ": " + e.what());
+    } catch (const Error& e) {
+        throw Error(graph->where(li) + ": " + e.what() + " (input shapes: " + shapes_str(in) + ")");
+    }
+}
+
+// Runs a layer now when its outputs follow from what is already known (constant
+// or shape-derived inputs) and are small: shape subgraphs fold away this way.
+bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
+{
+    const Layer& l = graph->layers[li];
+    if (l.op->dynamic_output_shape() || l.tops.empty()) return false;
+    const bool shapes_only = l.op->outputs_from_shapes_only();
+    std::vector<Tensor> in;
+    for (int b : l.bottoms) {
+        const TensorDesc& d = p.blobs[b].desc;
+        if (d.value.defined()) in.push_back(d.value);
+        else if (shapes_only) in.push_back(Tensor::wrap(nullptr, d.shape, d.dtype));
+        else return false;
+    }
+    int64_t elements = 0;
+    for (int t : l.tops) elements += shape_numel(p.blobs[t].desc.shape);
+    if (elements > kMaxPlanTimeElements) return false;
+    std::vector<Tensor> out;
+    for (int t : l.tops) {
+        const TensorDesc& d = p.blobs[t].desc;
+        out.push_back(l.op->outputs_alias_input() ? in[0].clone().view_as(d.shape, d.dtype) : Tensor(d.shape, d.dtype));
+    }
+    if (!l.op->outputs_alias_input()) {
+        try {
+            l.op->forward(in, out, ExecContext(nullptr, 1));
+        } catch (const Error& e) {
+            throw Error(graph->where(li) + ": " + e.what());
+        }
+    }
+    for (size_t i = 0; i < l.tops.size(); ++i) {
+        p.blobs[l.tops[i]].desc.value = out[i];
+        p.blobs[l.tops[i]].home = Home::Known;
+    }
+    return true;
+}
+
 void Session::Impl::infer_shapes(Plan& p) const
 {
-    for (int li : p.steps) {
+    std::vector<int> executed;
+    for (int li : p.all_layers) {
         const Layer& l = graph->layers[li];
         std::vector<TensorDesc> in, out(l.tops.size());
         for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
-        try {
-            l.op->infer(in, out);
-            for (const TensorDesc& d : out) {
-                const int64_t bytes = desc_bytes(d);
-                if (bytes > options.max_tensor_bytes)
-                    throw TooLargeError(detail::concat("output ", shape_str(d.shape), " is too large (", bytes,
-                                                       " bytes, limit ", options.max_tensor_bytes, ")"));
-            }
-        } catch (const TooLargeError& e) {
-            throw TooLargeError(graph->where(li) + ": " + e.what());
-        } catch (const Error& e) {
-            std::string shapes;
-            for (const TensorDesc& d : in) shapes += (shapes.empty() ? "" : ", ") + shape_str(d.shape);
-            throw Error(graph->where(li) + ": " + e.what() + " (input shapes: " + shapes + ")");
+        infer_layer(li, in, out);
+        for (size_t i = 0; i < l.tops.size(); ++i) {
+            out[i].value = Tensor(); // values come only from evaluation below
+            p.blobs[l.tops[i]].desc = out[i];
         }
-        for (size_t i = 0; i < l.tops.size(); ++i) p.blobs[l.tops[i]].desc = out[i];
+        if (!evaluate_while_planning(li, p)) executed.push_back(li);
     }
+    p.steps = executed;
 }
 
 void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) const
 {
     const int nsteps = static_cast<int>(p.steps.size());
-    std::vector<bool> is_target(graph->blobs.size(), false);
-    for (int t : targets) is_target[t] = true;
     // Roots and lifetimes: views alias their input's root; the root lives until its last alias dies.
     std::vector<int> first(graph->blobs.size(), -1), last(graph->blobs.size(), -1);
     auto root_of = [&](int b) { return p.blobs[b].root; };
@@ -121,17 +183,20 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
         if (first[root] < 0) first[root] = step;
         last[root] = std::max(last[root], step);
     };
+    auto make_alias = [&](int blob, int source) {
+        p.blobs[blob].home = Home::Alias;
+        p.blobs[blob].source = source;
+        p.blobs[blob].root = root_of(source);
+    };
     p.inplace.assign(nsteps, false);
     for (int s = 0; s < nsteps; ++s) {
         const Layer& l = graph->layers[p.steps[s]];
         for (int b : l.bottoms) touch(root_of(b), s);
-        if (l.op->outputs_alias_input() && !l.bottoms.empty()) {
-            for (int t : l.tops) {
-                p.blobs[t].home = Home::Alias;
-                p.blobs[t].root = root_of(l.bottoms[0]);
-            }
-        } else {
-            for (int t : l.tops) {
+        for (int t : l.tops) {
+            if (l.op->dynamic_output_shape()) p.blobs[t].home = Home::Owned;
+            if (l.op->outputs_alias_input() && !l.bottoms.empty()) {
+                make_alias(t, l.bottoms[0]);
+            } else {
                 p.blobs[t].root = t;
                 touch(t, s);
             }
@@ -143,22 +208,22 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
         if (p.blobs[r].home == Home::Arena) p.blobs[r].home = Home::Owned;
     }
     // In-place: output 0 takes input 0's buffer when that buffer dies at this step.
-    if (options.reuse_memory) {
-        // Last use of each root, counting uses through aliases (already in `last`).
-        for (int s = 0; s < nsteps; ++s) {
-            const Layer& l = graph->layers[p.steps[s]];
-            if (!l.op->supports_inplace() || l.bottoms.empty() || l.tops.empty()) continue;
-            const int in_root = root_of(l.bottoms[0]);
-            const int out = l.tops[0];
-            if (p.blobs[in_root].home != Home::Arena || last[in_root] != s || p.blobs[out].home != Home::Arena) continue;
-            if (desc_bytes(p.blobs[in_root].desc) != desc_bytes(p.blobs[out].desc)) continue;
-            if (std::count(l.bottoms.begin(), l.bottoms.end(), l.bottoms[0]) > 1) continue;
-            p.inplace[s] = true;
-            p.blobs[out].home = Home::Alias;
-            p.blobs[out].root = in_root;
-            last[in_root] = std::max(last[in_root], last[out]);
-        }
+    for (int s = 0; s < nsteps && options.reuse_memory; ++s) {
+        const Layer& l = graph->layers[p.steps[s]];
+        if (!l.op->supports_inplace() || l.bottoms.empty() || l.tops.empty()) continue;
+        const int in_root = root_of(l.bottoms[0]);
+        const int out = l.tops[0];
+        if (p.blobs[in_root].home != Home::Arena || last[in_root] != s || p.blobs[out].home != Home::Arena) continue;
+        if (desc_bytes(p.blobs[in_root].desc) != desc_bytes(p.blobs[out].desc)) continue;
+        if (std::count(l.bottoms.begin(), l.bottoms.end(), l.bottoms[0]) > 1) continue;
+        p.inplace[s] = true;
+        make_alias(out, l.bottoms[0]);
+        last[in_root] = std::max(last[in_root], last[out]);
     }
+    // Views made before an in-place decision may still name the old root.
+    for (int s = 0; s < nsteps; ++s)
+        for (int t : graph->layers[p.steps[s]].tops)
+            if (p.blobs[t].home == Home::Alias) p.blobs[t].root = root_of(p.blobs[t].source);
     std::vector<int> arena_blobs;
     std::vector<BufferRequest> requests;
     for (int b = 0; b < static_cast<int>(graph->blobs.size()); ++b) {
@@ -181,23 +246,22 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
 std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) const
 {
     auto p = std::make_unique<Plan>();
-    p->steps = layers_needed(targets);
+    p->all_layers = layers_needed(targets);
     p->blobs.resize(graph->blobs.size());
     for (int b = 0; b < static_cast<int>(graph->blobs.size()); ++b) p->blobs[b].root = b;
     // Inputs the chosen layers read must all be set.
     std::vector<bool> produced(graph->blobs.size(), false);
-    for (int li : p->steps)
+    for (int li : p->all_layers)
         for (int t : graph->layers[li].tops) produced[t] = true;
     auto require_input = [&](int b) {
         if (produced[b]) return;
         auto it = inputs.find(b);
         if (it == inputs.end())
-            fail(graph->source, ": input '", graph->blobs[b].name, "' is not set (needed for '",
-                 graph->blobs[b].name, "')");
-        p->blobs[b].desc = TensorDesc{it->second.shape(), it->second.dtype()};
+            fail(graph->source, ": input '", graph->blobs[b].name, "' is not set");
+        p->blobs[b].desc = TensorDesc{it->second.shape(), it->second.dtype(), {}};
         p->blobs[b].home = Home::Input;
     };
-    for (int li : p->steps)
+    for (int li : p->all_layers)
         for (int b : graph->layers[li].bottoms) require_input(b);
     for (int t : targets) require_input(t);
     infer_shapes(*p);
@@ -207,23 +271,20 @@ std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) co
 
 void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
 {
-    if (arena.nbytes() < static_cast<size_t>(p.arena_bytes) || !arena.defined())
+    if (!arena.defined() || arena.nbytes() < static_cast<size_t>(p.arena_bytes))
         arena = Tensor({std::max<int64_t>(p.arena_bytes, 1)}, DType::U8);
     std::vector<Tensor> values(graph->blobs.size());
     for (auto& kv : inputs) values[kv.first] = kv.second;
-    auto materialize = [&](int b) {
+    for (size_t b = 0; b < p.blobs.size(); ++b)
+        if (p.blobs[b].home == Home::Known) values[b] = p.blobs[b].desc.value;
+    auto materialize = [&](int b, const TensorDesc& d) {
         const BlobPlan& bp = p.blobs[b];
         switch (bp.home) {
-        case Home::Input: break;
-        case Home::Arena:
-            values[b] = Tensor::wrap(arena.data<uint8_t>() + bp.offset, bp.desc.shape, bp.desc.dtype);
-            break;
-        case Home::Owned: values[b] = Tensor(bp.desc.shape, bp.desc.dtype); break;
-        case Home::Alias: {
-            const Tensor& root = values[bp.root];
-            values[b] = Tensor::wrap_shared(nullptr, const_cast<void*>(root.raw()), bp.desc.shape, bp.desc.dtype);
-            break;
-        }
+        case Home::Input:
+        case Home::Known: break;
+        case Home::Arena: values[b] = Tensor::wrap(arena.data<uint8_t>() + bp.offset, d.shape, d.dtype); break;
+        case Home::Owned: values[b] = Tensor(d.shape, d.dtype); break;
+        case Home::Alias: values[b] = values[bp.source].view_as(d.shape, d.dtype); break;
         }
     };
     ThreadPool* pool = options.threads > 1 ? &ThreadPool::global() : nullptr;
@@ -232,11 +293,23 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         const int li = p.steps[s];
         const Layer& l = graph->layers[li];
         std::vector<Tensor> in, out;
-        for (int b : l.bottoms) in.push_back(values[b]);
-        for (int t : l.tops) {
-            materialize(t);
-            out.push_back(values[t]);
+        bool shapes_changed = false;
+        for (int b : l.bottoms) {
+            in.push_back(values[b]);
+            shapes_changed = shapes_changed || values[b].shape() != p.blobs[b].desc.shape;
         }
+        if (shapes_changed) {
+            // Downstream of a data-dependent shape: infer again, use fresh buffers.
+            std::vector<TensorDesc> in_desc, out_desc(l.tops.size());
+            for (const Tensor& t : in) in_desc.push_back(TensorDesc{t.shape(), t.dtype(), {}});
+            infer_layer(li, in_desc, out_desc);
+            for (size_t i = 0; i < l.tops.size(); ++i)
+                values[l.tops[i]] = l.op->outputs_alias_input() ? in[0].view_as(out_desc[i].shape, out_desc[i].dtype)
+                                                                : Tensor(out_desc[i].shape, out_desc[i].dtype);
+        } else {
+            for (int t : l.tops) materialize(t, p.blobs[t].desc);
+        }
+        for (int t : l.tops) out.push_back(values[t]);
         if (before) before(OpEvent{l.name, l.type, in, out});
         if (!l.op->outputs_alias_input()) {
             try {
@@ -245,17 +318,17 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                 throw Error(graph->where(li) + ": " + e.what());
             }
         }
+        // A data-dependent op may hand back outputs of their true shape.
+        if (l.op->dynamic_output_shape())
+            for (size_t i = 0; i < l.tops.size(); ++i) values[l.tops[i]] = out[i];
         if (after) after(OpEvent{l.name, l.type, in, out});
     }
     for (int t : targets) {
-        Tensor v = values[t];
-        // A requested blob that is a view of an owned root shares that root's storage.
-        if (p.blobs[t].home == Home::Alias && p.blobs[p.blobs[t].root].home != Home::Owned) v = v.clone();
-        if (p.blobs[t].home == Home::Alias && p.blobs[p.blobs[t].root].home == Home::Owned) {
-            const Tensor& root = values[p.blobs[t].root];
-            v = root.reshaped(p.blobs[t].desc.shape);
-        }
-        results[t] = v;
+        // Hand out storage nobody else writes: owned roots as they are, anything else copied.
+        const int root = p.blobs[t].root;
+        const bool own_storage = p.blobs[root].home == Home::Owned || (p.blobs[t].home == Home::Alias &&
+                                                                       values[t].raw() != nullptr && p.blobs[root].home == Home::Owned);
+        results[t] = own_storage || p.blobs[t].home == Home::Input ? values[t] : values[t].clone();
     }
 }
 
@@ -343,7 +416,7 @@ ModelReport analyze_model(const Net& net, const std::map<std::string, TensorDesc
     std::sort(targets.begin(), targets.end());
     const std::unique_ptr<Plan> plan = impl.prepare(targets);
     ModelReport report;
-    for (int li : plan->steps) {
+    for (int li : plan->all_layers) {
         const Layer& l = g.layers[li];
         LayerReport r;
         r.layer = li;
