@@ -34,7 +34,9 @@ struct TensorDesc {
 
 // How a weight is stored in the .bin: tagged (ncnn "type 0", a 4-byte tag says
 // fp32/fp16/int8/codebook) or raw fp32 ("type 1").
-enum class WeightEncoding : uint8_t { Raw, Tagged };
+// Typed: raw little-endian values of any dtype, zero-padded to 4 bytes (our
+// extension for constants of ONNX models: int64 shapes, bool masks, ...).
+enum class WeightEncoding : uint8_t { Raw, Tagged, Typed };
 
 // Source of weights for Op::load_model, in the order the op asks for them.
 class WeightReader {
@@ -42,6 +44,8 @@ public:
     virtual ~WeightReader() = default;
     // Reads `count` values. Result is F32, or I8 for int8-tagged data.
     virtual Tensor load(int64_t count, WeightEncoding encoding) = 0;
+    // Reads a tensor of any dtype stored as raw values (WeightEncoding::Typed).
+    virtual Tensor load_typed(const Shape& shape, DType dtype) = 0;
 };
 
 // What forward() gets besides tensors: the thread budget.
@@ -89,6 +93,9 @@ public:
     // infer() needs only input shapes, never values, to compute the outputs'
     // values (Shape, Size): such ops are evaluated while planning.
     virtual bool outputs_from_shapes_only() const { return false; }
+    // A layer without inputs whose output never changes (Constant, MemoryData):
+    // the runtime uses this tensor directly instead of running forward().
+    virtual Tensor constant_value() const { return Tensor(); }
     // Multiply-accumulates for `kestrel info`, given inferred shapes.
     virtual int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&) const { return 0; }
     // Bytes of weights held (for `kestrel info`).

@@ -147,6 +147,23 @@ Tensor NcnnWeightReader::load(int64_t count, WeightEncoding encoding)
     return w.value;
 }
 
+Tensor NcnnWeightReader::load_typed(const Shape& shape, DType dtype)
+{
+    const int64_t count = shape_numel(shape);
+    const int64_t bytes = count * static_cast<int64_t>(dtype_size(dtype));
+    const int64_t left = source_.remaining();
+    if (left >= 0 && bytes > left)
+        fail(source_name_, ": truncated: a ", dtype_name(dtype), " constant ", shape_str(shape), " needs ", bytes,
+             " bytes at offset ", source_.offset, " but only ", left, " are left");
+    if (bytes > max_bytes_)
+        throw TooLargeError(detail::concat(source_name_, ": constant ", shape_str(shape), " is too large"));
+    StoredWeight w{Tensor(shape, dtype), WeightEncoding::Typed, {}};
+    read_exact(w.value.raw(), static_cast<size_t>(bytes), "typed constant");
+    skip_padding(static_cast<size_t>(bytes));
+    recorded_.push_back(w);
+    return w.value;
+}
+
 std::vector<StoredWeight> NcnnWeightReader::take_recorded()
 {
     std::vector<StoredWeight> out;
@@ -174,6 +191,25 @@ Tensor TensorListReader::load(int64_t count, WeightEncoding encoding)
     return t;
 }
 
+Tensor TensorListReader::load_typed(const Shape& shape, DType dtype)
+{
+    check(next_ < tensors_.size(), "layer asks for weight #", next_ + 1, " but only ", tensors_.size(), " were given");
+    Tensor t = tensors_[next_++];
+    check(t.shape() == shape && t.dtype() == dtype, "weight #", next_, " is ", shape_str(t.shape()), " ",
+          dtype_name(t.dtype()), ", the layer needs ", shape_str(shape), " ", dtype_name(dtype));
+    recorded.push_back(StoredWeight{t, WeightEncoding::Typed, {}});
+    return t;
+}
+
+Tensor ZeroWeightReader::load_typed(const Shape& shape, DType dtype)
+{
+    const int64_t bytes = shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype));
+    if (bytes > max_bytes_) throw TooLargeError(detail::concat("constant ", shape_str(shape), " is too large"));
+    Tensor t = Tensor::zeros(shape, dtype);
+    recorded.push_back(StoredWeight{t, WeightEncoding::Typed, {}});
+    return t;
+}
+
 Tensor ZeroWeightReader::load(int64_t count, WeightEncoding encoding)
 {
     check(count >= 0, "negative weight size ", count);
@@ -191,6 +227,11 @@ void write_ncnn_weight(const StoredWeight& w, std::vector<uint8_t>& out)
         return;
     }
     const size_t n = static_cast<size_t>(w.value.numel());
+    if (w.encoding == WeightEncoding::Typed) {
+        append(out, w.value.raw(), w.value.nbytes());
+        out.resize(out.size() + align4(w.value.nbytes()) - w.value.nbytes(), 0);
+        return;
+    }
     if (w.value.dtype() == DType::I8) {
         check(w.encoding == WeightEncoding::Tagged, "int8 weights need a tagged slot");
         append(out, &kTagInt8, 4);

@@ -59,6 +59,7 @@ class NcnnWeightReader : public WeightReader {
 public:
     NcnnWeightReader(ByteSource& source, std::string source_name, int64_t max_bytes);
     Tensor load(int64_t count, WeightEncoding encoding) override;
+    Tensor load_typed(const Shape& shape, DType dtype) override;
     // Weights handed out since the last call (moved out).
     std::vector<StoredWeight> take_recorded();
     // Throws when the stream still holds data: the .bin does not belong to the .param.
@@ -77,6 +78,7 @@ class TensorListReader : public WeightReader {
 public:
     explicit TensorListReader(std::vector<Tensor> tensors) : tensors_(std::move(tensors)) {}
     Tensor load(int64_t count, WeightEncoding encoding) override;
+    Tensor load_typed(const Shape& shape, DType dtype) override;
     std::vector<StoredWeight> recorded;
     size_t unused() const { return tensors_.size() - next_; }
 
@@ -89,6 +91,7 @@ class ZeroWeightReader : public WeightReader {
 public:
     explicit ZeroWeightReader(int64_t max_bytes) : max_bytes_(max_bytes) {}
     Tensor load(int64_t count, WeightEncoding encoding) override;
+    Tensor load_typed(const Shape& shape, DType dtype) override;
     std::vector<StoredWeight> recorded;
 
 private:

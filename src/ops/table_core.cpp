@@ -18,6 +18,7 @@ std::unique_ptr<Op> make_gelu();
 std::unique_ptr<Op> make_mish();
 std::unique_ptr<Op> make_tanh();
 std::unique_ptr<Op> make_dropout();
+std::unique_ptr<Op> make_constant();
 
 std::vector<BuiltinOp> core_ops()
 {
@@ -38,6 +39,7 @@ std::vector<BuiltinOp> core_ops()
         {"Mish", make_mish},
         {"TanH", make_tanh},
         {"Dropout", make_dropout},
+        {"Constant", make_constant},
     };
 }
 

@@ -25,6 +25,7 @@ struct WeightsWanted {};
 class ProbeReader : public WeightReader {
 public:
     Tensor load(int64_t, WeightEncoding) override { throw WeightsWanted{}; }
+    Tensor load_typed(const Shape&, DType) override { throw WeightsWanted{}; }
 };
 
 template <class Fn>

@@ -126,6 +126,15 @@ bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
 {
     const Layer& l = graph->layers[li];
     if (l.op->dynamic_output_shape() || l.tops.empty()) return false;
+    if (l.bottoms.empty() && l.tops.size() == 1) {
+        const Tensor c = l.op->constant_value();
+        if (c.defined()) {
+            const TensorDesc& d = p.blobs[l.tops[0]].desc;
+            p.blobs[l.tops[0]].desc.value = c.view_as(d.shape, d.dtype);
+            p.blobs[l.tops[0]].home = Home::Known;
+            return true;
+        }
+    }
     const bool shapes_only = l.op->outputs_from_shapes_only();
     std::vector<Tensor> in;
     for (int b : l.bottoms) {
