@@ -48,6 +48,8 @@ public:
                    const std::vector<std::string>& tops, const ParamDict& params = {},
                    const std::vector<Tensor>& weights = {});
     void finish_graph();
+    // Names the graph outputs explicitly (default: blobs produced and never consumed).
+    void set_output_names(const std::vector<std::string>& names);
 
     void save_param(const std::string& path) const;
     void save_model(const std::string& path) const;
@@ -55,8 +57,10 @@ public:
 
     std::vector<std::string> input_names() const;
     std::vector<std::string> output_names() const;
-    // Declared input shape from the Input layer's params (empty when not declared).
+    // Declared input shape from the Input layer's params (empty when not declared;
+    // -1 marks a dimension that may vary, e.g. a symbolic ONNX batch).
     Shape input_shape(const std::string& name) const;
+    DType input_dtype(const std::string& name) const;
     bool has_blob(const std::string& name) const;
     // True while some layer takes weights and none were loaded yet.
     bool needs_weights() const { return !weights_loaded_; }

@@ -44,6 +44,14 @@ void Graph::finalize()
         if (l.type == "Input")
             for (int t : l.tops) inputs.push_back(t);
     }
+    if (!declared_outputs.empty()) {
+        for (const std::string& name : declared_outputs) {
+            const int b = find_blob(name);
+            check(b >= 0 && blobs[b].producer >= 0, source, ": declared output '", name, "' is not produced");
+            outputs.push_back(b);
+        }
+        return;
+    }
     for (int bi = 0; bi < static_cast<int>(blobs.size()); ++bi)
         if (blobs[bi].producer >= 0 && blobs[bi].consumers.empty()) outputs.push_back(bi);
 }

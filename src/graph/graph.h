@@ -43,7 +43,8 @@ struct Graph {
     std::vector<Blob> blobs;
     std::map<std::string, int> blob_index;
     std::vector<int> inputs;  // tops of Input layers
-    std::vector<int> outputs; // produced, never consumed
+    std::vector<int> outputs; // produced, never consumed (or as declared)
+    std::vector<std::string> declared_outputs; // front-ends that name their outputs (ONNX)
 
     int find_blob(const std::string& name) const; // -1 when absent
     // "file:line: Convolution 'conv1'" for messages.

@@ -187,6 +187,13 @@ void Net::add_layer(const std::string& type, const std::string& name, const std:
     });
 }
 
+void Net::set_output_names(const std::vector<std::string>& names)
+{
+    check(graph_ != nullptr, "set_output_names: no layers added");
+    graph_->declared_outputs = names;
+    graph_->finalize();
+}
+
 void Net::finish_graph()
 {
     check(graph_ != nullptr, "finish_graph: no layers added");
@@ -226,6 +233,15 @@ std::vector<std::string> Net::output_names() const
     return v;
 }
 
+DType Net::input_dtype(const std::string& name) const
+{
+    const Graph& g = graph();
+    const int b = g.find_blob(name);
+    check(b >= 0 && g.blobs[b].producer >= 0 && g.layers[g.blobs[b].producer].type == "Input", "'", name,
+          "' is not an input of the model");
+    return static_cast<DType>(g.layers[g.blobs[b].producer].params.get_int(21, static_cast<int>(DType::F32)));
+}
+
 bool Net::has_blob(const std::string& name) const { return graph_ && graph_->find_blob(name) >= 0; }
 
 Shape Net::input_shape(const std::string& name) const
@@ -234,8 +250,13 @@ Shape Net::input_shape(const std::string& name) const
     const int b = g.find_blob(name);
     check(b >= 0 && g.blobs[b].producer >= 0 && g.layers[g.blobs[b].producer].type == "Input", "'", name,
           "' is not an input of the model");
-    // ncnn Input params: 0=w 1=h 11=d 2=c; absent/0 dims are not declared.
     const ParamDict& p = g.layers[g.blobs[b].producer].params;
+    // Our extension: 20 = dims of any rank, outermost first (-1: varies).
+    if (p.has(20)) {
+        const std::vector<int> dims = p.get_ints(20);
+        return Shape(dims.begin(), dims.end());
+    }
+    // ncnn Input params: 0=w 1=h 11=d 2=c; absent/0 dims are not declared.
     const int w = p.get_int(0, 0), h = p.get_int(1, 0), d = p.get_int(11, 0), c = p.get_int(2, 0);
     if (w <= 0) return {};
     if (h <= 0) return {w};

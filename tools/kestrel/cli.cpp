@@ -1,5 +1,9 @@
 #include "cli.h"
 
+#ifdef KESTREL_HAVE_ONNX
+#include "kestrel/onnx.h"
+#endif
+
 #include <algorithm>
 #include <fstream>
 
@@ -100,6 +104,16 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
 {
     m.param_path = path;
     if (!file_exists(path)) fail(path, ": cannot open model file");
+    if (ends_with(path, ".onnx")) {
+        if (weights != nullptr) throw UsageError("--weights does not apply to .onnx models");
+#ifdef KESTREL_HAVE_ONNX
+        load_onnx(m.net, path);
+        m.weights_path = path;
+        return;
+#else
+        fail(path, ": this kestrel was built without the ONNX importer (install libonnx-dev and rebuild)");
+#endif
+    }
     std::string stem = path;
     if (ends_with(path, ".param.bin")) {
         m.net.load_param_bin(path);
@@ -119,6 +133,13 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
         if (!zero_if_missing) fail(default_weights, ": cannot open weights (the model has weights; use --weights FILE)");
         m.net.load_model_zeros();
     }
+}
+
+Shape concrete_shape(Shape shape)
+{
+    for (auto& d : shape)
+        if (d < 0) d = 1;
+    return shape;
 }
 
 Tensor random_tensor(const Shape& shape, uint32_t seed)

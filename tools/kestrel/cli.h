@@ -45,5 +45,8 @@ Tensor random_tensor(const Shape& shape, uint32_t seed);
 int run_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
+int convert_command(const std::vector<std::string>& args);
+// Declared shape with dims that may vary (-1) set to 1.
+Shape concrete_shape(Shape shape);
 
 } // namespace kestrel::cli

@@ -136,11 +136,12 @@ void bench_model(const ModelJob& job, const std::map<std::string, Shape>& cli_sh
         if (cli_shapes.count(name)) shape = cli_shapes.at(name);
         else if (cli_shapes.count("")) shape = cli_shapes.at("");
         else if (job.shapes.count("")) shape = job.shapes.at("");
-        else shape = model.net.input_shape(name);
-        if (shape.empty()) fail(job.path, ": input '", name, "' declares no shape; pass --shape [w,h,c]");
+        else shape = concrete_shape(model.net.input_shape(name));
+        if (shape.empty() && model.net.input_shape(name).empty())
+            fail(job.path, ": input '", name, "' declares no shape; pass --shape [w,h,c]");
         Tensor t(shape, DType::F32);
         std::fill(t.data<float>(), t.data<float>() + t.numel(), 0.01f);
-        inputs.push_back({name, t});
+        inputs.push_back({name, t.to(model.net.input_dtype(name))});
     }
     const std::vector<std::string> outputs = model.net.output_names();
     auto run_once = [&] {

@@ -43,10 +43,11 @@ int info_command(const std::vector<std::string>& argv)
         }
     for (const auto& name : model.net.input_names()) {
         if (inputs.count(name)) continue;
-        const Shape shape = model.net.input_shape(name);
-        if (shape.empty())
+        const Shape declared = model.net.input_shape(name);
+        if (declared.empty() && !model.net.graph().layers.empty() &&
+            !model.net.graph().layers[model.net.graph().blobs[model.net.graph().find_blob(name)].producer].params.has(20))
             fail(model.param_path, ": input '", name, "' declares no shape; pass --shape ", name, "=C,H,W");
-        inputs[name] = TensorDesc{shape, DType::F32};
+        inputs[name] = TensorDesc(concrete_shape(declared), model.net.input_dtype(name));
     }
     const ModelReport report = analyze_model(model.net, inputs);
     const Graph& g = model.net.graph();

@@ -61,11 +61,12 @@ int run_command(const std::vector<std::string>& argv)
             session.set_input(name, given[name]);
             continue;
         }
-        Shape shape = shapes.count(name) ? shapes[name] : model.net.input_shape(name);
-        if (shape.empty())
+        const Shape declared = model.net.input_shape(name);
+        Shape shape = shapes.count(name) ? shapes[name] : concrete_shape(declared);
+        if (shape.empty() && declared.empty())
             fail(model.param_path, ": input '", name, "' declares no shape; pass --input ", name,
                  "=FILE.npy or --shape ", name, "=C,H,W");
-        session.set_input(name, random_tensor(shape, seed++));
+        session.set_input(name, random_tensor(shape, seed++).to(model.net.input_dtype(name)));
     }
 
     std::vector<std::pair<std::string, std::string>> outputs; // blob, file ("" = print)

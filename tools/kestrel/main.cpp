@@ -14,7 +14,8 @@ const char* const kUsage =
     "  info MODEL [--weights FILE] [--shape NAME=D0,D1,...]...\n"
     "  bench MODEL.param|DIR... [--threads N] [--loops N] [--warmup N] [--shape [w,h,c]]\n"
     "             [--shape NAME=[w,h,c]] [--profile]   (bench shapes are in ncnn order w,h,c)\n"
-    "MODEL is an ncnn .param (weights default to the same path with .bin) or .param.bin.\n"
+    "  convert MODEL.onnx OUT.param OUT.bin\n"
+    "MODEL is an ONNX model (.onnx, converted in memory; .npy shapes are its ONNX shapes) or an ncnn .param (weights default to the same path with .bin) or .param.bin.\n"
     "For ncnn models, .npy shapes are ncnn's [w,h,d,c] reversed: (c,d,h,w), (c,h,w), (h,w), (w,).\n";
 
 } // namespace
@@ -32,6 +33,7 @@ int main(int argc, char** argv)
         if (command == "run") return cli::run_command(args);
         if (command == "info") return cli::info_command(args);
         if (command == "bench") return cli::bench_command(args);
+        if (command == "convert") return cli::convert_command(args);
         std::fprintf(stderr, "kestrel: unknown command '%s'\n%s", command.c_str(), kUsage);
         return 2;
     } catch (const cli::UsageError& e) {

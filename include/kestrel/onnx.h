@@ -1,0 +1,22 @@
+// ONNX import: converts an ONNX model (opsets 7-18, external data supported)
+// into a Net, in memory. Part of the optional `kestrel_onnx` library (needs
+// Debian's libonnx-dev and libprotobuf-dev); the runtime itself does not.
+#pragma once
+#include <string>
+
+#include "kestrel/net.h"
+
+namespace kestrel {
+
+struct OnnxImportOptions {
+    // Graph optimizer passes (constant folding, fusion, dead-node removal).
+    bool optimize = true;
+};
+
+// Replaces whatever `net` held. Throws kestrel::Error naming the node, its op
+// type and the opset when something cannot be converted.
+void load_onnx(Net& net, const std::string& path, const OnnxImportOptions& options = {});
+void load_onnx_mem(Net& net, const void* data, size_t size, const std::string& source_name,
+                   const std::string& external_data_dir = ".", const OnnxImportOptions& options = {});
+
+} // namespace kestrel

@@ -1,0 +1,386 @@
+#include "onnx/converter.h"
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "core/dtype_dispatch.h"
+#include "kestrel/onnx.h"
+#include "onnx/checker.h"
+#include "onnx/onnx_tensor.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace kestrel::onnx_import {
+
+// ---- helpers -----------------------------------------------------------------
+
+ParamDict params_with_ints(int id, const std::vector<int64_t>& values, const std::string& what)
+{
+    std::vector<int> v;
+    for (int64_t x : values) {
+        kestrel::check(x >= INT32_MIN && x <= INT32_MAX, what, " value ", x, " does not fit in 32 bits");
+        v.push_back(static_cast<int>(x));
+    }
+    ParamDict pd;
+    pd.set_ints(id, v);
+    return pd;
+}
+
+std::vector<int64_t> tensor_to_int64s(const Tensor& t)
+{
+    std::vector<int64_t> v;
+    visit_dtype(t.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        for (int64_t i = 0; i < t.numel(); ++i) v.push_back(convert_value<int64_t>(t.data<T>()[i]));
+    });
+    return v;
+}
+
+std::vector<float> tensor_to_floats(const Tensor& t)
+{
+    std::vector<float> v;
+    visit_dtype(t.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        for (int64_t i = 0; i < t.numel(); ++i) v.push_back(convert_value<float>(t.data<T>()[i]));
+    });
+    return v;
+}
+
+Tensor scalar_tensor(float v)
+{
+    Tensor t(Shape{}, DType::F32);
+    *t.data<float>() = v;
+    return t;
+}
+
+Tensor int64_tensor(const std::vector<int64_t>& values)
+{
+    Tensor t({static_cast<int64_t>(values.size())}, DType::I64);
+    std::copy(values.begin(), values.end(), t.data<int64_t>());
+    return t;
+}
+
+const std::map<std::string, NodeConverter>& converter_table()
+{
+    static const std::map<std::string, NodeConverter> table = [] {
+        std::map<std::string, NodeConverter> m;
+        for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters})
+            for (const ConverterEntry& e : family()) m[e.op_type] = e.convert;
+        return m;
+    }();
+    return table;
+}
+
+// ---- NodeContext -------------------------------------------------------------
+
+NodeContext::NodeContext(ModelConverter& model, const onnx::NodeProto& node, int index, int opset)
+    : model_(model), node_(node), opset_(opset)
+{
+    name_ = ModelConverter::sanitize(node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name());
+}
+
+std::string NodeContext::where() const
+{
+    return "node '" + node_.name() + "' (" + node_.op_type() + ", opset " + std::to_string(opset_) + ")";
+}
+
+std::string NodeContext::input(int i)
+{
+    check(has_input(i), "input ", i, " is missing");
+    return model_.ensure_blob(node_.input(i), where());
+}
+
+const Tensor* NodeContext::constant(int i) const { return has_input(i) ? model_.constant(node_.input(i)) : nullptr; }
+
+int NodeContext::input_rank(int i) const
+{
+    const Shape* s = input_shape(i);
+    return s ? static_cast<int>(s->size()) : -1;
+}
+
+const Shape* NodeContext::input_shape(int i) const
+{
+    thread_local Shape shape;
+    if (!has_input(i)) return nullptr;
+    if (const Tensor* c = constant(i)) {
+        shape = c->shape();
+        return &shape;
+    }
+    const onnx::TypeProto* t = model_.type_of(node_.input(i));
+    if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape()) return nullptr;
+    shape.clear();
+    for (const auto& d : t->tensor_type().shape().dim()) shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    return &shape;
+}
+
+const DType* NodeContext::input_dtype(int i) const
+{
+    thread_local DType dtype;
+    if (!has_input(i)) return nullptr;
+    if (const Tensor* c = constant(i)) {
+        dtype = c->dtype();
+        return &dtype;
+    }
+    const onnx::TypeProto* t = model_.type_of(node_.input(i));
+    if (!t || !t->has_tensor_type() || t->tensor_type().elem_type() == 0) return nullptr;
+    try {
+        dtype = dtype_from_onnx(t->tensor_type().elem_type(), node_.input(i));
+    } catch (const Error&) {
+        return nullptr;
+    }
+    return &dtype;
+}
+
+std::string NodeContext::output(int i) const
+{
+    check(has_output(i), "output ", i, " is missing");
+    return ModelConverter::sanitize(node_.output(i));
+}
+
+namespace {
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name)
+{
+    for (const auto& a : n.attribute())
+        if (a.name() == name) return &a;
+    return nullptr;
+}
+} // namespace
+
+bool NodeContext::has_attr(const std::string& name) const { return find_attr(node_, name) != nullptr; }
+
+int64_t NodeContext::attr_int(const std::string& name, int64_t def) const
+{
+    const auto* a = find_attr(node_, name);
+    if (!a) return def;
+    check(a->type() == onnx::AttributeProto::INT, "attribute '", name, "' must be an int");
+    return a->i();
+}
+
+float NodeContext::attr_float(const std::string& name, float def) const
+{
+    const auto* a = find_attr(node_, name);
+    if (!a) return def;
+    if (a->type() == onnx::AttributeProto::INT) return static_cast<float>(a->i());
+    check(a->type() == onnx::AttributeProto::FLOAT, "attribute '", name, "' must be a float");
+    return a->f();
+}
+
+std::vector<int64_t> NodeContext::attr_ints(const std::string& name) const
+{
+    const auto* a = find_attr(node_, name);
+    if (!a) return {};
+    check(a->type() == onnx::AttributeProto::INTS, "attribute '", name, "' must be a list of ints");
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::vector<float> NodeContext::attr_floats(const std::string& name) const
+{
+    const auto* a = find_attr(node_, name);
+    if (!a) return {};
+    check(a->type() == onnx::AttributeProto::FLOATS, "attribute '", name, "' must be a list of floats");
+    return std::vector<float>(a->floats().begin(), a->floats().end());
+}
+
+std::string NodeContext::attr_string(const std::string& name, const std::string& def) const
+{
+    const auto* a = find_attr(node_, name);
+    if (!a) return def;
+    check(a->type() == onnx::AttributeProto::STRING, "attribute '", name, "' must be a string");
+    return a->s();
+}
+
+Tensor NodeContext::attr_tensor(const std::string& name) const
+{
+    const auto* a = find_attr(node_, name);
+    check(a && a->type() == onnx::AttributeProto::TENSOR, "attribute '", name, "' must be a tensor");
+    return tensor_from_onnx(a->t(), model_.base_dir());
+}
+
+void NodeContext::emit(const std::string& type, const std::vector<std::string>& bottoms,
+                       const std::vector<std::string>& tops, const ParamDict& params, const std::vector<Tensor>& weights)
+{
+    const std::string layer_name = emitted_ == 0 ? name_ : name_ + "#" + std::to_string(emitted_);
+    ++emitted_;
+    try {
+        model_.add_layer(type, layer_name, bottoms, tops, params, weights);
+    } catch (const Error& e) {
+        fail(e.what());
+    }
+}
+
+void NodeContext::set_constant_output(int i, const Tensor& value) { model_.set_constant(node_.output(i), value); }
+
+std::string NodeContext::temp(const std::string& suffix) { return model_.unique_blob(name_ + "/" + suffix); }
+
+// ---- ModelConverter ----------------------------------------------------------
+
+ModelConverter::ModelConverter(const onnx::ModelProto& model, std::string base_dir, std::string source, Net& net)
+    : model_(model), base_dir_(std::move(base_dir)), source_(std::move(source)), net_(net)
+{
+    for (const auto& op : model.opset_import())
+        if (op.domain().empty() || op.domain() == "ai.onnx") opset_ = static_cast<int>(op.version());
+    kestrel::check(opset_ >= 1, source_, ": the model imports no default-domain opset");
+    kestrel::check(opset_ <= 18, source_, ": opset ", opset_, " is newer than supported (7-18)");
+}
+
+std::string ModelConverter::sanitize(const std::string& name)
+{
+    std::string s = name.empty() ? std::string("_") : name;
+    for (char& c : s)
+        if (std::isspace(static_cast<unsigned char>(c))) c = '_';
+    if (s.size() > 200) s = s.substr(0, 180) + "~" + std::to_string(std::hash<std::string>{}(name) % 1000000);
+    return s;
+}
+
+const Tensor* ModelConverter::constant(const std::string& onnx_name) const
+{
+    auto it = constants_.find(onnx_name);
+    return it == constants_.end() ? nullptr : &it->second;
+}
+
+void ModelConverter::set_constant(const std::string& onnx_name, const Tensor& value) { constants_[onnx_name] = value; }
+
+const onnx::TypeProto* ModelConverter::type_of(const std::string& onnx_name) const
+{
+    auto it = types_.find(onnx_name);
+    return it == types_.end() ? nullptr : &it->second;
+}
+
+std::string ModelConverter::unique_blob(const std::string& base)
+{
+    std::string name;
+    do name = sanitize(base) + "_" + std::to_string(temp_counter_++);
+    while (net_.has_blob(name));
+    return name;
+}
+
+void ModelConverter::add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,
+                               const std::vector<std::string>& tops, const ParamDict& params,
+                               const std::vector<Tensor>& weights)
+{
+    net_.add_layer(type, name, bottoms, tops, params, weights);
+    for (const auto& t : tops) produced_.insert(t);
+}
+
+std::string ModelConverter::ensure_blob(const std::string& onnx_name, const std::string& context)
+{
+    const std::string name = sanitize(onnx_name);
+    if (produced_.count(name)) return name;
+    const Tensor* c = constant(onnx_name);
+    kestrel::check(c != nullptr, source_, ": ", context, ": input '", onnx_name, "' is not produced by any earlier node");
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(c->dtype()));
+    std::vector<int> dims;
+    for (int64_t d : c->shape()) {
+        kestrel::check(d <= INT32_MAX, source_, ": constant '", onnx_name, "' has a dimension over 2^31");
+        dims.push_back(static_cast<int>(d));
+    }
+    if (!dims.empty()) pd.set_ints(1, dims);
+    add_layer("Constant", name, {}, {name}, pd, {*c});
+    return name;
+}
+
+void ModelConverter::add_graph_inputs()
+{
+    const onnx::GraphProto& g = model_.graph();
+    for (const auto& in : g.input()) {
+        if (constants_.count(in.name())) continue; // older exporters list initializers as inputs
+        const auto& tt = in.type().tensor_type();
+        kestrel::check(in.type().has_tensor_type(), source_, ": graph input '", in.name(), "' is not a tensor");
+        ParamDict pd;
+        std::vector<int> dims;
+        for (const auto& d : tt.shape().dim()) dims.push_back(d.has_dim_value() ? static_cast<int>(d.dim_value()) : -1);
+        if (!tt.has_shape()) dims.clear();
+        pd.set_ints(20, dims);
+        pd.set_int(21, static_cast<int>(dtype_from_onnx(tt.elem_type(), "graph input '" + in.name() + "'")));
+        const std::string name = sanitize(in.name());
+        add_layer("Input", name, {}, {name}, pd, {});
+    }
+}
+
+void ModelConverter::convert()
+{
+    const onnx::GraphProto& g = model_.graph();
+    for (const auto& init : g.initializer()) constants_[init.name()] = tensor_from_onnx(init, base_dir_);
+    for (const auto& vi : g.value_info()) types_[vi.name()] = vi.type();
+    for (const auto& vi : g.input()) types_[vi.name()] = vi.type();
+    for (const auto& vi : g.output()) types_[vi.name()] = vi.type();
+    add_graph_inputs();
+    const auto& table = converter_table();
+    for (int i = 0; i < g.node_size(); ++i) {
+        const onnx::NodeProto& node = g.node(i);
+        NodeContext ctx(*this, node, i, opset_);
+        if (!node.domain().empty() && node.domain() != "ai.onnx")
+            fail(source_, ": ", ctx.where(), ": operators of domain '", node.domain(), "' are not supported");
+        auto it = table.find(node.op_type());
+        if (it == table.end()) fail(source_, ": ", ctx.where(), ": unsupported operator type '", node.op_type(), "'");
+        try {
+            it->second(ctx);
+        } catch (const TooLargeError&) {
+            throw;
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            // Messages from NodeContext already carry the node; others get it here.
+            if (msg.find(ctx.where()) != std::string::npos) fail(source_, ": ", msg);
+            fail(source_, ": ", ctx.where(), ": ", msg);
+        }
+    }
+    std::vector<std::string> outputs;
+    for (const auto& out : g.output()) outputs.push_back(ensure_blob(out.name(), "graph output"));
+    kestrel::check(!outputs.empty(), source_, ": the graph has no outputs");
+    net_.set_output_names(outputs);
+}
+
+} // namespace kestrel::onnx_import
+
+namespace kestrel {
+
+namespace {
+
+void check_and_infer(onnx::ModelProto& model, const std::string& source)
+{
+    try {
+        onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+        std::string msg = e.what();
+        if (const size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+        fail(source, ": invalid ONNX model: ", msg);
+    }
+    try {
+        onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception&) {
+        // Shape inference only adds hints for converters; a model it cannot type still converts.
+    }
+}
+
+void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_dir, const std::string& source)
+{
+    check_and_infer(model, source);
+    Net fresh;
+    onnx_import::ModelConverter(model, base_dir, source, fresh).convert();
+    net = std::move(fresh);
+}
+
+} // namespace
+
+void load_onnx_mem(Net& net, const void* data, size_t size, const std::string& source,
+                   const std::string& external_data_dir, const OnnxImportOptions&)
+{
+    check(size <= static_cast<size_t>(INT32_MAX), source, ": ONNX files over 2 GB must keep their weights as external data");
+    onnx::ModelProto model;
+    check(model.ParseFromArray(data, static_cast<int>(size)), source, ": not an ONNX model (protobuf parse failed)");
+    convert_model(net, model, external_data_dir, source);
+}
+
+void load_onnx(Net& net, const std::string& path, const OnnxImportOptions& options)
+{
+    std::ifstream in(path, std::ios::binary);
+    check(static_cast<bool>(in), path, ": cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const std::string bytes = ss.str();
+    const size_t slash = path.find_last_of('/');
+    load_onnx_mem(net, bytes.data(), bytes.size(), path, slash == std::string::npos ? "." : path.substr(0, slash), options);
+}
+
+} // namespace kestrel

@@ -1,0 +1,128 @@
+// ONNX -> Kestrel graph conversion. Each ONNX op type has a NodeConverter that
+// reads the node through a NodeContext and emits one or more Kestrel layers.
+// Converters are grouped in family tables (src/onnx/convert_<family>.cpp).
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kestrel/error.h"
+#include "kestrel/net.h"
+#include "onnx/onnx_pb.h"
+
+namespace kestrel::onnx_import {
+
+class ModelConverter;
+
+class NodeContext {
+public:
+    NodeContext(ModelConverter& model, const onnx::NodeProto& node, int index, int opset);
+
+    const onnx::NodeProto& node() const { return node_; }
+    const std::string& op_type() const { return node_.op_type(); }
+    int opset() const { return opset_; }
+    // Layer name for the first emitted layer (node name, or OpType_index).
+    const std::string& name() const { return name_; }
+
+    int num_inputs() const { return node_.input_size(); }
+    // Present and not the empty "optional" name.
+    bool has_input(int i) const { return i < node_.input_size() && !node_.input(i).empty(); }
+    // Blob name of input i; a constant input is emitted as a Constant layer on first use.
+    std::string input(int i);
+    // Value of input i when it is known at conversion time (initializer, Constant, folded).
+    const Tensor* constant(int i) const;
+    // Rank and dtype from ONNX shape inference (-1 / nullptr when unknown).
+    int input_rank(int i) const;
+    const DType* input_dtype(int i) const;
+    const Shape* input_shape(int i) const; // dims with -1 for unknown; nullptr when rank unknown
+
+    int num_outputs() const { return node_.output_size(); }
+    bool has_output(int i) const { return i < node_.output_size() && !node_.output(i).empty(); }
+    std::string output(int i) const;
+
+    bool has_attr(const std::string& name) const;
+    int64_t attr_int(const std::string& name, int64_t def) const;
+    float attr_float(const std::string& name, float def) const;
+    std::vector<int64_t> attr_ints(const std::string& name) const;
+    std::vector<float> attr_floats(const std::string& name) const;
+    std::string attr_string(const std::string& name, const std::string& def = "") const;
+    Tensor attr_tensor(const std::string& name) const;
+
+    // Adds a layer (named after the node; later layers get a suffix).
+    void emit(const std::string& type, const std::vector<std::string>& bottoms, const std::vector<std::string>& tops,
+              const ParamDict& params = {}, const std::vector<Tensor>& weights = {});
+    // Output i is this known value (emitted as a Constant only if something uses it).
+    void set_constant_output(int i, const Tensor& value);
+    // A fresh intermediate blob name.
+    std::string temp(const std::string& suffix);
+
+    template <class... Args> [[noreturn]] void fail(const Args&... args) const
+    {
+        kestrel::fail(where(), ": ", args...);
+    }
+    template <class... Args> void check(bool ok, const Args&... args) const
+    {
+        if (!ok) fail(args...);
+    }
+    // "node 'name' (OpType, opset 13)"
+    std::string where() const;
+
+private:
+    ModelConverter& model_;
+    const onnx::NodeProto& node_;
+    std::string name_;
+    int opset_;
+    int emitted_ = 0;
+};
+
+using NodeConverter = void (*)(NodeContext&);
+
+struct ConverterEntry {
+    const char* op_type;
+    NodeConverter convert;
+};
+
+// Family tables; the converter uses their union.
+std::vector<ConverterEntry> basic_converters();        // Identity, Constant, activations, element-wise math
+std::vector<ConverterEntry> nn_converters();           // Conv, pools, Gemm, MatMul, norms, Softmax, ...
+std::vector<ConverterEntry> tensor_converters();       // Reshape, Transpose, Concat, Slice, Gather, Shape, ...
+std::vector<ConverterEntry> extra_converters();        // Resize, reductions, detection, RNNs, ...
+const std::map<std::string, NodeConverter>& converter_table();
+
+// Helpers shared by converters.
+ParamDict params_with_ints(int id, const std::vector<int64_t>& values, const std::string& what);
+std::vector<int64_t> tensor_to_int64s(const Tensor& t);
+std::vector<float> tensor_to_floats(const Tensor& t);
+Tensor scalar_tensor(float v);
+Tensor int64_tensor(const std::vector<int64_t>& values);
+
+class ModelConverter {
+public:
+    ModelConverter(const onnx::ModelProto& model, std::string base_dir, std::string source, Net& net);
+    void convert();
+
+    // For NodeContext.
+    std::string ensure_blob(const std::string& onnx_name, const std::string& context);
+    const Tensor* constant(const std::string& onnx_name) const;
+    void set_constant(const std::string& onnx_name, const Tensor& value);
+    const onnx::TypeProto* type_of(const std::string& onnx_name) const;
+    void add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,
+                   const std::vector<std::string>& tops, const ParamDict& params, const std::vector<Tensor>& weights);
+    std::string unique_blob(const std::string& base);
+    static std::string sanitize(const std::string& onnx_name);
+    const std::string& base_dir() const { return base_dir_; }
+
+private:
+    void add_graph_inputs();
+    const onnx::ModelProto& model_;
+    std::string base_dir_, source_;
+    Net& net_;
+    int opset_ = 0;
+    std::map<std::string, Tensor> constants_;
+    std::set<std::string> produced_; // sanitized blob names with a producer
+    std::map<std::string, onnx::TypeProto> types_;
+    int temp_counter_ = 0;
+};
+
+} // namespace kestrel::onnx_import

@@ -1,0 +1,18 @@
+// ONNX TensorProto <-> kestrel::Tensor (all numeric dtypes, raw or typed
+// fields, external data files).
+#pragma once
+#include <string>
+
+#include "kestrel/tensor.h"
+#include "onnx/onnx_pb.h"
+
+namespace kestrel {
+
+// Throws for unsupported element types (strings, complex) with the tensor name.
+DType dtype_from_onnx(int onnx_type, const std::string& what);
+// `base_dir` resolves external data locations.
+Tensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& base_dir);
+// Reads a serialized TensorProto file (conformance test data).
+Tensor read_onnx_tensor_file(const std::string& path, std::string* name = nullptr);
+
+} // namespace kestrel
