@@ -15,17 +15,12 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "kestrel/op.h"
-#include "kestrel/param_dict.h"
-#include "kestrel/tensor.h"
+#include "kestrel/kestrel.h"
 
-#if __has_include("ops/builtin_ops.h")
-#include "ops/builtin_ops.h"
-#else
+// Defined in src/ops/binary_op.cpp (the registry maps the ncnn type name to it).
 namespace kestrel {
 std::unique_ptr<Op> make_binary_op();
 }
-#endif
 
 using namespace kestrel;
 
@@ -163,6 +158,14 @@ std::vector<float> random_values(std::mt19937& rng, int64_t n, float lo, float h
     return v;
 }
 
+TensorDesc desc(const Shape& shape, DType dtype = DType::F32)
+{
+    TensorDesc d;
+    d.shape = shape;
+    d.dtype = dtype;
+    return d;
+}
+
 std::string error_of(const std::function<void()>& fn)
 {
     try {
@@ -177,7 +180,7 @@ std::string error_of(const std::function<void()>& fn)
 Tensor run(const Op& op, const std::vector<Tensor>& in, int threads = 1)
 {
     std::vector<TensorDesc> descs;
-    for (const auto& t : in) descs.push_back({t.shape(), t.dtype()});
+    for (const auto& t : in) descs.push_back(desc(t.shape(), t.dtype()));
     std::vector<TensorDesc> outs(1);
     op.infer(descs, outs);
     std::vector<Tensor> out{Tensor(outs[0].shape, outs[0].dtype)};
@@ -289,7 +292,6 @@ TEST(BinaryOp, WithScalarEveryOpAndInPlace)
         const auto got2 = values_of(io);
         for (size_t i = 0; i < a.size(); ++i) ASSERT_TRUE(same_float(got2[i], ref_op(t, a[i], b))) << i;
     }
-    EXPECT_FALSE(make_layer(0)->supports_inplace());
 }
 
 TEST(BinaryOp, BroadcastRuleParam)
@@ -334,27 +336,93 @@ TEST(BinaryOp, BroadcastRuleParam)
 
 TEST(BinaryOp, Errors)
 {
-    // op_type out of range, at load_param, naming the layer
+    // op_type out of range, at load_param (the runtime adds the layer name, see below)
     for (int bad : {-1, 19, 100}) {
         const std::string m = error_of([&] { make_layer(bad); });
-        EXPECT_NE(m.find("BinaryOp 'bin0'"), std::string::npos) << m;
+        EXPECT_NE(m.find("op_type"), std::string::npos) << m;
         EXPECT_NE(m.find(std::to_string(bad)), std::string::npos) << m;
     }
-    EXPECT_NE(error_of([] { make_layer(0, 0, 0.f, 3); }).find("BinaryOp 'bin0'"), std::string::npos);
+    EXPECT_NE(error_of([] { make_layer(0, 0, 0.f, 3); }).find("broadcast_rule"), std::string::npos);
 
-    // incompatible shapes: layer name and both shapes
+    // incompatible shapes: both shapes named
     auto op = make_layer(0);
     std::vector<TensorDesc> outs(1);
-    std::string m = error_of([&] { op->infer({{{4, 3, 2}, DType::F32}, {{5, 3, 2}, DType::F32}}, outs); });
-    EXPECT_NE(m.find("BinaryOp 'bin0'"), std::string::npos) << m;
+    std::string m = error_of([&] { op->infer({desc({4, 3, 2}), desc({5, 3, 2})}, outs); });
     EXPECT_NE(m.find("(4,3,2)"), std::string::npos) << m;
     EXPECT_NE(m.find("(5,3,2)"), std::string::npos) << m;
-    m = error_of([&] { op->infer({{{4, 3, 2}, DType::F32}, {{3}, DType::F32}}, outs); });
+    m = error_of([&] { op->infer({desc({4, 3, 2}), desc({3})}, outs); });
     EXPECT_NE(m.find("(3,)"), std::string::npos) << m;
     // rank 5 is not an ncnn blob
-    EXPECT_THROW(op->infer({{{1, 2, 3, 4, 5}, DType::F32}, {{1}, DType::F32}}, outs), Error);
+    EXPECT_THROW(op->infer({desc({1, 2, 3, 4, 5}), desc({1})}, outs), Error);
     // input count and dtype
-    EXPECT_THROW(op->infer({{{4}, DType::F32}}, outs), Error);
-    m = error_of([&] { op->infer({{{4}, DType::I32}, {{4}, DType::F32}}, outs); });
-    EXPECT_NE(m.find("BinaryOp 'bin0'"), std::string::npos) << m;
+    EXPECT_THROW(op->infer({desc({4})}, outs), Error);
+    EXPECT_THROW(op->infer({desc({4}, DType::I32), desc({4})}, outs), Error);
+}
+
+// Through a Net: errors name the layer (the runtime's prefix), results match.
+TEST(BinaryOp, InANetErrorsNameTheLayer)
+{
+    {
+        Net net;
+        const std::string m = error_of([&] {
+            net.load_param_mem("7767517\n3 3\nInput a 0 1 a\nInput b 0 1 b\nBinaryOp badop 2 1 a b c 0=19\n");
+        });
+        EXPECT_NE(m.find("BinaryOp 'badop'"), std::string::npos) << m;
+        EXPECT_NE(m.find("19"), std::string::npos) << m;
+    }
+    Net net;
+    net.load_param_mem("7767517\n3 3\nInput a 0 1 a\nInput b 0 1 b\nBinaryOp sub1 2 1 a b c 0=1\n");
+    Session s(net);
+    s.set_input("a", tensor_of({2, 3, 4}, std::vector<float>(24, 1.f)));
+    s.set_input("b", tensor_of({5, 3, 4}, std::vector<float>(60, 1.f)));
+    const std::string m = error_of([&] { s.get("c"); });
+    EXPECT_NE(m.find("BinaryOp 'sub1'"), std::string::npos) << m;
+    EXPECT_NE(m.find("(2,3,4)"), std::string::npos) << m;
+    EXPECT_NE(m.find("(5,3,4)"), std::string::npos) << m;
+
+    // per-channel broadcast through the session: ncnn [w=4,h=3,c=2] - [2]
+    std::vector<float> av(24), bv = {10.f, 20.f};
+    for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i);
+    s.set_input("a", tensor_of({2, 3, 4}, av));
+    s.set_input("b", tensor_of({2}, bv));
+    const Tensor c = s.get("c");
+    ASSERT_EQ(c.shape(), (Shape{2, 3, 4}));
+    for (size_t i = 0; i < av.size(); ++i) EXPECT_EQ(c.data<float>()[i], av[i] - bv[i / 12]);
+}
+
+// with_scalar in a chain where the runtime may run it in place.
+TEST(BinaryOp, InANetWithScalarChain)
+{
+    Net net;
+    net.load_param_mem("7767517\n3 3\nInput a 0 1 a\nBinaryOp m 1 1 a b 0=2 1=1 2=3.0\n"
+                       "BinaryOp r 1 1 b c 0=7 1=1 2=1.0\n");
+    Session s(net);
+    std::vector<float> av(1000);
+    for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i) * 0.25f;
+    s.set_input("a", tensor_of({10, 100}, av));
+    const Tensor c = s.get("c");
+    for (size_t i = 0; i < av.size(); ++i) ASSERT_EQ(c.data<float>()[i], 1.f - av[i] * 3.f);
+}
+
+// In a net the runtime may write the sum over input A (residual-add style) when
+// A dies there; B broadcast or full, A computed by an earlier layer.
+TEST(BinaryOp, InANetInPlaceOverInputA)
+{
+    for (const char* bshape : {"full", "bcast"}) {
+        Net net;
+        net.load_param_mem("7767517\n5 5\nInput a 0 1 a\nInput b 0 1 b\nUnaryOp n 1 1 a x 0=1\n"
+                           "BinaryOp add 2 1 x b y 0=1\nUnaryOp sq 1 1 y z 0=4\n");
+        Session s(net);
+        const bool full = std::string(bshape) == "full";
+        std::vector<float> av(6 * 50), bv(full ? av.size() : 50);
+        for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i) * 0.5f;
+        for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i) + 3.f;
+        s.set_input("a", tensor_of({6, 50}, av));
+        s.set_input("b", full ? tensor_of({6, 50}, bv) : tensor_of({50}, bv));
+        const Tensor z = s.get("z");
+        for (size_t i = 0; i < av.size(); ++i) {
+            const float y = -av[i] - bv[full ? i : i % 50];
+            ASSERT_EQ(z.data<float>()[i], y * y) << bshape << " " << i;
+        }
+    }
 }

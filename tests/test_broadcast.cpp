@@ -433,6 +433,19 @@ TEST(Broadcast, Unidirectional)
     EXPECT_EQ(out, (std::vector<float>{10, 20, 30, 80, 100, 120}));
 }
 
+TEST(Broadcast, BroadcastToOneInput)
+{
+    const BroadcastPlan p = broadcast_to({3, 1}, {2, 3, 4});
+    ASSERT_EQ(p.num_inputs(), 1);
+    ASSERT_EQ(p.out_shape, (Shape{2, 3, 4}));
+    const std::vector<int16_t> in = {7, 8, 9};
+    std::vector<int16_t> out(24);
+    broadcast_unary(p, in.data(), out.data(), [](int16_t v) { return v; });
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], in[(i / 4) % 3]) << i;
+    EXPECT_THROW(broadcast_to({2, 3}, {3, 3}), Error);
+    EXPECT_THROW(broadcast_to({1, 2, 3}, {2, 3}), Error);
+}
+
 TEST(Broadcast, IncompatibleShapesNameBothShapes)
 {
     auto message = [](auto fn) -> std::string {

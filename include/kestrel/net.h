@@ -51,6 +51,10 @@ public:
     // Names the graph outputs explicitly (default: blobs produced and never consumed).
     void set_output_names(const std::vector<std::string>& names);
 
+    // Graph optimizer passes (identity/dead-layer removal, constant folding,
+    // BatchNorm and activation fusion into convolutions). Returns one line per rewrite.
+    std::vector<std::string> optimize();
+
     void save_param(const std::string& path) const;
     void save_model(const std::string& path) const;
     std::string param_text() const;

@@ -216,8 +216,9 @@ BroadcastPlan broadcast_ncnn(const Shape& a, const Shape& b)
             out[k] = lb[k];
         else
             incompatible(BroadcastRule::Ncnn, shapes,
-                         detail::concat("aligned as ", shape_str(la), " and ", shape_str(lb), ", axis ", k,
-                                        " has sizes ", la[k], " and ", lb[k]));
+                         detail::concat(la == a && lb == b ? std::string()
+                                                           : "aligned as " + shape_str(la) + " and " + shape_str(lb) + ", ",
+                                        "axis ", k, " has sizes ", la[k], " and ", lb[k]));
     }
     return make_broadcast_plan(out, {la, lb}, shapes);
 }
@@ -230,6 +231,12 @@ BroadcastPlan broadcast_plan(BroadcastRule rule, const Shape& a, const Shape& b)
     case BroadcastRule::Unidirectional: return broadcast_unidirectional(a, b);
     }
     fail("unknown broadcast rule ", static_cast<int>(rule));
+}
+
+BroadcastPlan broadcast_to(const Shape& in, const Shape& target)
+{
+    broadcast_unidirectional(target, in); // validates: in must stretch to target
+    return make_broadcast_plan(target, {right_aligned(in, target.size())}, {in});
 }
 
 BroadcastPlan elementwise_plan(const Shape& shape)

@@ -87,11 +87,15 @@ BroadcastPlan broadcast_numpy(const Shape& a, const Shape& b);
 // B broadcast (numpy-aligned) to A's shape.
 BroadcastPlan broadcast_unidirectional(const Shape& a, const Shape& b);
 BroadcastPlan broadcast_plan(BroadcastRule rule, const Shape& a, const Shape& b);
-// A plain element-wise map over n elements (unary ops).
+// One input stretched (numpy-aligned) to `target` (ONNX Expand after its
+// output shape is known, Tile-like copies): a one-input plan for broadcast_unary.
+BroadcastPlan broadcast_to(const Shape& in, const Shape& target);
+// A plain element-wise map over one shape (unary ops).
 BroadcastPlan elementwise_plan(const Shape& shape);
 
 // ---------------------------------------------------------------------------
 // Threading: what the executor splits work with (serial when default-constructed).
+// Pass it as a call argument; it refers to (does not copy) an ExecContext.
 
 class ParallelRunner {
 public:
@@ -205,7 +209,43 @@ void broadcast_rows(const BroadcastPlan& plan, const ParallelRunner& runner, con
                 for (int i = 0; i < N; ++i) base[i] += idx[k] * plan.strides[i][k];
             }
         }
+        // Moves the odometer to the next row (carrying from axis `outer_rank - 1` up).
+        auto next_row = [&]() {
+            for (int k = outer_rank - 1; k >= 0; --k) {
+                for (int i = 0; i < N; ++i) base[i] += plan.strides[i][k];
+                if (++idx[k] < plan.dims[k]) return;
+                for (int i = 0; i < N; ++i) base[i] -= plan.strides[i][k] * plan.dims[k];
+                idx[k] = 0;
+            }
+        };
         std::array<int64_t, N> off{};
+        if (chunks == 1) {
+            // Whole rows: run along the second-innermost axis in a tight loop and
+            // touch the rest of the odometer only when that axis wraps.
+            std::array<int64_t, N> s1{};
+            int64_t d1 = 1;
+            if (outer_rank > 0) {
+                d1 = plan.dims[outer_rank - 1];
+                for (int i = 0; i < N; ++i) s1[i] = plan.strides[i][outer_rank - 1];
+            }
+            int64_t t = t0;
+            for (;;) {
+                const int64_t j0 = outer_rank > 0 ? idx[outer_rank - 1] : 0;
+                const int64_t run = std::min(d1 - j0, t1 - t);
+                off = base;
+                for (int64_t q = 0; q < run; ++q) {
+                    row((t + q) * inner, off.data(), inner);
+                    for (int i = 0; i < N; ++i) off[i] += s1[i];
+                }
+                t += run;
+                if (t >= t1) break;
+                // jump to the end of this run of axis outer_rank-1, then carry
+                for (int i = 0; i < N; ++i) base[i] += s1[i] * (run - 1);
+                idx[outer_rank - 1] += run - 1;
+                next_row();
+            }
+            return;
+        }
         for (int64_t t = t0; t < t1; ++t) {
             const int64_t begin = chunk_i * chunk_len;
             const int64_t len = std::min(chunk_len, inner - begin);
@@ -214,12 +254,7 @@ void broadcast_rows(const BroadcastPlan& plan, const ParallelRunner& runner, con
             if (++chunk_i == chunks && t + 1 < t1) {
                 chunk_i = 0;
                 ++row_i;
-                for (int k = outer_rank - 1; k >= 0; --k) {
-                    for (int i = 0; i < N; ++i) base[i] += plan.strides[i][k];
-                    if (++idx[k] < plan.dims[k]) break;
-                    for (int i = 0; i < N; ++i) base[i] -= plan.strides[i][k] * plan.dims[k];
-                    idx[k] = 0;
-                }
+                next_row();
             }
         }
     };
@@ -277,8 +312,7 @@ inline void binary_row(TO* o, const TA* a, int64_t sa, const TB* b, int64_t sb, 
 // ---------------------------------------------------------------------------
 // Executors
 
-// out[i] = f(in[i]) over a plan with one input (elementwise_plan or a
-// broadcast of one shape to another via broadcast_unidirectional(out, in)).
+// out[i] = f(in[i]) over a plan with one input (elementwise_plan or broadcast_to).
 template <class TI, class TO, class F>
 void broadcast_unary(const BroadcastPlan& plan, const TI* in, TO* out, const F& f,
                      const ParallelRunner& runner = {})

@@ -9,10 +9,6 @@
 #include "kestrel/op.h"
 #include "ops/op_util.h"
 
-#if __has_include("ops/builtin_ops.h")
-#include "ops/builtin_ops.h"
-#endif
-
 namespace kestrel {
 
 namespace {
@@ -35,20 +31,19 @@ public:
     void load_param(const ParamDict& pd) override
     {
         op_type_ = pd.get_int(0, 0);
-        check(op_type_ >= 0 && op_type_ < ew::kNcnnUnaryOpCount, where(), ": op_type (param 0) ", op_type_,
+        check(op_type_ >= 0 && op_type_ < ew::kNcnnUnaryOpCount, "op_type (param 0) ", op_type_,
               " out of range 0..", ew::kNcnnUnaryOpCount - 1);
     }
 
     void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const override
     {
-        try {
-            expect_input_count(inputs, 1, 1);
-            expect_output_count(outputs, 1);
-            expect_f32(inputs[0]);
-        } catch (const Error& e) {
-            fail(where(), ": ", e.what());
-        }
-        outputs[0] = TensorDesc{inputs[0].shape, DType::F32};
+        expect_input_count(inputs, 1, 1);
+        expect_output_count(outputs, 1);
+        expect_f32(inputs[0]);
+        TensorDesc out;
+        out.shape = inputs[0].shape;
+        out.dtype = DType::F32;
+        outputs[0] = out;
     }
 
     void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
@@ -56,7 +51,7 @@ public:
     {
         const Tensor& in = inputs.at(0);
         Tensor& out = outputs.at(0);
-        check(out.shape() == in.shape(), where(), ": output shape ", shape_str(out.shape()), " != input ",
+        check(out.shape() == in.shape(), "output shape ", shape_str(out.shape()), " != input ",
               shape_str(in.shape()));
         kUnaryKernels[static_cast<size_t>(op_type_)](elementwise_plan(in.shape()), in.data<float>(),
                                                      out.data<float>(), ParallelRunner(ctx));

@@ -6,6 +6,7 @@
 #include "graph/graph.h"
 #include "graph/ncnn_model_bin.h"
 #include "graph/ncnn_param.h"
+#include "graph/optimize.h"
 
 namespace kestrel {
 
@@ -198,6 +199,13 @@ void Net::finish_graph()
 {
     check(graph_ != nullptr, "finish_graph: no layers added");
     graph_->finalize();
+}
+
+std::vector<std::string> Net::optimize()
+{
+    check(graph_ != nullptr, "optimize: no model loaded");
+    check(weights_loaded_, "optimize: load the weights first");
+    return optimize_graph(*graph_).applied;
 }
 
 std::string Net::param_text() const { return write_ncnn_param_text(graph()); }

@@ -1,0 +1,111 @@
+// Graph optimizer passes: each rewrite keeps outputs equal to the unoptimized graph.
+#include <random>
+
+#include "graph/graph.h"
+#include "reference_util.h"
+
+namespace kestrel {
+namespace {
+
+Tensor random_tensor(Shape shape, uint32_t seed, float lo = -1.f, float hi = 1.f)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    Tensor t(std::move(shape), DType::F32);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    return t;
+}
+
+// input -> Conv(3->4, 3x3, bias) -> BatchNorm -> ReLU -> Noop -> ConvDW(4, 3x3, no bias) -> BatchNorm -> Clip
+// plus a dead branch and a Constant -> ReLU chain added to the output.
+void build(Net& net)
+{
+    ParamDict conv;
+    conv.set_int(0, 4);
+    conv.set_int(1, 3);
+    conv.set_int(4, 1);
+    conv.set_int(5, 1);
+    conv.set_int(6, 4 * 3 * 9);
+    ParamDict bn;
+    bn.set_int(0, 4);
+    bn.set_float(1, 1e-5f);
+    ParamDict dw;
+    dw.set_int(0, 4);
+    dw.set_int(1, 3);
+    dw.set_int(6, 4 * 9);
+    dw.set_int(7, 4);
+    dw.set_int(4, 1);
+    ParamDict clip;
+    clip.set_float(0, -0.5f);
+    clip.set_float(1, 0.8f);
+    ParamDict cst;
+    cst.set_int(0, static_cast<int>(DType::F32));
+    cst.set_ints(1, {4, 6, 6});
+    ParamDict sum;
+    sum.set_int(0, 1);
+    auto bn_weights = [](uint32_t seed) {
+        return std::vector<Tensor>{random_tensor({4}, seed, 0.5f, 1.5f), random_tensor({4}, seed + 1),
+                                   random_tensor({4}, seed + 2, 0.1f, 2.f), random_tensor({4}, seed + 3)};
+    };
+    net.add_layer("Input", "in", {}, {"x"});
+    net.add_layer("Convolution", "conv", {"x"}, {"c1"}, conv, {random_tensor({4 * 3 * 9}, 1), random_tensor({4}, 2)});
+    net.add_layer("BatchNorm", "bn1", {"c1"}, {"b1"}, bn, bn_weights(10));
+    net.add_layer("ReLU", "relu", {"b1"}, {"r1"});
+    net.add_layer("Noop", "noop", {"r1"}, {"n1"});
+    net.add_layer("ConvolutionDepthWise", "dw", {"n1"}, {"c2"}, dw, {random_tensor({4 * 9}, 3)});
+    net.add_layer("BatchNorm", "bn2", {"c2"}, {"b2"}, bn, bn_weights(20));
+    net.add_layer("Clip", "clip", {"b2"}, {"y0"}, clip);
+    net.add_layer("Sigmoid", "dead", {"n1"}, {"unused"});
+    net.add_layer("Constant", "k", {}, {"k"}, cst, {random_tensor({4, 6, 6}, 4)});
+    net.add_layer("ReLU", "krelu", {"k"}, {"kr"});
+    net.add_layer("Eltwise", "add", {"y0", "kr"}, {"y"}, sum);
+    net.set_output_names({"y"});
+}
+
+TEST(Optimizer, RewritesConvBatchNormActivationChainsWithEqualOutputs)
+{
+    Net plain, optimized;
+    build(plain);
+    build(optimized);
+    const std::vector<std::string> applied = optimized.optimize();
+    const auto has = [&](const std::string& what) {
+        for (const auto& a : applied)
+            if (a.find(what) != std::string::npos) return true;
+        return false;
+    };
+    EXPECT_TRUE(has("folded BatchNorm 'bn1' into Convolution 'conv'"));
+    EXPECT_TRUE(has("folded BatchNorm 'bn2' into ConvolutionDepthWise 'dw'"));
+    EXPECT_TRUE(has("fused ReLU 'relu'"));
+    EXPECT_TRUE(has("fused Clip 'clip'"));
+    EXPECT_TRUE(has("removed Noop 'noop'"));
+    EXPECT_TRUE(has("folded ReLU 'krelu'"));
+    EXPECT_TRUE(has("removed unused Sigmoid 'dead'"));
+    std::vector<std::string> types;
+    for (const Layer& l : optimized.graph().layers) types.push_back(l.type);
+    EXPECT_EQ(types, std::vector<std::string>({"Input", "Constant", "Convolution", "ConvolutionDepthWise", "Eltwise"}));
+
+    const Tensor x = random_tensor({3, 6, 6}, 99);
+    Session a(plain), b(optimized);
+    a.set_input("x", x);
+    b.set_input("x", x);
+    testing::expect_close_to_reference(b.get("y"), a.get("y"), 1e-5);
+}
+
+TEST(Optimizer, SharedModelsKeepTheirOutputs)
+{
+    for (const char* model : {"mobilenet_v2", "resnet18"}) {
+        const std::string dir = testing::shared_path(std::string("models/") + model + "/");
+        Net net;
+        net.load_param(dir + "ncnn.param");
+        net.load_model(dir + "ncnn.bin");
+        const size_t before = net.graph().layers.size();
+        net.optimize();
+        EXPECT_LT(net.graph().layers.size(), before) << model;
+        Session s(net);
+        s.set_input("input", read_npy(dir + "ncnn_input.npy"));
+        testing::expect_close_to_reference(s.get("output"), read_npy(dir + "ncnn_output.npy"), 1e-4);
+    }
+}
+
+} // namespace
+} // namespace kestrel
