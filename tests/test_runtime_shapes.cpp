@@ -1,6 +1,9 @@
 // Values known while planning (shape arithmetic folds away) and data-dependent
 // output shapes (re-inferred downstream), through user-registered ops.
 #include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "reference_util.h"
 
@@ -123,6 +126,50 @@ TEST(RuntimeShapes, DataDependentShapeIsPropagatedDownstream)
         const Tensor y = session.get("y");
         ASSERT_EQ(y.shape(), Shape({static_cast<int64_t>(expected.size())}));
         for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(y.data<float>()[i], expected[i]);
+    }
+}
+
+} // namespace
+} // namespace kestrel
+
+namespace kestrel {
+namespace {
+
+// The same layers, flagged batched (featmask bit 65536), on a (N,C,H,W) input
+// equal N independent runs on each (C,H,W) sample.
+TEST(RuntimeShapes, BatchedLayersEqualPerSampleRuns)
+{
+    const char* layers = "Convolution conv 1 1 x c 0=4 1=3 4=1 5=1 6=108 %s\n"
+                         "Pooling pool 1 1 c p 0=0 1=2 2=2 %s\n"
+                         "ReLU relu 1 1 p y\n";
+    char batched[512], plain[512];
+    std::snprintf(batched, sizeof batched, layers, "31=65536", "31=65536");
+    std::snprintf(plain, sizeof plain, layers, "", "");
+    Tensor w({108}), b({4});
+    for (int64_t i = 0; i < 108; ++i) w.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));
+    for (int64_t i = 0; i < 4; ++i) b.data<float>()[i] = 0.1f * static_cast<float>(i);
+    auto make = [&](const char* body) {
+        Net net;
+        net.load_param_mem(std::string("7767517\n4 4\nInput in 0 1 x\n") + body);
+        std::vector<uint8_t> bin(4 + 108 * 4 + 16, 0); // tag 0 (fp32), weights, raw bias
+        std::memcpy(bin.data() + 4, w.raw(), 108 * 4);
+        std::memcpy(bin.data() + 4 + 108 * 4, b.raw(), 16);
+        net.load_model_mem(bin.data(), bin.size());
+        return net;
+    };
+    const Net batched_net = make(batched), plain_net = make(plain);
+    const Tensor x = ramp({3, 3, 6, 6}, -20.f);
+    Session bs(batched_net);
+    bs.set_input("x", x);
+    const Tensor y = bs.get("y");
+    ASSERT_EQ(y.shape(), Shape({3, 4, 3, 3}));
+    for (int64_t n = 0; n < 3; ++n) {
+        Session ps(plain_net);
+        Tensor sample({3, 6, 6});
+        std::memcpy(sample.raw(), x.data<float>() + n * 108, 108 * 4);
+        ps.set_input("x", sample);
+        const Tensor ref = ps.get("y");
+        for (int64_t i = 0; i < ref.numel(); ++i) EXPECT_EQ(y.data<float>()[n * ref.numel() + i], ref.data<float>()[i]);
     }
 }
 

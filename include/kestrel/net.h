@@ -71,7 +71,12 @@ public:
 
     const Graph& graph() const;
 
+    // Any single weight larger than this is refused before it is allocated
+    // (a "too large" kestrel::TooLargeError). Default 4 GiB.
+    void set_max_weight_bytes(int64_t bytes) { max_weight_bytes_ = bytes; }
+
 private:
+    int64_t max_weight_bytes_ = int64_t(4) << 30;
     friend class Session;
     std::unique_ptr<Graph> graph_;
     bool weights_loaded_ = false;

@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace kestrel {
 
 namespace {
@@ -18,17 +22,31 @@ int isa_cap()
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-bool detect_avx2()
+// CPUID feature bits, plus XGETBV: the OS must save the YMM/ZMM state too.
+struct X86Features {
+    bool avx2 = false, avx512 = false;
+    X86Features()
+    {
+        unsigned a, b, c, d;
+        if (!__get_cpuid(1, &a, &b, &c, &d)) return;
+        const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+        if (!osxsave || !avx) return;
+        unsigned xcr0_lo, xcr0_hi;
+        __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+        const bool ymm_state = (xcr0_lo & 0x6u) == 0x6u, zmm_state = (xcr0_lo & 0xe6u) == 0xe6u;
+        if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return;
+        avx2 = ymm_state && fma && f16c && (b & (1u << 5));
+        const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
+        avx512 = avx2 && zmm_state && f && dq && bw && vl;
+    }
+};
+const X86Features& x86_features()
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    static const X86Features f;
+    return f;
 }
-bool detect_avx512()
-{
-    __builtin_cpu_init();
-    return detect_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-}
+bool detect_avx2() { return x86_features().avx2; }
+bool detect_avx512() { return x86_features().avx512; }
 #else
 bool detect_avx2() { return false; }
 bool detect_avx512() { return false; }

@@ -20,6 +20,11 @@ struct StoredWeight {
     std::vector<uint8_t> original; // tag + payload when the tag was not plain fp32
 };
 
+// Our featmask bit (param 31, a bitmask ncnn reads only bits 1..128 of): the
+// layer's inputs carry a leading batch axis; the runtime runs the layer once
+// per sample (as ncnn's NCNN_BATCH loop does), so every ncnn layer takes a batch.
+constexpr int kFeatmaskBatched = 1 << 16;
+
 struct Layer {
     std::string type;
     std::string name;
@@ -29,6 +34,7 @@ struct Layer {
     std::unique_ptr<Op> op;
     std::vector<StoredWeight> weights;
     int line = 0; // line in the .param text (0 when not from text)
+    bool batched() const { return (params.get_int(31, 0) & kFeatmaskBatched) != 0; }
 };
 
 struct Blob {

@@ -110,7 +110,7 @@ void load_weights(Graph& g, Reader& reader, Take take)
 void Net::load_model(const std::string& path)
 {
     FileSource source(path);
-    NcnnWeightReader reader(source, path, Options{}.max_tensor_bytes);
+    NcnnWeightReader reader(source, path, max_weight_bytes_);
     load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
     reader.expect_end();
     weights_loaded_ = true;
@@ -120,7 +120,7 @@ void Net::load_model_mem(const void* data, size_t size, const std::string& sourc
 {
     check(graph_ != nullptr, "load_model: load the .param first");
     MemorySource source(data, size);
-    NcnnWeightReader reader(source, source_name, Options{}.max_tensor_bytes);
+    NcnnWeightReader reader(source, source_name, max_weight_bytes_);
     load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
     reader.expect_end();
     weights_loaded_ = true;
@@ -130,7 +130,7 @@ void Net::load_model(const std::function<size_t(void*, size_t)>& fn, const std::
 {
     check(graph_ != nullptr, "load_model: load the .param first");
     CallbackSource source(fn);
-    NcnnWeightReader reader(source, source_name, Options{}.max_tensor_bytes);
+    NcnnWeightReader reader(source, source_name, max_weight_bytes_);
     load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
     reader.expect_end();
     weights_loaded_ = true;
@@ -139,7 +139,7 @@ void Net::load_model(const std::function<size_t(void*, size_t)>& fn, const std::
 void Net::load_model_zeros()
 {
     check(graph_ != nullptr, "load_model_zeros: load the .param first");
-    ZeroWeightReader reader(Options{}.max_tensor_bytes);
+    ZeroWeightReader reader(max_weight_bytes_);
     load_weights(*graph_, reader, [&] {
         std::vector<StoredWeight> w;
         w.swap(reader.recorded);

@@ -103,10 +103,47 @@ std::vector<int> Session::Impl::layers_needed(const std::vector<int>& targets) c
 }
 
 // op->infer with size limits, and errors naming the layer and its input shapes.
+namespace {
+
+// Per-sample descriptions of a batched layer's inputs; returns the batch size.
+int64_t split_batch(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& per_sample)
+{
+    check(!in.empty(), "a batched layer needs inputs");
+    const int64_t n = in[0].shape.empty() ? -1 : in[0].shape[0];
+    for (const TensorDesc& d : in) {
+        check(!d.shape.empty() && d.shape[0] == n, "batched inputs must share the leading batch axis, got ",
+              shapes_str(in));
+        per_sample.push_back(TensorDesc(Shape(d.shape.begin() + 1, d.shape.end()), d.dtype));
+    }
+    return n;
+}
+
+// Sample `i` of a batched tensor, as a view.
+Tensor sample_view(const Tensor& t, int64_t i)
+{
+    const Shape shape(t.shape().begin() + 1, t.shape().end());
+    const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(t.dtype());
+    return Tensor::wrap(static_cast<uint8_t*>(const_cast<void*>(t.raw())) + i * bytes, shape, t.dtype());
+}
+
+} // namespace
+
 void Session::Impl::infer_layer(int li, std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const
 {
     try {
-        graph->layers[li].op->infer(in, out);
+        const Layer& l = graph->layers[li];
+        if (l.batched()) {
+            check(!l.op->dynamic_output_shape(), "a layer with data-dependent output shapes cannot be batched");
+            std::vector<TensorDesc> per_sample;
+            const int64_t n = split_batch(in, per_sample);
+            l.op->infer(per_sample, out);
+            for (TensorDesc& d : out) {
+                d.shape.insert(d.shape.begin(), n);
+                d.value = Tensor();
+            }
+        } else {
+            l.op->infer(in, out);
+        }
         for (const TensorDesc& d : out) {
             const int64_t bytes = desc_bytes(d);
             if (bytes > options.max_tensor_bytes)
@@ -125,7 +162,7 @@ void Session::Impl::infer_layer(int li, std::vector<TensorDesc>& in, std::vector
 bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
 {
     const Layer& l = graph->layers[li];
-    if (l.op->dynamic_output_shape() || l.tops.empty()) return false;
+    if (l.op->dynamic_output_shape() || l.tops.empty() || l.batched()) return false;
     if (l.bottoms.empty() && l.tops.size() == 1) {
         const Tensor c = l.op->constant_value();
         if (c.defined()) {
@@ -322,7 +359,16 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         if (before) before(OpEvent{l.name, l.type, in, out});
         if (!l.op->outputs_alias_input()) {
             try {
-                l.op->forward(in, out, ctx);
+                if (l.batched()) {
+                    for (int64_t i = 0; i < (in.empty() ? 0 : in[0].dim(0)); ++i) {
+                        std::vector<Tensor> in_i, out_i;
+                        for (const Tensor& t : in) in_i.push_back(sample_view(t, i));
+                        for (const Tensor& t : out) out_i.push_back(sample_view(t, i));
+                        l.op->forward(in_i, out_i, ctx);
+                    }
+                } else {
+                    l.op->forward(in, out, ctx);
+                }
             } catch (const Error& e) {
                 throw Error(graph->where(li) + ": " + e.what());
             }
@@ -444,7 +490,14 @@ ModelReport analyze_model(const Net& net, const std::map<std::string, TensorDesc
         r.layer = li;
         for (int b : l.bottoms) r.inputs.push_back(plan->blobs[b].desc);
         for (int t : l.tops) r.outputs.push_back(plan->blobs[t].desc);
-        r.macs = l.op->macs(r.inputs, r.outputs);
+        if (l.batched()) {
+            std::vector<TensorDesc> in1, out1;
+            const int64_t n = split_batch(r.inputs, in1);
+            split_batch(r.outputs, out1);
+            r.macs = n * l.op->macs(in1, out1);
+        } else {
+            r.macs = l.op->macs(r.inputs, r.outputs);
+        }
         r.weight_bytes = l.op->weight_bytes();
         report.total_macs += r.macs;
         report.total_weight_bytes += r.weight_bytes;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one for a
+# bounded time (FUZZ_SECONDS, default 60) from the seeds in fuzz/corpus.
+# Fails on any crash, leak, sanitizer report, or an input taking over 1 s.
+# FUZZ_TARGETS="fuzz_npy fuzz_onnx" limits the set; FUZZ_RUNS=N runs N inputs instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${FUZZ_SECONDS:-60}
+jobs=${JOBS:-$(nproc)}
+CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKESTREL_FUZZ=ON -DKESTREL_BUILD_TESTS=OFF >/dev/null
+targets=${FUZZ_TARGETS:-$(ls fuzz/fuzz_*.cpp | xargs -n1 basename | sed 's/\.cpp$//')}
+cmake --build build-fuzz -j"$jobs" --target $targets
+mkdir -p build-fuzz/artifacts
+status=0
+for t in $targets; do
+  [ -x "build-fuzz/fuzz/$t" ] || { echo "skipping $t (not built)"; continue; }
+  seeds=fuzz/corpus/${t#fuzz_}
+  work=$(mktemp -d)
+  extra=()
+  if [ "$t" = fuzz_onnx ] && [ -d /usr/share/libonnx-testdata/data/node ]; then
+    # ONNX's own conformance models make good extra seeds (read-only, not copied into the repo).
+    extra_dir=$(mktemp -d)
+    i=0
+    for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+      i=$((i + 1)); [ $((i % 4)) -eq 0 ] && cp "$m" "$extra_dir/$i.onnx"
+    done
+    extra=("$extra_dir")
+  fi
+  budget=(-max_total_time="$seconds")
+  [ -n "${FUZZ_RUNS:-}" ] && budget=(-runs="$FUZZ_RUNS")
+  echo "== $t (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s})"
+  if ! "build-fuzz/fuzz/$t" "${budget[@]}" -timeout=1 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+       -artifact_prefix="build-fuzz/artifacts/$t-" "$work" "$seeds" "${extra[@]}" 2>"build-fuzz/$t.log"; then
+    echo "FAILED: $t (log: build-fuzz/$t.log)"; tail -40 "build-fuzz/$t.log"; status=1
+  else
+    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build-fuzz/$t.log" || true
+  fi
+  rm -rf "$work"
+done
+exit $status
