@@ -175,3 +175,30 @@ TEST(RuntimeShapes, BatchedLayersEqualPerSampleRuns)
 
 } // namespace
 } // namespace kestrel
+
+namespace kestrel {
+namespace {
+
+// Shapes read downstream of a data-dependent op are the true ones, not the
+// planning upper bound, and a layer that needs a value still gets it.
+TEST(RuntimeShapes, ShapeOfDataDependentOutputIsTheTrueShape)
+{
+    register_test_ops();
+    Net net;
+    net.load_param_mem("7767517\n5 6\nInput in 0 1 x\nTestKeepPositive k 1 1 x kept\nSplit sp 1 2 kept k1 k2\n"
+                       "TestShapeOf s 1 1 k1 shp\nTestReshapeTo t 2 1 k2 shp y\n");
+    Session session(net);
+    for (float start : {-5.f, -2.f}) {
+        const Tensor x = ramp({2, 4}, start);
+        session.set_input("x", x);
+        int64_t positives = 0;
+        for (int64_t i = 0; i < x.numel(); ++i) positives += x.data<float>()[i] > 0;
+        const std::vector<Tensor> out = session.run({"shp", "y"});
+        ASSERT_EQ(out[0].numel(), 1);
+        EXPECT_EQ(out[0].data<int64_t>()[0], positives);
+        EXPECT_EQ(out[1].shape(), Shape({positives}));
+    }
+}
+
+} // namespace
+} // namespace kestrel

@@ -9,7 +9,15 @@ namespace kestrel::onnx_import {
 
 namespace {
 
-void convert_identity(NodeContext& n) { n.emit("Noop", {n.input(0)}, {n.output(0)}); }
+void convert_identity(NodeContext& n)
+{
+    // Identity of a constant is that constant (exporters wrap shared weights this way).
+    if (const Tensor* c = n.constant(0)) {
+        n.set_constant_output(0, *c);
+        return;
+    }
+    n.emit("Noop", {n.input(0)}, {n.output(0)});
+}
 
 void convert_constant(NodeContext& n)
 {

@@ -20,6 +20,7 @@ std::vector<BuiltinOp> elementwise_ops();  // BinaryOp, UnaryOp
 std::vector<BuiltinOp> data_ops();         // concat, slice, crop, permute, padding, ...
 std::vector<BuiltinOp> math_ops();         // softmax, norms, reductions, gemm, attention, interp
 std::vector<BuiltinOp> detection_ops();    // priors, detection outputs
+std::vector<BuiltinOp> nd_ops();           // ONNX-semantics tensor layers (Gather, SliceND, Pad, ...)
 
 std::vector<BuiltinOp> builtin_ops();
 

@@ -32,6 +32,7 @@ struct Plan {
     std::vector<int> all_layers; // also the ones evaluated while planning (for reports)
     std::vector<BlobPlan> blobs; // indexed by blob id
     std::vector<bool> inplace;   // per step: output 0 written over input 0
+    std::vector<bool> data_dependent; // per blob: shape may differ at run time (downstream of dynamic_output_shape)
     int64_t arena_bytes = 0;
     int64_t owned_bytes = 0;
 };
@@ -163,6 +164,9 @@ bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
 {
     const Layer& l = graph->layers[li];
     if (l.op->dynamic_output_shape() || l.tops.empty() || l.batched()) return false;
+    // A planned shape downstream of a data-dependent op is only an upper bound: nothing to fold.
+    for (int b : l.bottoms)
+        if (p.data_dependent[b]) return false;
     if (l.bottoms.empty() && l.tops.size() == 1) {
         const Tensor c = l.op->constant_value();
         if (c.defined()) {
@@ -205,11 +209,25 @@ bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
 void Session::Impl::infer_shapes(Plan& p) const
 {
     std::vector<int> executed;
+    p.data_dependent.assign(graph->blobs.size(), false);
     for (int li : p.all_layers) {
         const Layer& l = graph->layers[li];
+        bool dependent = l.op->dynamic_output_shape();
+        for (int b : l.bottoms) dependent = dependent || p.data_dependent[b];
+        for (int t : l.tops) p.data_dependent[t] = dependent;
         std::vector<TensorDesc> in, out(l.tops.size());
         for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
-        infer_layer(li, in, out);
+        bool downstream = false;
+        for (int b : l.bottoms) downstream = downstream || p.data_dependent[b];
+        try {
+            infer_layer(li, in, out);
+        } catch (const TooLargeError&) {
+            if (!downstream) throw;
+            out.assign(l.tops.size(), TensorDesc(Shape{0})); // provisional: inferred again at run time
+        } catch (const Error&) {
+            if (!downstream) throw;
+            out.assign(l.tops.size(), TensorDesc(Shape{0}));
+        }
         for (size_t i = 0; i < l.tops.size(); ++i) {
             out[i].value = Tensor(); // values come only from evaluation below
             p.blobs[l.tops[i]].desc = out[i];
@@ -248,6 +266,10 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
             }
         }
     }
+    // Shapes downstream of data-dependent ops are only known at run time: own buffers.
+    for (int s = 0; s < nsteps; ++s)
+        for (int t : graph->layers[p.steps[s]].tops)
+            if (p.data_dependent[t] && p.blobs[t].home == Home::Arena) p.blobs[t].home = Home::Owned;
     // Roots of requested blobs are owned buffers handed to the caller; never reused.
     for (int t : targets) {
         const int r = root_of(t);
@@ -342,12 +364,18 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         bool shapes_changed = false;
         for (int b : l.bottoms) {
             in.push_back(values[b]);
-            shapes_changed = shapes_changed || values[b].shape() != p.blobs[b].desc.shape;
+            // Downstream of a data-dependent op the plan is provisional: always infer again.
+            shapes_changed = shapes_changed || values[b].shape() != p.blobs[b].desc.shape || p.data_dependent[b];
         }
         if (shapes_changed) {
             // Downstream of a data-dependent shape: infer again, use fresh buffers.
             std::vector<TensorDesc> in_desc, out_desc(l.tops.size());
-            for (const Tensor& t : in) in_desc.push_back(TensorDesc{t.shape(), t.dtype(), {}});
+            for (size_t i = 0; i < in.size(); ++i) {
+                // At run time small inputs are known too: shape values computed downstream of a
+                // data-dependent op reach the layers that need them.
+                const bool small = in[i].numel() <= kMaxPlanTimeElements;
+                in_desc.push_back(TensorDesc(in[i].shape(), in[i].dtype(), small ? in[i] : Tensor()));
+            }
             infer_layer(li, in_desc, out_desc);
             for (size_t i = 0; i < l.tops.size(); ++i)
                 values[l.tops[i]] = l.op->outputs_alias_input() ? in[0].view_as(out_desc[i].shape, out_desc[i].dtype)

@@ -1,0 +1,91 @@
+// ConstantOfShape (ONNX): a tensor of the shape in input 0 (1-D integers, >= 0;
+// empty = scalar) filled with one value. Param 0=dtype (kestrel::DType code,
+// default F32), 1=has_value (default 1: one weight, a 1-element tensor of that
+// dtype, holds the value; 0: the value is zero). Param 20=dynamic (see
+// nd_common.cpp).
+#include <algorithm>
+#include <cstring>
+
+#include "core/dtype_dispatch.h"
+#include "ops/op_util.h"
+
+namespace kestrel {
+
+// Helpers from nd_common.cpp.
+namespace nd {
+int normalize_axis(int64_t axis, int64_t rank, const char* what);
+bool is_integer_dtype(DType t);
+std::vector<int64_t> int_values(const Tensor& t, const char* what);
+int64_t int_scalar(const Tensor& t, const char* what);
+const Tensor& known_value(const TensorDesc& d, const char* what);
+Shape dense_strides(const Shape& s);
+int64_t dims_product(const Shape& s, size_t begin, size_t end);
+void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
+                  void* dst, size_t esize, const ExecContext* ctx);
+} // namespace nd
+
+namespace {
+
+class ConstantOfShape : public Op {
+public:
+    void load_param(const ParamDict& pd) override
+    {
+        const int code = pd.get_int(0, static_cast<int>(DType::F32));
+        check(code >= 0 && code <= static_cast<int>(DType::Bool), "dtype (param 0) ", code, " is not 0..12");
+        dtype_ = static_cast<DType>(code);
+        has_value_ = pd.get_int(1, 1) != 0;
+        dynamic_ = pd.get_int(20, 0) != 0;
+    }
+    void load_model(WeightReader& wr) override
+    {
+        value_ = has_value_ ? wr.load_typed(Shape{1}, dtype_) : Tensor::zeros(Shape{1}, dtype_);
+    }
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        expect_output_count(out, 1);
+        check(in[0].shape.size() == 1, "shape (input 0) must be 1-D, got ", shape_str(in[0].shape));
+        if (!in[0].value.defined() && dynamic_) {
+            out[0] = TensorDesc(Shape(static_cast<size_t>(in[0].shape[0]), 1), dtype_); // placeholder
+            return;
+        }
+        out[0] = TensorDesc(target(nd::known_value(in[0], "shape (input 0)")), dtype_);
+    }
+    bool dynamic_output_shape() const override { return dynamic_; }
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
+    {
+        const Shape s = target(in[0]);
+        if (out[0].shape() != s) out[0] = Tensor(s, dtype_);
+        auto fill = [&](auto tag) {
+            using U = typename decltype(tag)::type;
+            U v;
+            std::memcpy(&v, value_.raw(), sizeof(U));
+            std::fill_n(out[0].data<U>(), out[0].numel(), v);
+        };
+        switch (dtype_size(dtype_)) {
+        case 1: fill(TypeTag<uint8_t>{}); break;
+        case 2: fill(TypeTag<uint16_t>{}); break;
+        case 4: fill(TypeTag<uint32_t>{}); break;
+        default: fill(TypeTag<uint64_t>{}); break;
+        }
+    }
+    int64_t weight_bytes() const override { return has_value_ ? static_cast<int64_t>(dtype_size(dtype_)) : 0; }
+
+private:
+    static Shape target(const Tensor& shape_value)
+    {
+        const Shape s = nd::int_values(shape_value, "shape (input 0)");
+        for (int64_t d : s) check(d >= 0, "shape (input 0) ", shape_str(s), " has a negative dim");
+        return s;
+    }
+    DType dtype_ = DType::F32;
+    bool has_value_ = true;
+    bool dynamic_ = false;
+    Tensor value_;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_nd_constant_of_shape() { return std::make_unique<ConstantOfShape>(); }
+
+} // namespace kestrel

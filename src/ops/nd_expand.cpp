@@ -1,0 +1,81 @@
+// Expand (ONNX): broadcasts input 0 (any dtype) with the shape in input 1 (1-D
+// integers) by numpy rules: the output shape is the broadcast of both (a 1 in
+// the shape keeps the input's dim). Param 20=dynamic (see nd_common.cpp).
+#include "core/dtype_dispatch.h"
+#include "kernels/broadcast.h"
+#include "ops/op_util.h"
+
+namespace kestrel {
+
+// Helpers from nd_common.cpp.
+namespace nd {
+int normalize_axis(int64_t axis, int64_t rank, const char* what);
+bool is_integer_dtype(DType t);
+std::vector<int64_t> int_values(const Tensor& t, const char* what);
+int64_t int_scalar(const Tensor& t, const char* what);
+const Tensor& known_value(const TensorDesc& d, const char* what);
+Shape dense_strides(const Shape& s);
+int64_t dims_product(const Shape& s, size_t begin, size_t end);
+void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
+                  void* dst, size_t esize, const ExecContext* ctx);
+} // namespace nd
+
+namespace {
+
+// Visits the unsigned type of an element size (byte copies through the broadcast engine).
+template <class Fn> void visit_element_size(size_t esize, Fn&& fn)
+{
+    switch (esize) {
+    case 1: fn(TypeTag<uint8_t>{}); return;
+    case 2: fn(TypeTag<uint16_t>{}); return;
+    case 4: fn(TypeTag<uint32_t>{}); return;
+    case 8: fn(TypeTag<uint64_t>{}); return;
+    }
+    fail("unsupported element size ", esize);
+}
+
+class Expand : public Op {
+public:
+    void load_param(const ParamDict& pd) override { dynamic_ = pd.get_int(20, 0) != 0; }
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 2, 2);
+        expect_output_count(out, 1);
+        check(in[1].shape.size() == 1, "shape (input 1) must be 1-D, got ", shape_str(in[1].shape));
+        if (!in[1].value.defined() && dynamic_) {
+            // Placeholder: the input lifted to the target rank; forward() gives the real shape.
+            Shape s = in[0].shape;
+            if (static_cast<int64_t>(s.size()) < in[1].shape[0])
+                s.insert(s.begin(), static_cast<size_t>(in[1].shape[0]) - s.size(), 1);
+            out[0] = TensorDesc(s, in[0].dtype);
+            return;
+        }
+        out[0] = TensorDesc(target(in[0].shape, nd::known_value(in[1], "shape (input 1)")), in[0].dtype);
+    }
+    bool dynamic_output_shape() const override { return dynamic_; }
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const Shape s = target(in[0].shape(), in[1]);
+        if (out[0].shape() != s) out[0] = Tensor(s, in[0].dtype());
+        const BroadcastPlan plan = broadcast_to(in[0].shape(), s);
+        visit_element_size(dtype_size(in[0].dtype()), [&](auto tag) {
+            using U = typename decltype(tag)::type;
+            broadcast_unary(plan, in[0].data<U>(), out[0].data<U>(), [](U v) { return v; }, ParallelRunner(ctx));
+        });
+    }
+
+private:
+    static Shape target(const Shape& in, const Tensor& shape_value)
+    {
+        const Shape want = nd::int_values(shape_value, "shape (input 1)");
+        for (int64_t d : want) check(d >= 0, "shape (input 1) ", shape_str(want), " has a negative dim");
+        return broadcast_numpy(in, want).out_shape;
+    }
+    bool dynamic_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_nd_expand() { return std::make_unique<Expand>(); }
+
+} // namespace kestrel
