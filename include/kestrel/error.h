@@ -36,6 +36,8 @@ template <class... Args>
     throw Error(detail::concat(args...));
 }
 
+// The message arguments are evaluated even when the condition holds: never
+// index with a value the condition is guarding.
 template <class... Args>
 void check(bool condition, const Args&... args)
 {

@@ -37,8 +37,10 @@ void Graph::finalize()
         }
         for (int t : l.tops) {
             check(t >= 0 && t < static_cast<int>(blobs.size()), where(li), ": bad top blob index ", t);
-            check(blobs[t].producer < 0, where(li), ": blob '", blobs[t].name, "' is already produced by ",
-                  layers[blobs[t].producer].type, " '", layers[blobs[t].producer].name, "'");
+            // (not check(): its message arguments are evaluated even when the check passes)
+            if (blobs[t].producer >= 0)
+                fail(where(li), ": blob '", blobs[t].name, "' is already produced by ", layers[blobs[t].producer].type,
+                     " '", layers[blobs[t].producer].name, "'");
             blobs[t].producer = li;
         }
         if (l.type == "Input")

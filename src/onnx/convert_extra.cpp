@@ -54,11 +54,57 @@ void convert_reduce(NodeContext& n)
     n.emit("Reduction", {n.input(0)}, {n.output(0)}, pd);
 }
 
+// Resize (opset 10+) and Upsample (7-9) onto our Resize layer.
+void convert_resize(NodeContext& n)
+{
+    const bool upsample = n.op_type() == "Upsample";
+    const std::string mode = n.attr_string("mode", "nearest");
+    ParamDict pd;
+    pd.set_int(0, mode == "nearest" ? 0 : (mode == "linear" || mode == "bilinear") ? 1 : mode == "cubic" ? 2 : -1);
+    n.check(pd.get_int(0, 0) >= 0, "unknown mode '", mode, "'");
+    // Before opset 11 coordinates were asymmetric and nearest rounding was floor-like.
+    const bool legacy = upsample || n.opset() < 11;
+    const std::string coord = legacy ? "asymmetric" : n.attr_string("coordinate_transformation_mode", "half_pixel");
+    const std::map<std::string, int> coords = {{"half_pixel", 0}, {"pytorch_half_pixel", 1}, {"align_corners", 2},
+                                               {"asymmetric", 3}, {"tf_half_pixel_for_nn", 4}};
+    n.check(coords.count(coord), "coordinate_transformation_mode '", coord, "' is not supported");
+    pd.set_int(1, coords.at(coord));
+    const std::string nearest = legacy ? "floor" : n.attr_string("nearest_mode", "round_prefer_floor");
+    const std::map<std::string, int> nearests = {{"round_prefer_floor", 0}, {"round_prefer_ceil", 1}, {"floor", 2}, {"ceil", 3}};
+    n.check(nearests.count(nearest), "nearest_mode '", nearest, "' is not supported");
+    pd.set_int(2, nearests.at(nearest));
+    pd.set_float(3, n.attr_float("cubic_coeff_a", -0.75f));
+    pd.set_int(4, static_cast<int>(n.attr_int("exclude_outside", 0)));
+    n.check(n.attr_int("antialias", 0) == 0, "antialias is not supported");
+    n.check(n.attr_ints("axes").empty(), "the axes attribute is not supported");
+    n.check(n.attr_string("keep_aspect_ratio_policy", "stretch") == "stretch", "keep_aspect_ratio_policy is not supported");
+    std::string target;
+    if (upsample && n.opset() < 9) {
+        const std::vector<float> scales = n.attr_floats("scales");
+        Tensor t({static_cast<int64_t>(scales.size())}, DType::F32);
+        std::copy(scales.begin(), scales.end(), t.data<float>());
+        target = n.temp("scales");
+        ParamDict cpd;
+        cpd.set_int(0, static_cast<int>(DType::F32));
+        cpd.set_ints(1, {static_cast<int>(scales.size())});
+        n.emit("Constant", {}, {target}, cpd, {t});
+    } else {
+        // Resize-10 and Upsample-9: (X, scales); Resize-11+: (X, roi, scales, sizes).
+        const int scales_at = upsample || n.opset() < 11 ? 1 : 2;
+        const bool has_sizes = !upsample && n.opset() >= 11 && n.has_input(3);
+        const Tensor* scales = n.constant(scales_at);
+        const bool use_sizes = has_sizes && !(scales && scales->numel() > 0);
+        pd.set_int(5, use_sizes ? 1 : 0);
+        target = n.input(use_sizes ? 3 : scales_at);
+    }
+    n.emit("Resize", {n.input(0), target}, {n.output(0)}, pd);
+}
+
 } // namespace
 
 std::vector<ConverterEntry> extra_converters()
 {
-    std::vector<ConverterEntry> v;
+    std::vector<ConverterEntry> v = {{"Resize", convert_resize}, {"Upsample", convert_resize}};
     for (const auto& kv : reduce_ops()) v.push_back({kv.first.c_str(), convert_reduce});
     return v;
 }

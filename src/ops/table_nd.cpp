@@ -39,9 +39,12 @@ std::unique_ptr<Op> make_nd_argmin();
 std::unique_ptr<Op> make_nd_eye_like();
 std::unique_ptr<Op> make_nd_compress();
 
+std::unique_ptr<Op> make_resize();
+
 std::vector<BuiltinOp> nd_ops()
 {
     return {
+        {"Resize", make_resize},
         {"Shape", make_nd_shape},
         {"Size", make_nd_size},
         {"ReshapeND", make_nd_reshape},

@@ -1,0 +1,189 @@
+// Resize (ONNX semantics, our layer). Inputs: X, target. Params:
+//   0=mode (0 nearest, 1 linear, 2 cubic)
+//   1=coordinate transform (0 half_pixel, 1 pytorch_half_pixel, 2 align_corners,
+//     3 asymmetric, 4 tf_half_pixel_for_nn)
+//   2=nearest mode (0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil)
+//   3=cubic_coeff_a (-0.75)   4=exclude_outside (0)
+//   5=target kind: 0 = input 1 holds per-axis scales (float), 1 = sizes (int64)
+// The target must be known while planning (constant or computed from shapes).
+// One mechanism for every mode: each resized axis gets a table of taps
+// (source index, weight) per output index, applied axis by axis (separable),
+// with source indices clamped to the edge as ONNX's reference does.
+#include <cmath>
+
+#include "core/dtype_dispatch.h"
+#include "ops/op_util.h"
+
+namespace kestrel {
+
+namespace {
+
+enum Mode { kNearest = 0, kLinear = 1, kCubic = 2 };
+enum Coord { kHalfPixel = 0, kPytorchHalfPixel = 1, kAlignCorners = 2, kAsymmetric = 3, kTfHalfPixelForNn = 4 };
+
+struct Tap {
+    int64_t index;
+    float weight;
+};
+
+class Resize : public Op {
+public:
+    void load_param(const ParamDict& pd) override
+    {
+        mode_ = pd.get_int(0, kNearest);
+        coord_ = pd.get_int(1, kHalfPixel);
+        nearest_ = pd.get_int(2, 0);
+        cubic_a_ = pd.get_float(3, -0.75f);
+        exclude_outside_ = pd.get_int(4, 0) != 0;
+        sizes_ = pd.get_int(5, 0) != 0;
+        check(mode_ >= kNearest && mode_ <= kCubic, "mode (param 0) must be 0..2, got ", mode_);
+        check(coord_ >= kHalfPixel && coord_ <= kTfHalfPixelForNn, "coordinate transform (param 1) must be 0..4, got ", coord_);
+        check(nearest_ >= 0 && nearest_ <= 3, "nearest mode (param 2) must be 0..3, got ", nearest_);
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 2, 2);
+        expect_output_count(out, 1);
+        expect_f32(in[0]);
+        std::vector<double> scales;
+        out[0] = TensorDesc(output_shape(in[0].shape, in[1], scales), DType::F32);
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        std::vector<double> scales;
+        const Shape out_shape = output_shape(in[0].shape(), TensorDesc(in[1].shape(), in[1].dtype(), in[1]), scales);
+        Tensor current = in[0];
+        for (size_t axis = 0; axis < out_shape.size(); ++axis) {
+            const int64_t in_len = current.shape()[axis], out_len = out_shape[axis];
+            if (in_len == out_len && scales[axis] == 1.0) continue;
+            Shape next_shape = current.shape();
+            next_shape[axis] = out_len;
+            Tensor next = next_shape == out_shape ? out[0] : Tensor(next_shape, DType::F32);
+            resize_axis(current, next, axis, taps(in_len, out_len, scales[axis]), ctx);
+            current = next;
+        }
+        if (current.raw() != out[0].raw())
+            std::copy_n(current.data<float>(), current.numel(), out[0].data<float>());
+    }
+
+private:
+    Shape output_shape(const Shape& in, const TensorDesc& target, std::vector<double>& scales) const
+    {
+        check(target.value.defined(), "the ", sizes_ ? "sizes" : "scales", " input must be known while planning");
+        check(target.value.numel() == static_cast<int64_t>(in.size()), "has ", target.value.numel(),
+              " target values for a rank-", in.size(), " input");
+        Shape out(in.size());
+        scales.assign(in.size(), 1.0);
+        visit_dtype(target.value.dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            for (size_t i = 0; i < in.size(); ++i) {
+                const double v = to_double(target.value.data<T>()[i]);
+                if (sizes_) {
+                    check(v >= 1 && v < 1e9, "sizes must be >= 1, got ", v);
+                    out[i] = static_cast<int64_t>(v);
+                    scales[i] = in[i] > 0 ? static_cast<double>(static_cast<float>(v) / static_cast<float>(in[i])) : 1.0;
+                } else {
+                    check(v > 0 && v < 1e6, "scales must be > 0, got ", v);
+                    scales[i] = static_cast<float>(v);
+                    out[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * static_cast<float>(v)));
+                }
+            }
+        });
+        return out;
+    }
+
+    double source_coordinate(int64_t x, int64_t in_len, int64_t out_len, double scale) const
+    {
+        switch (coord_) {
+        case kHalfPixel: return (x + 0.5) / scale - 0.5;
+        case kPytorchHalfPixel: return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+        case kAlignCorners: return out_len > 1 ? x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1) : 0.0;
+        case kAsymmetric: return x / scale;
+        default: return (x + 0.5) / scale;
+        }
+    }
+
+    int64_t nearest_index(double x) const
+    {
+        switch (nearest_) {
+        case 0: return x - std::floor(x) == 0.5 ? static_cast<int64_t>(std::floor(x)) : static_cast<int64_t>(std::round(x));
+        case 1: return x - std::floor(x) == 0.5 ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(std::round(x));
+        case 2: return static_cast<int64_t>(std::floor(x));
+        default: return static_cast<int64_t>(std::ceil(x));
+        }
+    }
+
+    float cubic_weight(double d) const
+    {
+        const double a = cubic_a_, x = std::fabs(d);
+        if (x <= 1) return static_cast<float>(((a + 2) * x - (a + 3)) * x * x + 1);
+        if (x < 2) return static_cast<float>(((a * x - 5 * a) * x + 8 * a) * x - 4 * a);
+        return 0.f;
+    }
+
+    // Taps of every output index along one axis.
+    std::vector<std::vector<Tap>> taps(int64_t in_len, int64_t out_len, double scale) const
+    {
+        std::vector<std::vector<Tap>> table(out_len);
+        auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), in_len - 1); };
+        for (int64_t x = 0; x < out_len; ++x) {
+            const double src = source_coordinate(x, in_len, out_len, scale);
+            std::vector<Tap>& t = table[x];
+            if (mode_ == kNearest) {
+                t.push_back({clamp(nearest_index(src)), 1.f});
+                continue;
+            }
+            const double base = std::floor(src), frac = src - base;
+            const int64_t x0 = static_cast<int64_t>(base);
+            if (mode_ == kLinear) {
+                t = {{x0, static_cast<float>(1 - frac)}, {x0 + 1, static_cast<float>(frac)}};
+            } else {
+                for (int k = -1; k <= 2; ++k) t.push_back({x0 + k, cubic_weight(frac - k)});
+            }
+            if (exclude_outside_) {
+                float sum = 0;
+                for (Tap& tap : t) {
+                    if (tap.index < 0 || tap.index >= in_len) tap.weight = 0;
+                    sum += tap.weight;
+                }
+                for (Tap& tap : t) tap.weight = sum != 0 ? tap.weight / sum : 0;
+            }
+            for (Tap& tap : t) tap.index = clamp(tap.index);
+        }
+        return table;
+    }
+
+    static void resize_axis(const Tensor& src, Tensor& dst, size_t axis, const std::vector<std::vector<Tap>>& table,
+                            const ExecContext& ctx)
+    {
+        int64_t outer = 1, inner = 1;
+        for (size_t i = 0; i < axis; ++i) outer *= src.shape()[i];
+        for (size_t i = axis + 1; i < src.shape().size(); ++i) inner *= src.shape()[i];
+        const int64_t in_len = src.shape()[axis], out_len = dst.shape()[axis];
+        const float* s = src.data<float>();
+        float* d = dst.data<float>();
+        ctx.parallel_for(outer * out_len, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                const int64_t o = r / out_len, x = r % out_len;
+                float* drow = d + (o * out_len + x) * inner;
+                std::fill(drow, drow + inner, 0.f);
+                for (const Tap& tap : table[x]) {
+                    const float* srow = s + (o * in_len + tap.index) * inner;
+                    for (int64_t i = 0; i < inner; ++i) drow[i] += tap.weight * srow[i];
+                }
+            }
+        });
+    }
+
+    int mode_ = kNearest, coord_ = kHalfPixel, nearest_ = 0;
+    float cubic_a_ = -0.75f;
+    bool exclude_outside_ = false, sizes_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_resize() { return std::make_unique<Resize>(); }
+
+} // namespace kestrel
