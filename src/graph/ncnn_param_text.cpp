@@ -264,11 +264,8 @@ Graph parse_ncnn_param_text(const std::string& text, const std::string& source)
         while (tz.next_is_param()) parse_param(tz, layer);
         g.layers.push_back(std::move(layer));
     }
-    if (!tz.at_end()) {
-        const Token extra = tz.next("end of file");
-        bad(tz, extra.line, "unexpected '" + extra.text + "' after the " + std::to_string(layer_count) +
-                                " declared layers");
-    }
+    // Like ncnn, read exactly the declared number of layers and ignore what follows
+    // (ncnn's own benchmark models rely on this).
     g.finalize();
     return g;
 }

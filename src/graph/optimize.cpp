@@ -162,8 +162,11 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
         std::vector<Tensor> out;
         try {
             l.op->infer(in_desc, out_desc);
-            for (const TensorDesc& d : out_desc)
-                out.push_back(l.op->outputs_alias_input() ? in[0].clone().view_as(d.shape, d.dtype) : Tensor(d.shape, d.dtype));
+            for (size_t i = 0; i < out_desc.size(); ++i) {
+                const TensorDesc& d = out_desc[i];
+                out.push_back(l.op->outputs_alias_input() ? in[l.op->alias_input(static_cast<int>(i))].clone().view_as(d.shape, d.dtype)
+                                                          : Tensor(d.shape, d.dtype));
+            }
             if (!l.op->outputs_alias_input()) l.op->forward(in, out, ExecContext(nullptr, 1));
         } catch (const Error&) {
             continue; // leave it to the runtime, which reports the error with context

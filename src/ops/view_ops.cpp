@@ -54,12 +54,12 @@ class Noop : public Op {
 public:
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        // The runtime aliases every top to bottom 0, so only the 1-to-1 form is accepted.
-        check(in.size() == 1 && out.size() <= 1, "supports one input and at most one output, got ", in.size(),
-              " and ", out.size());
-        for (auto& o : out) o = in[0];
+        // As ncnn: output i is input i.
+        check(out.size() <= in.size(), "has ", out.size(), " outputs but only ", in.size(), " inputs");
+        for (size_t i = 0; i < out.size(); ++i) out[i] = in[i];
     }
     bool outputs_alias_input() const override { return true; }
+    int alias_input(int output) const override { return output; }
     void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
 };
 

@@ -188,9 +188,10 @@ bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
     for (int t : l.tops) elements += shape_numel(p.blobs[t].desc.shape);
     if (elements > kMaxPlanTimeElements) return false;
     std::vector<Tensor> out;
-    for (int t : l.tops) {
-        const TensorDesc& d = p.blobs[t].desc;
-        out.push_back(l.op->outputs_alias_input() ? in[0].clone().view_as(d.shape, d.dtype) : Tensor(d.shape, d.dtype));
+    for (size_t i = 0; i < l.tops.size(); ++i) {
+        const TensorDesc& d = p.blobs[l.tops[i]].desc;
+        out.push_back(l.op->outputs_alias_input() ? in[l.op->alias_input(static_cast<int>(i))].clone().view_as(d.shape, d.dtype)
+                                                  : Tensor(d.shape, d.dtype));
     }
     if (!l.op->outputs_alias_input()) {
         try {
@@ -256,10 +257,11 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
     for (int s = 0; s < nsteps; ++s) {
         const Layer& l = graph->layers[p.steps[s]];
         for (int b : l.bottoms) touch(root_of(b), s);
-        for (int t : l.tops) {
+        for (size_t i = 0; i < l.tops.size(); ++i) {
+            const int t = l.tops[i];
             if (l.op->dynamic_output_shape()) p.blobs[t].home = Home::Owned;
             if (l.op->outputs_alias_input() && !l.bottoms.empty()) {
-                make_alias(t, l.bottoms[0]);
+                make_alias(t, l.bottoms[l.op->alias_input(static_cast<int>(i))]);
             } else {
                 p.blobs[t].root = t;
                 touch(t, s);
@@ -378,7 +380,8 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
             }
             infer_layer(li, in_desc, out_desc);
             for (size_t i = 0; i < l.tops.size(); ++i)
-                values[l.tops[i]] = l.op->outputs_alias_input() ? in[0].view_as(out_desc[i].shape, out_desc[i].dtype)
+                values[l.tops[i]] = l.op->outputs_alias_input()
+                                        ? in[l.op->alias_input(static_cast<int>(i))].view_as(out_desc[i].shape, out_desc[i].dtype)
                                                                 : Tensor(out_desc[i].shape, out_desc[i].dtype);
         } else {
             for (int t : l.tops) materialize(t, p.blobs[t].desc);
