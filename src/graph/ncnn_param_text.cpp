@@ -264,8 +264,21 @@ Graph parse_ncnn_param_text(const std::string& text, const std::string& source)
         while (tz.next_is_param()) parse_param(tz, layer);
         g.layers.push_back(std::move(layer));
     }
-    // Like ncnn, read exactly the declared number of layers and ignore what follows
-    // (ncnn's own benchmark models rely on this).
+    // Like ncnn, read exactly the declared number of layers and ignore further
+    // well-formed layer records (ncnn's own nanodet_m.param has one); anything
+    // else after them is an error.
+    while (!tz.at_end()) {
+        const Token type = tz.next("layer type");
+        if (!std::isalpha(static_cast<unsigned char>(type.text[0])))
+            bad(tz, type.line, "unexpected '" + type.text + "' after the " + std::to_string(layer_count) + " declared layers");
+        Layer extra;
+        extra.type = type.text;
+        extra.name = expect_name(tz, "layer name");
+        const int nb = expect_int(tz, "bottom count", 0, kMaxBlobsPerLayer);
+        const int nt = expect_int(tz, "top count", 0, kMaxBlobsPerLayer);
+        for (int i = 0; i < nb + nt; ++i) expect_name(tz, "blob name");
+        while (tz.next_is_param()) parse_param(tz, extra);
+    }
     g.finalize();
     return g;
 }

@@ -1,5 +1,6 @@
 // One-input element-wise activation layers (ncnn params), all in place. Each
 // is a small functor plugged into one PointwiseOp template.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -39,7 +40,8 @@ private:
 struct ReluF {
     float slope = 0.f;
     void load(const ParamDict& pd) { slope = pd.get_float(0, 0.f); }
-    float operator()(float x) const { return x < 0.f ? x * slope : x; }
+    // slope 0 writes 0 (not x * 0, which is NaN for -inf and -0 for negatives), as ncnn.
+    float operator()(float x) const { return x < 0.f ? (slope == 0.f ? 0.f : x * slope) : x; }
 };
 
 struct ClipF {
@@ -53,9 +55,15 @@ struct ClipF {
     float operator()(float x) const { return std::min(std::max(x, lo), hi); }
 };
 
+// ncnn clamps the input to +-88.376 (where expf stays finite), so very negative
+// inputs give a tiny positive value rather than 0.
 struct SigmoidF {
     void load(const ParamDict&) {}
-    float operator()(float x) const { return 1.f / (1.f + std::exp(-x)); }
+    float operator()(float x) const
+    {
+        const float c = std::min(std::max(x, -88.3762626647949f), 88.3762626647949f);
+        return 1.f / (1.f + std::exp(-c));
+    }
 };
 
 struct SwishF {

@@ -109,6 +109,7 @@ void load_weights(Graph& g, Reader& reader, Take take)
 
 void Net::load_model(const std::string& path)
 {
+    check(graph_ != nullptr, "load_model: load the .param first");
     FileSource source(path);
     NcnnWeightReader reader(source, path, max_weight_bytes_);
     load_weights(*graph_, reader, [&] { return reader.take_recorded(); });

@@ -146,10 +146,11 @@ void Session::Impl::infer_layer(int li, std::vector<TensorDesc>& in, std::vector
             l.op->infer(in, out);
         }
         for (const TensorDesc& d : out) {
-            const int64_t bytes = desc_bytes(d);
-            if (bytes > options.max_tensor_bytes)
-                throw TooLargeError(detail::concat("output ", shape_str(d.shape), " is too large (", bytes,
-                                                   " bytes, limit ", options.max_tensor_bytes, ")"));
+            // Compare element counts, so that bytes = count * size cannot overflow.
+            const int64_t count = shape_numel(d.shape);
+            if (count > options.max_tensor_bytes / static_cast<int64_t>(dtype_size(d.dtype)))
+                throw TooLargeError(detail::concat("output ", shape_str(d.shape), " is too large (", count,
+                                                   " elements, limit ", options.max_tensor_bytes, " bytes)"));
         }
     } catch (const TooLargeError& e) {
         throw TooLargeError(graph->where(li) + ": " + e.what());

@@ -135,6 +135,22 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
     }
 }
 
+void check_input_size(const std::string& model, const std::string& input, const Shape& shape, DType dtype,
+                      int64_t max_bytes)
+{
+    int64_t n = 0;
+    try {
+        n = shape_numel(shape);
+    } catch (const Error&) {
+        throw TooLargeError(detail::concat(model, ": input '", input, "' with shape ", shape_str(shape),
+                                           " is too large (element count overflows)"));
+    }
+    const int64_t elem = static_cast<int64_t>(dtype_size(dtype));
+    if (n > max_bytes / elem)
+        throw TooLargeError(detail::concat(model, ": input '", input, "' with shape ", shape_str(shape), " is too large (",
+                                           n, " elements, limit ", max_bytes, " bytes)"));
+}
+
 Shape concrete_shape(Shape shape)
 {
     for (auto& d : shape)

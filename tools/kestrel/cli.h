@@ -46,6 +46,9 @@ int run_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
 int convert_command(const std::vector<std::string>& args);
+// Throws unless a tensor of this shape and dtype fits `max_bytes` (naming model and input).
+void check_input_size(const std::string& model, const std::string& input, const Shape& shape, DType dtype,
+                      int64_t max_bytes);
 // Declared shape with dims that may vary (-1) set to 1.
 Shape concrete_shape(Shape shape);
 

@@ -139,6 +139,7 @@ void bench_model(const ModelJob& job, const std::map<std::string, Shape>& cli_sh
         else shape = concrete_shape(model.net.input_shape(name));
         if (shape.empty() && model.net.input_shape(name).empty())
             fail(job.path, ": input '", name, "' declares no shape; pass --shape [w,h,c]");
+        check_input_size(job.path, name, shape, DType::F32, options.max_tensor_bytes);
         Tensor t(shape, DType::F32);
         std::fill(t.data<float>(), t.data<float>() + t.numel(), 0.01f);
         inputs.push_back({name, t.to(model.net.input_dtype(name))});

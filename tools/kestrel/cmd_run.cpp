@@ -66,6 +66,7 @@ int run_command(const std::vector<std::string>& argv)
         if (shape.empty() && declared.empty())
             fail(model.param_path, ": input '", name, "' declares no shape; pass --input ", name,
                  "=FILE.npy or --shape ", name, "=C,H,W");
+        check_input_size(model.param_path, name, shape, DType::F32, options.max_tensor_bytes);
         session.set_input(name, random_tensor(shape, seed++).to(model.net.input_dtype(name)));
     }
 

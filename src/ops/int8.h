@@ -1,0 +1,63 @@
+// Int8 helpers shared by the int8-aware ops (Convolution, ConvolutionDepthWise,
+// InnerProduct, Quantize, Requantize) and the small desc helper they all use.
+//
+// ncnn's conventions (src/layer/convolution.cpp, quantize.cpp, requantize.cpp):
+//   q = float2int8(x * scale): round half away from zero (C round()), then
+//       clamp to [-127, 127] (-128 is never produced);
+//   dequantize an int32 sum by 1 / (in_scale * w_scale), where a zero weight
+//   scale gives 0. We extend that to any zero or non-finite factor so that
+//   zero-filled benchmark models never produce inf/NaN.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "kestrel/op.h"
+
+namespace kestrel {
+
+// ncnn's float2int8: round half away from zero, clamp to [-127, 127].
+// NaN (undefined in ncnn) maps to 0 here.
+inline int8_t float2int8(float v)
+{
+    const float r = std::round(v);
+    if (r != r) return 0;
+    if (r > 127.f) return 127;
+    if (r < -127.f) return -127;
+    return static_cast<int8_t>(static_cast<int>(r));
+}
+
+inline void quantize_span(const float* src, int8_t* dst, int64_t n, float scale)
+{
+    for (int64_t i = 0; i < n; ++i) dst[i] = float2int8(src[i] * scale);
+}
+
+// The factor that turns an int32 accumulator into float: 1/(in_scale*w_scale),
+// or 0 when either scale is zero (or the product under/overflows).
+inline float dequant_factor(float in_scale, float w_scale)
+{
+    if (w_scale == 0.f || in_scale == 0.f) return 0.f;
+    const float f = 1.f / (in_scale * w_scale);
+    return std::isfinite(f) ? f : 0.f;
+}
+
+// A float pad value written into an int8 buffer, as ncnn's Padding does
+// (static_cast<signed char>, i.e. truncation), clamped so it is never UB.
+inline int8_t int8_pad_value(float v)
+{
+    if (v != v) return 0;
+    const float t = std::trunc(v);
+    if (t > 127.f) return 127;
+    if (t < -128.f) return -128;
+    return static_cast<int8_t>(static_cast<int>(t));
+}
+
+// TensorDesc without aggregate init (keeps -Wmissing-field-initializers quiet).
+inline TensorDesc make_desc(Shape shape, DType dtype)
+{
+    TensorDesc d;
+    d.shape = std::move(shape);
+    d.dtype = dtype;
+    return d;
+}
+
+} // namespace kestrel
