@@ -1,6 +1,7 @@
 // The .param text form: magic, counts, then one layer per record with its
 // `id=value` params. Whitespace (newlines included) separates tokens, exactly
 // as ncnn's scanf-based reader does; we also track lines for messages.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -231,7 +232,7 @@ Graph parse_ncnn_param_text(const std::string& text, const std::string& source)
     }
     const int layer_count = expect_int(tz, "layer count", 1, kMaxLayers);
     const int blob_count = expect_int(tz, "blob count", 1, kMaxLayers * 16LL);
-    g.layers.reserve(layer_count);
+    g.layers.reserve(std::min(layer_count, 4096)); // the count is not trusted until the layers are read
     for (int li = 0; li < layer_count; ++li) {
         if (tz.at_end())
             fail(source, ": unexpected end of file: header declares ", layer_count, " layers, found ", li);

@@ -286,7 +286,11 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
         const int out = l.tops[0];
         if (p.blobs[in_root].home != Home::Arena || last[in_root] != s || p.blobs[out].home != Home::Arena) continue;
         if (desc_bytes(p.blobs[in_root].desc) != desc_bytes(p.blobs[out].desc)) continue;
-        if (std::count(l.bottoms.begin(), l.bottoms.end(), l.bottoms[0]) > 1) continue;
+        // Another input viewing the same bytes (the same blob twice, or a Split/Reshape
+        // view of it) would be read after the op starts overwriting them.
+        bool shared = false;
+        for (size_t j = 1; j < l.bottoms.size(); ++j) shared = shared || root_of(l.bottoms[j]) == in_root;
+        if (shared) continue;
         p.inplace[s] = true;
         make_alias(out, l.bottoms[0]);
         last[in_root] = std::max(last[in_root], last[out]);
