@@ -90,8 +90,13 @@ public:
         activation_ = Activation::from_ncnn(pd.get_int(9, 0), pd.get_floats(10));
         check(num_output_ % group_ == 0, "num_output ", num_output_, " is not divisible by group ", group_);
         if (dynamic_) return;
-        const int64_t per_input = static_cast<int64_t>(num_output_) * kernel_w_ * kernel_h_;
-        check(weight_data_size_ > 0 && weight_data_size_ % per_input == 0, "weight_data_size (param 6) ",
+        // Each factor is below 2^31, so kernel_area fits; compare by division so nothing overflows.
+        const int64_t kernel_area = static_cast<int64_t>(kernel_w_) * kernel_h_;
+        check(weight_data_size_ > 0 && kernel_area <= weight_data_size_ && num_output_ <= weight_data_size_ / kernel_area,
+              "weight_data_size (param 6) ", weight_data_size_, " is smaller than num_output*kernel_h*kernel_w = ",
+              num_output_, "*", kernel_h_, "*", kernel_w_);
+        const int64_t per_input = static_cast<int64_t>(num_output_) * kernel_area;
+        check(weight_data_size_ % per_input == 0, "weight_data_size (param 6) ",
               weight_data_size_, " is not a positive multiple of num_output*kernel_h*kernel_w = ", per_input);
         in_channels_ = weight_data_size_ / per_input * group_;
     }

@@ -96,6 +96,8 @@ private:
                 check(infer_at < 0, "more than one -1 in the target shape");
                 infer_at = i;
             } else {
+                if (wh_dc[i] > 0 && known > total / wh_dc[i])
+                    fail("cannot reshape ", shape_str(input), " (", total, " elements): the target dims multiply to more");
                 known *= wh_dc[i];
             }
         }
