@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Re-export reference models with dynamic axes (torch.onnx.export's dynamic_axes)
+and record PyTorch's outputs at several input shapes.
+
+Adapted from ../shared/tools/gen_torch_models.py: the same modules, the same
+seeded weights (torch.manual_seed(crc32(name)), randomize_bn), but the ONNX
+graph gets symbolic dims, so one model must run at every shape below.
+
+Usage: gen_dynamic_models.py OUTDIR [NAME...]
+Writes OUTDIR/NAME/model.onnx and, for each case TAG, input_TAG.npy and
+output_TAG.npy. Needs Debian's python3-torch, python3-torchvision and
+python3-onnx (run with /usr/bin/python3). Exits 77 (CTest's "skipped") when
+PyTorch is not installed.
+"""
+import os
+import sys
+import zlib
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torchvision.models as tvm
+except ImportError as e:  # depends on the machine
+    print(f"cannot export: {e} (install python3-torch python3-torchvision python3-onnx)")
+    sys.exit(1 if os.environ.get("CI") else 77)  # CI installs them: missing there is an error
+
+
+def randomize_bn(model):
+    """Same as gen_torch_models.py: non-trivial BatchNorm statistics."""
+    g = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, nn.Linear) and not m.weight.detach().any():
+            m.weight.data.copy_(torch.randn(m.weight.shape, generator=g) * 0.05)
+            if m.bias is not None:
+                m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.05)
+        if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+            n = m.num_features
+            m.running_mean.copy_(torch.rand(n, generator=g) * 0.2 - 0.1)
+            m.running_var.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
+            m.weight.data.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
+            m.bias.data.copy_(torch.rand(n, generator=g) * 0.2 - 0.1)
+    return model
+
+
+class DynamicReshape(nn.Module):
+    """The shared case: every reshape target is computed from the input's shape."""
+
+    def forward(self, x):  # x: [n, 8, h, w]
+        n, c, h, w = x.shape
+        y = x.reshape(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h * w)
+        y = y.reshape(n, -1, w * 2)
+        return torch.softmax(y, dim=-1).flatten(1)
+
+
+# name -> (constructor, dynamic axes of input 0, {tag: input shape}); the first
+# shape is the one the graph is traced with.
+MODELS = {
+    "dynamic_reshape": (DynamicReshape, {0: "batch", 2: "height", 3: "width"},
+                        {"b1": (1, 8, 12, 16), "b3": (3, 8, 12, 16),
+                         "b1_10x6": (1, 8, 10, 6), "b3_20x24": (3, 8, 20, 24)}),
+    "resnet18": (lambda: tvm.resnet18(), {0: "batch"},
+                 {"b1": (1, 3, 224, 224), "b4": (4, 3, 224, 224)}),
+}
+
+
+def up_to_date(d, cases):
+    """Files from an earlier run of this same script are reused."""
+    files = ["model.onnx"] + [f"{k}_{t}.npy" for t in cases for k in ("input", "output")]
+    paths = [os.path.join(d, f) for f in files]
+    if not all(os.path.exists(p) for p in paths):
+        return False
+    return min(os.path.getmtime(p) for p in paths) > os.path.getmtime(__file__)
+
+
+def export(name, outdir):
+    ctor, axes, cases = MODELS[name]
+    d = os.path.join(outdir, name)
+    if up_to_date(d, cases):
+        print(name, "up to date")
+        return
+    torch.manual_seed(zlib.crc32(name.encode()))  # the weights of the shared case
+    model = randomize_bn(ctor()).eval()
+    os.makedirs(d, exist_ok=True)
+    g = torch.Generator().manual_seed(3)
+    first = True
+    for tag, shape in cases.items():
+        x = torch.rand(*shape, generator=g) * 2 - 1
+        if first:
+            torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=13,
+                              input_names=["input"], output_names=["output"],
+                              dynamic_axes={"input": axes, "output": {0: "batch"}},
+                              do_constant_folding=True)
+            first = False
+        with torch.no_grad():
+            y = model(x)
+        np.save(os.path.join(d, f"input_{tag}.npy"), x.numpy())
+        np.save(os.path.join(d, f"output_{tag}.npy"), y.numpy())
+    print(name, "ok", list(cases))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    outdir = sys.argv[1]
+    for n in sys.argv[2:] or MODELS:
+        export(n, outdir)

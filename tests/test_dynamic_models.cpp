@@ -1,0 +1,88 @@
+// Models exported from PyTorch with dynamic axes (scripts/gen_dynamic_models.py,
+// run by CTest's gen_dynamic_models fixture into the build tree) run at every
+// input shape without re-conversion and match PyTorch at each one.
+#include <cstdlib>
+#include <fstream>
+
+#include "kestrel/onnx.h"
+#include "reference_util.h"
+
+namespace kestrel {
+namespace {
+
+using testing::expect_close_to_reference;
+
+std::string model_dir(const std::string& name)
+{
+    return std::string(KESTREL_DYNAMIC_MODELS_DIR) + "/" + name + "/";
+}
+
+// Skips (loudly) when the generator could not run: PyTorch is not installed.
+// CI installs it, so there these tests always run.
+bool have_model(const std::string& name)
+{
+    return std::ifstream(model_dir(name) + "model.onnx").good();
+}
+
+#define REQUIRE_MODEL(name)                                                                            \
+    if (!have_model(name))                                                                             \
+    GTEST_SKIP() << model_dir(name) << "model.onnx is missing: scripts/gen_dynamic_models.py needs " \
+                 << "python3-torch python3-torchvision python3-onnx"
+
+// One session runs every case in turn, so each shape change re-plans the
+// session that ran the previous shape. `output` names the blob to compare
+// (a converted .param does not record which blobs are outputs).
+void expect_cases_match(const Net& net, const std::string& output, const std::string& dir,
+                        const std::vector<std::string>& tags)
+{
+    Session session(net);
+    for (const std::string& tag : tags) {
+        SCOPED_TRACE(tag);
+        session.set_input(net.input_names().at(0), read_npy(dir + "input_" + tag + ".npy"));
+        const Tensor out = session.run({output}).at(0);
+        expect_close_to_reference(out, read_npy(dir + "output_" + tag + ".npy"), 1e-4);
+    }
+}
+
+const std::vector<std::string> kReshapeCases = {"b1", "b3", "b1_10x6", "b3_20x24", "b1"};
+
+TEST(DynamicAxes, DynamicReshapeAtTwoBatchesAndTwoSpatialSizes)
+{
+    REQUIRE_MODEL("dynamic_reshape");
+    Net net;
+    load_onnx(net, model_dir("dynamic_reshape") + "model.onnx");
+    // The symbolic dims survive import: the declared input shape keeps -1 there.
+    const Shape declared = net.input_shape(net.input_names().at(0));
+    ASSERT_EQ(declared.size(), 4u);
+    EXPECT_EQ(declared[0], -1);
+    EXPECT_EQ(declared[1], 8);
+    EXPECT_EQ(declared[2], -1);
+    EXPECT_EQ(declared[3], -1);
+    expect_cases_match(net, net.output_names().at(0), model_dir("dynamic_reshape"), kReshapeCases);
+}
+
+TEST(DynamicAxes, ConvertedDynamicReshapeStaysDynamic)
+{
+    REQUIRE_MODEL("dynamic_reshape");
+    const std::string base = ::testing::TempDir() + "kestrel_dynamic_reshape";
+    const std::string cmd = std::string(KESTREL_TOOL_PATH) + " convert " + model_dir("dynamic_reshape") +
+                            "model.onnx " + base + ".param " + base + ".bin > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    Net onnx_net, net;
+    load_onnx(onnx_net, model_dir("dynamic_reshape") + "model.onnx");
+    net.load_param(base + ".param");
+    net.load_model(base + ".bin");
+    expect_cases_match(net, onnx_net.output_names().at(0), model_dir("dynamic_reshape"), kReshapeCases);
+}
+
+TEST(DynamicAxes, Resnet18AtBatch1And4)
+{
+    REQUIRE_MODEL("resnet18");
+    Net net;
+    load_onnx(net, model_dir("resnet18") + "model.onnx");
+    EXPECT_EQ(net.input_shape(net.input_names().at(0)).at(0), -1);
+    expect_cases_match(net, net.output_names().at(0), model_dir("resnet18"), {"b1", "b4"});
+}
+
+} // namespace
+} // namespace kestrel
