@@ -3,6 +3,8 @@
 # bounded time (FUZZ_SECONDS, default 60) from the seeds in fuzz/corpus.
 # Fails on any crash, leak, sanitizer report, or an input taking over 1 s.
 # FUZZ_TARGETS="fuzz_npy fuzz_onnx" limits the set; FUZZ_RUNS=N runs N inputs instead.
+# FUZZ_CORPUS_DIR=DIR keeps each target's grown corpus in DIR/<target> across runs
+# (long campaigns); by default a temporary directory is used and dropped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
@@ -15,7 +17,11 @@ status=0
 for t in $targets; do
   [ -x "build-fuzz/fuzz/$t" ] || { echo "skipping $t (not built)"; continue; }
   seeds=fuzz/corpus/${t#fuzz_}
-  work=$(mktemp -d)
+  if [ -n "${FUZZ_CORPUS_DIR:-}" ]; then
+    work=$FUZZ_CORPUS_DIR/$t; mkdir -p "$work"
+  else
+    work=$(mktemp -d)
+  fi
   extra=()
   if [ "$t" = fuzz_onnx ] && [ -d /usr/share/libonnx-testdata/data/node ]; then
     # ONNX's own conformance models make good extra seeds (read-only, not copied into the repo).
@@ -35,6 +41,6 @@ for t in $targets; do
   else
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build-fuzz/$t.log" || true
   fi
-  rm -rf "$work"
+  [ -n "${FUZZ_CORPUS_DIR:-}" ] || rm -rf "$work"
 done
 exit $status

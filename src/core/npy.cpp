@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/bool_bytes.h"
 #include "kestrel/error.h"
 
 namespace kestrel {
@@ -120,6 +121,7 @@ Tensor parse_npy(const void* data, size_t size, const std::string& source, int64
     if (size - body > bytes) fail(source, ": .npy file has ", size - body - bytes, " bytes beyond its ", shape_str(shape), " data");
     Tensor t(shape, dtype);
     if (bytes) std::memcpy(t.raw(), p + body, bytes);
+    normalize_bools(t);
     return t;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "core/bool_bytes.h"
 #include "kestrel/error.h"
 
 namespace kestrel {
@@ -159,6 +160,7 @@ Tensor NcnnWeightReader::load_typed(const Shape& shape, DType dtype)
         throw TooLargeError(detail::concat(source_name_, ": constant ", shape_str(shape), " is too large"));
     StoredWeight w{Tensor(shape, dtype), WeightEncoding::Typed, {}};
     read_exact(w.value.raw(), static_cast<size_t>(bytes), "typed constant");
+    normalize_bools(w.value);
     skip_padding(static_cast<size_t>(bytes));
     recorded_.push_back(w);
     return w.value;

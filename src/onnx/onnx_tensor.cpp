@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/bool_bytes.h"
 #include "core/dtype_dispatch.h"
 #include "kestrel/error.h"
 
@@ -111,6 +112,7 @@ Tensor tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir)
     } else {
         check(n == 0, "tensor '", name, "' has no data");
     }
+    normalize_bools(t);
     return t;
 }
 
