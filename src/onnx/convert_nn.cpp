@@ -231,9 +231,11 @@ void convert_gemm(NodeContext& n)
         n.emit("InnerProduct", {n.input(0)}, {n.output(0)}, pd, weights);
         return;
     }
+    // ncnn's Gemm computes alpha * (AB + beta C), ONNX's alpha AB + beta C.
+    n.check(alpha != 0.f || beta == 0.f || !n.has_input(2), "alpha 0 with a C input is not supported");
     ParamDict pd;
     pd.set_float(0, alpha);
-    pd.set_float(1, beta);
+    pd.set_float(1, alpha != 0.f ? beta / alpha : beta);
     pd.set_int(2, trans_a);
     pd.set_int(3, trans_b);
     std::vector<std::string> inputs = {n.input(0), n.input(1)};
