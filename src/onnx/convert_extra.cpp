@@ -20,9 +20,10 @@ const std::map<std::string, int>& reduce_ops()
 void convert_reduce(NodeContext& n)
 {
     const DType* t = n.input_dtype(0);
-    n.check(t == nullptr || *t == DType::F32, "only float32 reductions are supported");
     // Axes moved from an attribute to an input: ReduceSum at opset 13, the others at 18.
     const bool axes_as_input = n.op_type() == "ReduceSum" ? n.opset() >= 13 : n.opset() >= 18;
+    if ((t && *t != DType::F32) || (axes_as_input && n.has_input(1) && !n.constant(1)))
+        return convert_reduce_nd(n, reduce_ops().at(n.op_type()), axes_as_input);
     std::vector<int64_t> axes;
     if (axes_as_input && n.has_input(1)) {
         const Tensor* c = n.constant(1);
@@ -66,7 +67,7 @@ void convert_resize(NodeContext& n)
     const bool legacy = upsample || n.opset() < 11;
     const std::string coord = legacy ? "asymmetric" : n.attr_string("coordinate_transformation_mode", "half_pixel");
     const std::map<std::string, int> coords = {{"half_pixel", 0}, {"pytorch_half_pixel", 1}, {"align_corners", 2},
-                                               {"asymmetric", 3}, {"tf_half_pixel_for_nn", 4}};
+                                               {"asymmetric", 3}, {"tf_half_pixel_for_nn", 4}, {"tf_crop_and_resize", 5}};
     n.check(coords.count(coord), "coordinate_transformation_mode '", coord, "' is not supported");
     pd.set_int(1, coords.at(coord));
     const std::string nearest = legacy ? "floor" : n.attr_string("nearest_mode", "round_prefer_floor");
@@ -75,6 +76,7 @@ void convert_resize(NodeContext& n)
     pd.set_int(2, nearests.at(nearest));
     pd.set_float(3, n.attr_float("cubic_coeff_a", -0.75f));
     pd.set_int(4, static_cast<int>(n.attr_int("exclude_outside", 0)));
+    pd.set_float(6, n.attr_float("extrapolation_value", 0.f));
     n.check(n.attr_int("antialias", 0) == 0, "antialias is not supported");
     n.check(n.attr_ints("axes").empty(), "the axes attribute is not supported");
     n.check(n.attr_string("keep_aspect_ratio_policy", "stretch") == "stretch", "keep_aspect_ratio_policy is not supported");
@@ -93,11 +95,21 @@ void convert_resize(NodeContext& n)
         const int scales_at = upsample || n.opset() < 11 ? 1 : 2;
         const bool has_sizes = !upsample && n.opset() >= 11 && n.has_input(3);
         const Tensor* scales = n.constant(scales_at);
+        n.check(!(has_sizes && n.has_input(scales_at) && !scales),
+                "scales and sizes are both given and scales is not a constant: cannot tell which applies");
         const bool use_sizes = has_sizes && !(scales && scales->numel() > 0);
         pd.set_int(5, use_sizes ? 1 : 0);
-        target = n.input(use_sizes ? 3 : scales_at);
+        const int target_at = use_sizes ? 3 : scales_at;
+        // A target known only at run time: the layer shapes its output then.
+        if (!n.constant(target_at)) pd.set_int(20, 1);
+        target = n.input(target_at);
     }
-    n.emit("Resize", {n.input(0), target}, {n.output(0)}, pd);
+    std::vector<std::string> inputs = {n.input(0), target};
+    if (coord == "tf_crop_and_resize") {
+        n.check(n.has_input(1), "tf_crop_and_resize needs the roi input");
+        inputs.push_back(n.input(1));
+    }
+    n.emit("Resize", inputs, {n.output(0)}, pd);
 }
 
 } // namespace

@@ -231,9 +231,11 @@ void convert_gemm(NodeContext& n)
         n.emit("InnerProduct", {n.input(0)}, {n.output(0)}, pd, weights);
         return;
     }
+    // ncnn's Gemm computes alpha * (AB + beta C), ONNX's alpha AB + beta C.
+    n.check(alpha != 0.f || beta == 0.f || !n.has_input(2), "alpha 0 with a C input is not supported");
     ParamDict pd;
     pd.set_float(0, alpha);
-    pd.set_float(1, beta);
+    pd.set_float(1, alpha != 0.f ? beta / alpha : beta);
     pd.set_int(2, trans_a);
     pd.set_int(3, trans_b);
     std::vector<std::string> inputs = {n.input(0), n.input(1)};
@@ -252,6 +254,8 @@ void convert_matmul(NodeContext& n)
 void convert_batch_norm(NodeContext& n)
 {
     n.check(n.num_outputs() == 1 || !n.has_output(1), "training-mode outputs are not supported");
+    for (int i = 1; i <= 4; ++i)
+        if (!n.constant(i)) return convert_batch_norm_nd(n); // runtime weights
     const Tensor scale = constant_weight(n, 1, "scale"), bias = constant_weight(n, 2, "B"),
                  mean = constant_weight(n, 3, "mean"), var = constant_weight(n, 4, "var");
     ParamDict pd = batched();
@@ -275,11 +279,13 @@ void convert_softmax(NodeContext& n)
 
 void convert_layer_norm(NodeContext& n)
 {
-    n.check(!n.has_output(1) && !n.has_output(2), "the Mean/InvStdDev outputs are not supported");
     const int rank = n.input_rank(0);
     int64_t axis = n.attr_int("axis", -1);
     if (axis < 0 && rank > 0) axis += rank;
-    n.check(rank > 0 && axis == rank - 1, "only normalization over the last axis is supported");
+    const bool weights_known = n.constant(1) && (!n.has_input(2) || n.constant(2));
+    // ncnn's LayerNorm: last axis, constant weights, no statistics outputs.
+    if (n.has_output(1) || n.has_output(2) || rank <= 0 || axis != rank - 1 || !weights_known)
+        return convert_layer_norm_nd(n);
     const Tensor gamma = constant_weight(n, 1, "Scale");
     Tensor beta = n.has_input(2) ? constant_weight(n, 2, "B") : Tensor::zeros({gamma.numel()});
     ParamDict pd = batched();

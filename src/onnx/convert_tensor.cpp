@@ -22,6 +22,8 @@ constexpr int kDynamicParam = 20;
 
 int clamp_to_int(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX)); }
 
+} // namespace
+
 // Emits a Constant layer holding `t`; returns its blob.
 std::string constant_blob(NodeContext& n, const Tensor& t, const std::string& what)
 {
@@ -37,6 +39,8 @@ std::string constant_blob(NodeContext& n, const Tensor& t, const std::string& wh
     n.emit("Constant", {}, {name}, pd, {t});
     return name;
 }
+
+namespace {
 
 // An empty int64 vector standing for an absent optional input before a present one.
 std::string absent_blob(NodeContext& n, const std::string& what) { return constant_blob(n, int64_tensor({}), what); }

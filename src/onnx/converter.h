@@ -89,6 +89,7 @@ std::vector<ConverterEntry> nn_converters();           // Conv, pools, Gemm, Mat
 std::vector<ConverterEntry> tensor_converters();       // Reshape, Transpose, Concat, Slice, Gather, Shape, ...
 std::vector<ConverterEntry> extra_converters();        // Resize, reductions, detection, RNNs, ...
 std::vector<ConverterEntry> elementwise_converters();  // Add, Equal, And, Where, Mod, Erf, Sum, ... over all dtypes
+std::vector<ConverterEntry> norms_converters();        // InstanceNormalization, MeanVarianceNormalization
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.
@@ -97,6 +98,13 @@ std::vector<int64_t> tensor_to_int64s(const Tensor& t);
 std::vector<float> tensor_to_floats(const Tensor& t);
 Tensor scalar_tensor(float v);
 Tensor int64_tensor(const std::vector<int64_t>& values);
+// Emits a Constant layer holding `t`; returns its blob.
+std::string constant_blob(NodeContext& n, const Tensor& t, const std::string& what);
+// Forms the ncnn-layer converters hand over to NormalizeND / ReduceND (convert_norms.cpp):
+// runtime weights, the Mean/InvStdDev outputs, run-time axes, non-float32 inputs.
+void convert_layer_norm_nd(NodeContext& n);
+void convert_batch_norm_nd(NodeContext& n);
+void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input);
 
 class ModelConverter {
 public:

@@ -9,7 +9,7 @@
 //   0 [1], 1 [M], 2 [M][1], 3 [M][N], 4 [1][N].
 // Runtime operands come as inputs in the order A, B, C (C optional when not
 // constant; its broadcast type follows from its shape as in ncnn, and a shape
-// that fits none is an error). An operand is 2-D (h, w), 1-D (one row), or
+// that fits none is an error; a scalar C is taken as [1]). An operand is 2-D (h, w), 1-D (one row), or
 // 3-D (c, 1, w) seen as (c, w), as ncnn's N1M form. The output is (M, N),
 // (N, M) with output_transpose, or 3-D (M, 1, N) / (N, 1, M) with output_N1M.
 #include <algorithm>
@@ -248,7 +248,7 @@ private:
         } else if (next < in.size()) {
             const Shape& c = in[next].shape;
             // ncnn's inference of the broadcast type: later matches win.
-            int t = -1;
+            int t = c.empty() ? 0 : -1; // a scalar (ONNX) is [1]
             if (c.size() == 1) {
                 if (c[0] == 1) t = 0;
                 if (c[0] == g.M) t = 1;

@@ -1,11 +1,17 @@
 // Resize (ONNX semantics, our layer). Inputs: X, target. Params:
 //   0=mode (0 nearest, 1 linear, 2 cubic)
 //   1=coordinate transform (0 half_pixel, 1 pytorch_half_pixel, 2 align_corners,
-//     3 asymmetric, 4 tf_half_pixel_for_nn)
+//     3 asymmetric, 4 tf_half_pixel_for_nn, 5 tf_crop_and_resize)
 //   2=nearest mode (0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil)
 //   3=cubic_coeff_a (-0.75)   4=exclude_outside (0)
 //   5=target kind: 0 = input 1 holds per-axis scales (float), 1 = sizes (int64)
-// The target must be known while planning (constant or computed from shapes).
+//   6=extrapolation_value (0): tf_crop_and_resize's value outside the roi
+//   20=dynamic (0): 1 accepts a target known only at run time (the output
+//     shape is then computed in forward(), see nd_common.cpp)
+// tf_crop_and_resize takes input 2, the roi: per axis starts then ends, as
+// fractions of (len - 1); it only moves coordinates, so it may be a run-time value.
+// Without 20=dynamic the target must be known while planning (constant or
+// computed from shapes).
 // One mechanism for every mode: each resized axis gets a table of taps
 // (source index, weight) per output index, applied axis by axis (separable),
 // with source indices clamped to the edge as ONNX's reference does.
@@ -19,11 +25,26 @@ namespace kestrel {
 namespace {
 
 enum Mode { kNearest = 0, kLinear = 1, kCubic = 2 };
-enum Coord { kHalfPixel = 0, kPytorchHalfPixel = 1, kAlignCorners = 2, kAsymmetric = 3, kTfHalfPixelForNn = 4 };
+enum Coord {
+    kHalfPixel = 0,
+    kPytorchHalfPixel = 1,
+    kAlignCorners = 2,
+    kAsymmetric = 3,
+    kTfHalfPixelForNn = 4,
+    kTfCropAndResize = 5
+};
 
 struct Tap {
     int64_t index;
     float weight;
+};
+
+// One resized axis: lengths, scale, and the roi (tf_crop_and_resize only).
+// `resized` is the unrounded output length (in_len * scale for scales, as
+// ONNX's align_corners uses it).
+struct AxisResize {
+    int64_t in_len, out_len;
+    double scale, resized, roi_start = 0, roi_end = 1;
 };
 
 class Resize : public Op {
@@ -36,32 +57,57 @@ public:
         cubic_a_ = pd.get_float(3, -0.75f);
         exclude_outside_ = pd.get_int(4, 0) != 0;
         sizes_ = pd.get_int(5, 0) != 0;
+        extrapolation_ = pd.get_float(6, 0.f);
+        dynamic_ = pd.get_int(20, 0) != 0;
         check(mode_ >= kNearest && mode_ <= kCubic, "mode (param 0) must be 0..2, got ", mode_);
-        check(coord_ >= kHalfPixel && coord_ <= kTfHalfPixelForNn, "coordinate transform (param 1) must be 0..4, got ", coord_);
+        check(coord_ >= kHalfPixel && coord_ <= kTfCropAndResize, "coordinate transform (param 1) must be 0..5, got ", coord_);
         check(nearest_ >= 0 && nearest_ <= 3, "nearest mode (param 2) must be 0..3, got ", nearest_);
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        expect_input_count(in, 2, 2);
+        const bool crop = coord_ == kTfCropAndResize;
+        expect_input_count(in, crop ? 3 : 2, crop ? 3 : 2);
         expect_output_count(out, 1);
         expect_f32(in[0]);
+        const size_t rank = in[0].shape.size();
+        check(in[1].shape == Shape{static_cast<int64_t>(rank)}, "the ", target_name(), " input must have shape (",
+              rank, ") for a rank-", rank, " input, got ", shape_str(in[1].shape));
+        if (crop)
+            check(in[2].shape == Shape{static_cast<int64_t>(2 * rank)}, "the roi input must have shape (", 2 * rank,
+                  ") for a rank-", rank, " input, got ", shape_str(in[2].shape));
+        if (!in[1].value.defined() && dynamic_) {
+            out[0] = TensorDesc(in[0].shape, DType::F32); // placeholder: forward() gives the true shape
+            return;
+        }
+        check(in[1].value.defined(), "the ", target_name(), " input must be known while planning (convert with ",
+              "20=dynamic=1 to accept values known only at run time)");
         std::vector<double> scales;
-        out[0] = TensorDesc(output_shape(in[0].shape, in[1], scales), DType::F32);
+        out[0] = TensorDesc(output_shape(in[0].shape, in[1].value, scales), DType::F32);
     }
+
+    bool dynamic_output_shape() const override { return dynamic_; }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         std::vector<double> scales;
-        const Shape out_shape = output_shape(in[0].shape(), TensorDesc(in[1].shape(), in[1].dtype(), in[1]), scales);
+        const Shape out_shape = output_shape(in[0].shape(), in[1], scales);
+        if (out[0].shape() != out_shape) out[0] = Tensor(out_shape, DType::F32);
+        const std::vector<double> roi = coord_ == kTfCropAndResize ? roi_values(in[2]) : std::vector<double>();
         Tensor current = in[0];
         for (size_t axis = 0; axis < out_shape.size(); ++axis) {
-            const int64_t in_len = current.shape()[axis], out_len = out_shape[axis];
-            if (in_len == out_len && scales[axis] == 1.0) continue;
+            const int64_t in_len = current.shape()[axis];
+            AxisResize a{in_len, out_shape[axis], scales[axis],
+                         sizes_ ? static_cast<double>(out_shape[axis]) : static_cast<double>(in_len) * scales[axis]};
+            if (!roi.empty()) {
+                a.roi_start = roi[axis];
+                a.roi_end = roi[axis + out_shape.size()];
+            }
+            if (a.in_len == a.out_len && a.scale == 1.0 && roi.empty()) continue;
             Shape next_shape = current.shape();
-            next_shape[axis] = out_len;
+            next_shape[axis] = a.out_len;
             Tensor next = next_shape == out_shape ? out[0] : Tensor(next_shape, DType::F32);
-            resize_axis(current, next, axis, taps(in_len, out_len, scales[axis]), ctx);
+            resize_axis(current, next, axis, taps(a), extrapolation_, ctx);
             current = next;
         }
         if (current.raw() != out[0].raw())
@@ -69,19 +115,32 @@ public:
     }
 
 private:
-    Shape output_shape(const Shape& in, const TensorDesc& target, std::vector<double>& scales) const
+    const char* target_name() const { return sizes_ ? "sizes" : "scales"; }
+
+    static std::vector<double> roi_values(const Tensor& roi)
     {
-        check(target.value.defined(), "the ", sizes_ ? "sizes" : "scales", " input must be known while planning");
-        check(target.value.numel() == static_cast<int64_t>(in.size()), "has ", target.value.numel(),
+        std::vector<double> v(static_cast<size_t>(roi.numel()));
+        visit_dtype(roi.dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(roi.data<T>()[i]);
+        });
+        for (double r : v) check(std::isfinite(r), "roi values must be finite, got ", r);
+        return v;
+    }
+
+    Shape output_shape(const Shape& in, const Tensor& target, std::vector<double>& scales) const
+    {
+        check(target.numel() == static_cast<int64_t>(in.size()), "has ", target.numel(),
               " target values for a rank-", in.size(), " input");
         Shape out(in.size());
         scales.assign(in.size(), 1.0);
-        visit_dtype(target.value.dtype(), [&](auto tag) {
+        visit_dtype(target.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             for (size_t i = 0; i < in.size(); ++i) {
-                const double v = to_double(target.value.data<T>()[i]);
+                const double v = to_double(target.data<T>()[i]);
                 if (sizes_) {
                     check(v >= 1 && v < 1e9, "sizes must be >= 1, got ", v);
+                    check(in[i] > 0, "cannot resize axis ", i, " of ", shape_str(in), ": it is empty");
                     out[i] = static_cast<int64_t>(v);
                     scales[i] = in[i] > 0 ? static_cast<double>(static_cast<float>(v) / static_cast<float>(in[i])) : 1.0;
                 } else {
@@ -94,14 +153,18 @@ private:
         return out;
     }
 
-    double source_coordinate(int64_t x, int64_t in_len, int64_t out_len, double scale) const
+    double source_coordinate(int64_t x, const AxisResize& a) const
     {
+        const double in_span = static_cast<double>(a.in_len - 1), out_span = static_cast<double>(a.out_len - 1);
         switch (coord_) {
-        case kHalfPixel: return (x + 0.5) / scale - 0.5;
-        case kPytorchHalfPixel: return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-        case kAlignCorners: return out_len > 1 ? x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1) : 0.0;
-        case kAsymmetric: return x / scale;
-        default: return (x + 0.5) / scale;
+        case kHalfPixel: return (x + 0.5) / a.scale - 0.5;
+        case kPytorchHalfPixel: return a.out_len > 1 ? (x + 0.5) / a.scale - 0.5 : 0.0;
+        case kAlignCorners: return a.resized != 1.0 ? x * in_span / (a.resized - 1) : 0.0;
+        case kAsymmetric: return x / a.scale;
+        case kTfCropAndResize:
+            return a.out_len > 1 ? a.roi_start * in_span + x * (a.roi_end - a.roi_start) * in_span / out_span
+                                 : 0.5 * (a.roi_start + a.roi_end) * in_span;
+        default: return (x + 0.5) / a.scale;
         }
     }
 
@@ -123,13 +186,16 @@ private:
         return 0.f;
     }
 
-    // Taps of every output index along one axis.
-    std::vector<std::vector<Tap>> taps(int64_t in_len, int64_t out_len, double scale) const
+    // Taps of every output index along one axis. No taps: the coordinate falls
+    // outside the input (tf_crop_and_resize), the output is the extrapolation value.
+    std::vector<std::vector<Tap>> taps(const AxisResize& a) const
     {
-        std::vector<std::vector<Tap>> table(out_len);
+        const int64_t in_len = a.in_len;
+        std::vector<std::vector<Tap>> table(a.out_len);
         auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), in_len - 1); };
-        for (int64_t x = 0; x < out_len; ++x) {
-            const double src = source_coordinate(x, in_len, out_len, scale);
+        for (int64_t x = 0; x < a.out_len; ++x) {
+            const double src = source_coordinate(x, a);
+            if (coord_ == kTfCropAndResize && (src < 0 || src > static_cast<double>(in_len - 1))) continue;
             std::vector<Tap>& t = table[x];
             if (mode_ == kNearest) {
                 t.push_back({clamp(nearest_index(src)), 1.f});
@@ -155,8 +221,10 @@ private:
         return table;
     }
 
+    // A row without taps is filled with `outside` (weights of the others sum to 1,
+    // so later axes interpolating it keep the value).
     static void resize_axis(const Tensor& src, Tensor& dst, size_t axis, const std::vector<std::vector<Tap>>& table,
-                            const ExecContext& ctx)
+                            float outside, const ExecContext& ctx)
     {
         int64_t outer = 1, inner = 1;
         for (size_t i = 0; i < axis; ++i) outer *= src.shape()[i];
@@ -168,7 +236,7 @@ private:
             for (int64_t r = begin; r < end; ++r) {
                 const int64_t o = r / out_len, x = r % out_len;
                 float* drow = d + (o * out_len + x) * inner;
-                std::fill(drow, drow + inner, 0.f);
+                std::fill(drow, drow + inner, table[x].empty() ? outside : 0.f);
                 for (const Tap& tap : table[x]) {
                     const float* srow = s + (o * in_len + tap.index) * inner;
                     for (int64_t i = 0; i < inner; ++i) drow[i] += tap.weight * srow[i];
@@ -178,8 +246,8 @@ private:
     }
 
     int mode_ = kNearest, coord_ = kHalfPixel, nearest_ = 0;
-    float cubic_a_ = -0.75f;
-    bool exclude_outside_ = false, sizes_ = false;
+    float cubic_a_ = -0.75f, extrapolation_ = 0.f;
+    bool exclude_outside_ = false, sizes_ = false, dynamic_ = false;
 };
 
 } // namespace

@@ -1,0 +1,106 @@
+// Normalizations onto our NormalizeND layer (src/ops/nd_normalize.cpp):
+// InstanceNormalization, MeanVarianceNormalization, and the forms of
+// LayerNormalization and BatchNormalization that ncnn's layers cannot take
+// (runtime weights, the Mean/InvStdDev outputs, any axis). Reductions with
+// run-time axes or non-float32 inputs onto ReduceND (src/ops/nd_reduce.cpp).
+#include "onnx/converter.h"
+
+namespace kestrel::onnx_import {
+
+namespace {
+
+// NormalizeND params: 0=axes 1=epsilon 2=epsilon outside the root 3=affine layout 4=statistics.
+enum Layout { kNumpy = 0, kPerChannel = 1 };
+
+ParamDict normalize_params(const std::vector<int64_t>& axes, float epsilon, int layout)
+{
+    ParamDict pd = axes.empty() ? ParamDict() : params_with_ints(0, axes, "axis");
+    pd.set_float(1, epsilon);
+    pd.set_int(3, layout);
+    return pd;
+}
+
+// The inputs that are present, stopping at the first absent one.
+std::vector<std::string> present_inputs(NodeContext& n)
+{
+    std::vector<std::string> inputs;
+    for (int i = 0; i < n.num_inputs() && n.has_input(i); ++i) inputs.push_back(n.input(i));
+    return inputs;
+}
+
+void convert_instance_norm(NodeContext& n)
+{
+    const int rank = n.input_rank(0);
+    n.check(rank == -1 || rank >= 3, "input must be (N, C, D1, ...), got rank ", rank);
+    n.check(n.has_input(1) && n.has_input(2), "scale and B are required");
+    n.check(rank != -1, "the input rank must be known"); // statistics over the spatial axes 2..rank-1
+    std::vector<int64_t> axes;
+    for (int64_t a = 2; a < rank; ++a) axes.push_back(a - rank);
+    n.emit("NormalizeND", {n.input(0), n.input(1), n.input(2)}, {n.output(0)},
+           normalize_params(axes, n.attr_float("epsilon", 1e-5f), kPerChannel));
+}
+
+void convert_mean_variance_norm(NodeContext& n)
+{
+    const std::vector<int64_t> axes = n.has_attr("axes") ? n.attr_ints("axes") : std::vector<int64_t>{0, 2, 3};
+    n.check(!axes.empty(), "axes must not be empty");
+    // ONNX's function body: (X - mean) / (sqrt(var) + 1e-9).
+    ParamDict pd = normalize_params(axes, 1e-9f, kNumpy);
+    pd.set_int(2, 1);
+    n.emit("NormalizeND", {n.input(0)}, {n.output(0)}, pd);
+}
+
+} // namespace
+
+void convert_layer_norm_nd(NodeContext& n)
+{
+    n.check(n.attr_int("stash_type", 1) == 1, "only stash_type 1 (float statistics) is supported");
+    const int rank = n.input_rank(0);
+    const int64_t axis = n.attr_int("axis", -1);
+    n.check(axis < 0 || rank != -1, "axis ", axis, " needs the input rank, which is unknown");
+    n.check(rank == -1 || (axis >= -rank && axis < rank), "axis ", axis, " is out of range for rank ", rank);
+    // Axes [axis, rank) counted from the end.
+    std::vector<int64_t> axes;
+    for (int64_t a = axis < 0 ? axis : axis - rank; a < 0; ++a) axes.push_back(a);
+    std::vector<std::string> tops = {n.output(0)};
+    if (n.has_output(1) || n.has_output(2)) tops.push_back(n.has_output(1) ? n.output(1) : n.temp("mean"));
+    if (n.has_output(2)) tops.push_back(n.output(2));
+    n.emit("NormalizeND", present_inputs(n), tops, normalize_params(axes, n.attr_float("epsilon", 1e-5f), kNumpy));
+}
+
+void convert_batch_norm_nd(NodeContext& n)
+{
+    n.check(n.num_inputs() == 5, "expects 5 inputs (X, scale, B, mean, var)");
+    for (int i = 0; i < 5; ++i) n.check(n.has_input(i), "input ", i, " is required");
+    ParamDict pd = normalize_params({}, n.attr_float("epsilon", 1e-5f), kPerChannel);
+    pd.set_int(4, 1); // statistics given as inputs 3 and 4
+    n.emit("NormalizeND", present_inputs(n), {n.output(0)}, pd);
+}
+
+void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input)
+{
+    const DType* t = n.input_dtype(0);
+    n.check(t == nullptr || dtype_is_float(*t), "only float reductions are supported, got ", t ? dtype_name(*t) : "");
+    ParamDict pd;
+    pd.set_int(0, operation);
+    pd.set_int(1, n.attr_int("keepdims", 1) != 0 ? 1 : 0);
+    pd.set_int(2, n.attr_int("noop_with_empty_axes", 0) != 0 ? 1 : 0);
+    std::vector<std::string> inputs = {n.input(0)};
+    if (axes_as_input && n.has_input(1)) {
+        inputs.push_back(n.input(1));
+        if (!n.constant(1)) pd.set_int(20, 1); // known only at run time
+    } else if (!axes_as_input && n.has_attr("axes")) {
+        inputs.push_back(constant_blob(n, int64_tensor(n.attr_ints("axes")), "axes"));
+    }
+    n.emit("ReduceND", inputs, {n.output(0)}, pd);
+}
+
+std::vector<ConverterEntry> norms_converters()
+{
+    return {
+        {"InstanceNormalization", convert_instance_norm},
+        {"MeanVarianceNormalization", convert_mean_variance_norm},
+    };
+}
+
+} // namespace kestrel::onnx_import
