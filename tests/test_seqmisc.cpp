@@ -419,6 +419,9 @@ TEST(SeqMiscNms, DefaultsAndErrors)
     // Identical boxes: the higher score survives; with iou_threshold absent (0) too.
     EXPECT_EQ(values<int64_t>(run_layer("NonMaxSuppression", {}, {boxes, scores, i64({1}, {5})})[0]),
               std::vector<int64_t>({0, 0, 1}));
+    // A NaN score cannot be ranked: that box is never selected.
+    EXPECT_EQ(values<int64_t>(run_layer("NonMaxSuppression", {}, {boxes, f32({1, 1, 2}, {std::nanf(""), 0.1f}), i64({1}, {5})})[0]),
+              std::vector<int64_t>({0, 0, 1}));
     EXPECT_TRUE(contains(error_of([&] { run_layer("NonMaxSuppression", {}, {boxes, scores, i64({1}, {5}), f32({1}, {1.5f})}); }),
                          "iou_threshold"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("NonMaxSuppression", {}, {boxes, f32({1, 1, 3}, {0, 0, 0})}); }),

@@ -165,7 +165,8 @@ void convert_roi_align(NodeContext& n)
     const std::string mode = n.attr_string("mode", "avg");
     n.check(mode == "avg" || mode == "max", "mode '", mode, "' is not avg or max");
     // Opset 10 had no attribute and behaved as output_half_pixel.
-    const std::string coords = n.attr_string("coordinate_transformation_mode", n.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+    const std::string coords =
+        n.attr_string("coordinate_transformation_mode", n.opset() >= 16 ? "half_pixel" : "output_half_pixel");
     n.check(coords == "half_pixel" || coords == "output_half_pixel", "coordinate_transformation_mode '", coords,
             "' is not supported");
     ParamDict pd;

@@ -98,8 +98,8 @@ void bind_label(Plan& p, int label, int64_t dim, bool broadcastable)
 
 Plan make_plan(const Equation& eq, const std::vector<Shape>& shapes)
 {
-    check(eq.inputs.size() == shapes.size(), "einsum equation (param 0) has ", eq.inputs.size(), " input terms but the layer has ",
-          shapes.size(), " inputs");
+    check(eq.inputs.size() == shapes.size(), "einsum equation (param 0) has ", eq.inputs.size(),
+          " input terms but the layer has ", shapes.size(), " inputs");
     size_t ellipsis_rank = 0;
     for (size_t i = 0; i < shapes.size(); ++i) {
         const std::vector<int>& term = eq.inputs[i];

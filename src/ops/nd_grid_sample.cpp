@@ -69,7 +69,9 @@ struct Plane {
         x = pad(x, w);
         const float y0 = std::floor(y), x0 = std::floor(x);
         const float ly = y - y0, lx = x - x0;
-        return (1 - ly) * ((1 - lx) * at(y0, x0) + lx * at(y0, x0 + 1)) + ly * ((1 - lx) * at(y0 + 1, x0) + lx * at(y0 + 1, x0 + 1));
+        const float top = (1 - lx) * at(y0, x0) + lx * at(y0, x0 + 1);
+        const float bottom = (1 - lx) * at(y0 + 1, x0) + lx * at(y0 + 1, x0 + 1);
+        return (1 - ly) * top + ly * bottom;
     }
 
     float nearest(float y, float x) const
@@ -118,7 +120,7 @@ public:
         expect_f32(in[0], "X (input 0)");
         expect_f32(in[1], "grid (input 1)");
         const Shape &x = in[0].shape, &g = in[1].shape;
-        check(x.size() == 4, "X (input 0) must be (N, C, H, W), got ", shape_str(x));
+        check(x.size() == 4 && x[2] > 0 && x[3] > 0, "X (input 0) must be (N, C, H, W) with H, W > 0, got ", shape_str(x));
         check(g.size() == 4 && g[0] == x[0] && g[3] == 2, "grid (input 1) must be (", x[0], ", H_out, W_out, 2), got ",
               shape_str(g));
         out[0] = TensorDesc({x[0], x[1], g[1], g[2]});

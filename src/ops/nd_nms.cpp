@@ -3,7 +3,7 @@
 // tensor or left off: the default): 2 max_output_boxes_per_class (integer,
 // default 0: nothing selected), 3 iou_threshold (float, default 0, in [0, 1]),
 // 4 score_threshold (float; default: no score filter). A box is a candidate
-// when its score is above score_threshold; candidates go by descending score
+// when its score is above score_threshold (and not NaN); candidates go by descending score
 // (ties: lower box index first) and a candidate is dropped when its IoU with
 // an already selected box of the class exceeds iou_threshold.
 // Param 0=center_point_box: 0 boxes are [y1, x1, y2, x2] (any two opposite
@@ -12,7 +12,7 @@
 // then selection order. The row count depends on the data:
 // dynamic_output_shape(); infer() gives the bound batch*classes*boxes.
 #include <algorithm>
-#include <numeric>
+#include <cmath>
 
 #include "core/dtype_dispatch.h"
 #include "ops/nms.h"
@@ -32,7 +32,10 @@ float float_scalar(const Tensor& t, const char* what)
 {
     check(t.numel() == 1 && dtype_is_float(t.dtype()), what, " must be one float, got ", dtype_name(t.dtype()), " ",
           shape_str(t.shape()));
-    return visit_dtype(t.dtype(), [&](auto tag) { return static_cast<float>(to_double(t.data<typename decltype(tag)::type>()[0])); });
+    return visit_dtype(t.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        return static_cast<float>(to_double(t.data<T>()[0]));
+    });
 }
 
 class NonMaxSuppression : public Op {
@@ -110,7 +113,7 @@ private:
         std::vector<Candidate> sorted;
         for (const Candidate& c : all) {
             const float s = scores[c.label];
-            if (filter && !(s > min_score)) continue;
+            if (std::isnan(s) || (filter && !(s > min_score))) continue; // NaN cannot be ranked
             sorted.push_back(c);
             sorted.back().score = s;
         }

@@ -114,8 +114,8 @@ public:
               dtype_name(in[0].dtype));
         check_scale_and_zero_point(in, axis_);
         const DType t = present(in, 2) ? in[2].dtype : out_dtype_;
-        check(nd::is_integer_dtype(t) && dtype_size(t) <= 4, "zero_point (input 2) must be an integer type of up to 32 bits, got ",
-              dtype_name(t));
+        check(nd::is_integer_dtype(t) && dtype_size(t) <= 4,
+              "zero_point (input 2) must be an integer type of up to 32 bits, got ", dtype_name(t));
         out[0] = TensorDesc(in[0].shape, t);
     }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override

@@ -53,6 +53,9 @@ Sample bilinear_sample(float y, float x, int64_t h, int64_t w)
     return s;
 }
 
+// Samples per bin and axis at most (a bound against runaway loops on bad regions).
+constexpr int kMaxSamples = 4096;
+
 class RoiAlign : public Op {
 public:
     void load_param(const ParamDict& pd) override
@@ -60,7 +63,8 @@ public:
         out_h_ = positive_param(pd, 0, 1, "output_height");
         out_w_ = positive_param(pd, 1, 1, "output_width");
         sampling_ratio_ = pd.get_int(2, 0);
-        check(sampling_ratio_ >= 0, "sampling_ratio (param 2) must be >= 0, got ", sampling_ratio_);
+        check(sampling_ratio_ >= 0 && sampling_ratio_ <= kMaxSamples, "sampling_ratio (param 2) must be in [0, ",
+              kMaxSamples, "], got ", sampling_ratio_);
         spatial_scale_ = pd.get_float(3, 1.f);
         max_mode_ = pd.get_int(4, 0) != 0;
         half_pixel_ = pd.get_int(5, 1) != 0;
@@ -123,7 +127,8 @@ private:
     static int64_t adaptive_samples(float bin)
     {
         const float n = std::ceil(bin);
-        check(n <= 4096.f, "a region bin of ", bin, " pixels needs more than 4096 samples per axis");
+        check(n <= static_cast<float>(kMaxSamples), "a region bin of ", bin, " pixels needs more than ", kMaxSamples,
+              " samples per axis");
         return n > 0.f ? static_cast<int64_t>(n) : 0;
     }
 
@@ -140,9 +145,11 @@ private:
                 float acc = 0.f;
                 bool first = true;
                 for (int64_t iy = 0; iy < grid_h; ++iy) {
-                    const float sy = y1 + static_cast<float>(ph) * bin_h + (static_cast<float>(iy) + 0.5f) * bin_h / static_cast<float>(grid_h);
+                    const float sy = y1 + static_cast<float>(ph) * bin_h +
+                                     (static_cast<float>(iy) + 0.5f) * bin_h / static_cast<float>(grid_h);
                     for (int64_t ix = 0; ix < grid_w; ++ix) {
-                        const float sx = x1 + static_cast<float>(pw) * bin_w + (static_cast<float>(ix) + 0.5f) * bin_w / static_cast<float>(grid_w);
+                        const float sx = x1 + static_cast<float>(pw) * bin_w +
+                                         (static_cast<float>(ix) + 0.5f) * bin_w / static_cast<float>(grid_w);
                         const Sample s = bilinear_sample(sy, sx, h, w);
                         const float v[4] = {p[s.y0 * w + s.x0], p[s.y0 * w + s.x1], p[s.y1 * w + s.x0], p[s.y1 * w + s.x1]};
                         if (!max_mode_) {
