@@ -14,41 +14,20 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
 #include "onnx/onnx_pb.h"
 #endif
 
 using namespace kestrel;
+using namespace kestrel::layer_test;
 
 namespace {
 
 // ---- helpers ------------------------------------------------------------------
 
-std::string error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-template <class T> Tensor make(const Shape& s, DType t, const std::vector<T>& v)
-{
-    Tensor x(s, t);
-    EXPECT_EQ(static_cast<int64_t>(v.size()), x.numel());
-    std::copy(v.begin(), v.end(), x.data<T>());
-    return x;
-}
-Tensor f32(const Shape& s, const std::vector<float>& v) { return make<float>(s, DType::F32, v); }
-Tensor i64(const Shape& s, const std::vector<int64_t>& v) { return make<int64_t>(s, DType::I64, v); }
 Tensor empty_input() { return Tensor({0}, DType::I64); }
-
-template <class T> std::vector<T> values(const Tensor& t) { return std::vector<T>(t.data<T>(), t.data<T>() + t.numel()); }
 
 Tensor random_f32(const Shape& s, std::mt19937& rng, float lo = -1.f, float hi = 1.f)
 {
@@ -56,40 +35,6 @@ Tensor random_f32(const Shape& s, std::mt19937& rng, float lo = -1.f, float hi =
     Tensor t(s, DType::F32);
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
     return t;
-}
-
-ParamDict constant_params(const Tensor& t)
-{
-    ParamDict pd;
-    pd.set_int(0, static_cast<int>(t.dtype()));
-    std::vector<int> dims(t.shape().begin(), t.shape().end());
-    if (!dims.empty()) pd.set_ints(1, dims);
-    return pd;
-}
-
-// Runs one layer; inputs flagged constant become Constant layers, the others
-// graph inputs fed at run time.
-std::vector<Tensor> run_layer(const std::string& type, const ParamDict& pd, const std::vector<Tensor>& ins, int outputs = 1,
-                              const std::vector<bool>& constant = {}, int threads = 1)
-{
-    Net net;
-    std::vector<std::string> names, tops;
-    for (size_t i = 0; i < ins.size(); ++i) {
-        names.push_back("in" + std::to_string(i));
-        if (i < constant.size() && constant[i])
-            net.add_layer("Constant", names.back(), {}, {names.back()}, constant_params(ins[i]), {ins[i]});
-        else
-            net.add_layer("Input", names.back(), {}, {names.back()});
-    }
-    for (int i = 0; i < outputs; ++i) tops.push_back("out" + std::to_string(i));
-    net.add_layer(type, "op", names, tops, pd);
-    net.finish_graph();
-    Options opt;
-    opt.threads = threads;
-    Session s(net, opt);
-    for (size_t i = 0; i < ins.size(); ++i)
-        if (!(i < constant.size() && constant[i])) s.set_input(names[i], ins[i]);
-    return s.run(tops);
 }
 
 ::testing::AssertionResult close(const Tensor& got, const std::vector<double>& want, const Shape& shape, double tol = 1e-4)
@@ -103,13 +48,6 @@ std::vector<Tensor> run_layer(const std::string& type, const ParamDict& pd, cons
             return ::testing::AssertionFailure() << "element " << i << ": " << g << " vs " << w;
     }
     return ::testing::AssertionSuccess();
-}
-
-ParamDict ints(std::initializer_list<std::pair<int, int>> kv)
-{
-    ParamDict pd;
-    for (auto [k, v] : kv) pd.set_int(k, v);
-    return pd;
 }
 
 // ---- recurrent layers ------------------------------------------------------------
@@ -243,7 +181,8 @@ void check_recurrent(const RecurrentCase& c, unsigned seed, int threads = 1)
 {
     const RecurrentData d = make_data(c, seed);
     const bool lstm = c.type == "LSTMND";
-    std::vector<Tensor> ins = {d.x, d.w, d.r};
+    // W and R as constants (initializers), the rest fed at run time.
+    std::vector<In> ins = {d.x, C(d.w), C(d.r)};
     const bool any_optional = c.bias || c.lens || c.init || c.peep;
     if (any_optional) {
         ins.push_back(c.bias ? d.b : empty_input());
@@ -254,11 +193,10 @@ void check_recurrent(const RecurrentCase& c, unsigned seed, int threads = 1)
             ins.push_back(c.peep ? d.p : empty_input());
         }
     }
-    ParamDict pd = ints({{0, static_cast<int>(c.hidden)}, {1, c.direction}, {2, c.layout}, {4, c.lbr ? 1 : 0}});
+    ParamDict pd = P({{0, static_cast<int>(c.hidden)}, {1, c.direction}, {2, c.layout}, {4, c.lbr ? 1 : 0}});
     if (c.clip > 0) pd.set_float(3, c.clip);
     const int outs = lstm ? 3 : 2;
-    // W and R as constants (initializers), the rest fed at run time.
-    const std::vector<Tensor> got = run_layer(c.type, pd, ins, outs, {false, true, true}, threads);
+    const std::vector<Tensor> got = run_layer(c.type, pd, ins, outs, {}, threads);
     const RecurrentResult want = reference(c, d);
     const int64_t dirs = c.direction == 2 ? 2 : 1;
     const Shape ys = c.layout == 0 ? Shape{c.seq, dirs, c.batch, c.hidden} : Shape{c.batch, c.seq, dirs, c.hidden};
@@ -311,7 +249,7 @@ TEST(SeqMiscRecurrent, SequenceLengthsPeepholesLinearBeforeResetAndClip)
 TEST(SeqMiscRecurrent, ActivationParamsApplyPerGate)
 {
     // RNN with Affine(alpha 2, beta 0.5): h_t = 2 * (W x + R h) + 0.5, worked by hand.
-    ParamDict pd = ints({{0, 1}});
+    ParamDict pd = P({{0, 1}});
     pd.set_ints(5, {3});
     pd.set_floats(6, {2.f});
     pd.set_floats(7, {0.5f});
@@ -327,8 +265,8 @@ TEST(SeqMiscRecurrent, BadShapesAndParamsAreErrors)
     RecurrentCase c;
     const RecurrentData d = make_data(c, 5);
     EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", {}, {d.x, d.r, d.r}, 3); }), "W (input 1) must have shape"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", ints({{0, 5}}), {d.x, d.w, d.r}, 3); }), "must have shape"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", ints({{1, 3}}), {d.x, d.w, d.r}, 3); }), "direction"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", P({{0, 5}}), {d.x, d.w, d.r}, 3); }), "must have shape"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", P({{1, 3}}), {d.x, d.w, d.r}, 3); }), "direction"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", {}, {d.x, d.w, d.r, d.b.reshaped({2, 16})}, 3); }), "B (input 3)"));
     const Tensor bad_lens = i64({2}, {3, 4});
     EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", {}, {d.x, d.w, d.r, empty_input(), bad_lens}, 3); }),
@@ -401,13 +339,13 @@ TEST(SeqMiscNms, MatchesBruteForceOverBatchesClassesAndThresholds)
                         for (int64_t k : nms_reference(corners[b], s, max_out, iou, filter, min_score))
                             want.insert(want.end(), {b, c, k});
                     }
-                std::vector<Tensor> ins = {boxes, scores, i64({1}, {max_out}), f32({1}, {iou})};
+                std::vector<In> ins = {boxes, scores, i64({1}, {max_out}), f32({1}, {iou})};
                 if (filter) ins.push_back(f32({1}, {min_score}));
                 const Tensor got = run_layer("NonMaxSuppression", {}, ins)[0];
                 EXPECT_EQ(got.shape(), Shape({static_cast<int64_t>(want.size() / 3), 3}));
                 EXPECT_EQ(values<int64_t>(got), want) << "iou " << iou << " max " << max_out << " filter " << filter;
                 ins[0] = centers;
-                EXPECT_EQ(values<int64_t>(run_layer("NonMaxSuppression", ints({{0, 1}}), ins)[0]), want) << "center format";
+                EXPECT_EQ(values<int64_t>(run_layer("NonMaxSuppression", P({{0, 1}}), ins)[0]), want) << "center format";
             }
 }
 
@@ -426,7 +364,7 @@ TEST(SeqMiscNms, DefaultsAndErrors)
                          "iou_threshold"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("NonMaxSuppression", {}, {boxes, f32({1, 1, 3}, {0, 0, 0})}); }),
                          "scores (input 1)"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("NonMaxSuppression", ints({{0, 2}}), {boxes, scores}); }),
+    EXPECT_TRUE(contains(error_of([&] { run_layer("NonMaxSuppression", P({{0, 2}}), {boxes, scores}); }),
                          "center_point_box"));
 }
 
@@ -453,7 +391,7 @@ TEST(SeqMiscQuantize, PerTensorAndPerAxisWithSaturationAndTies)
             if (u) zpt.data<uint8_t>()[i] = static_cast<uint8_t>(zp[static_cast<size_t>(i)]);
             else zpt.data<int8_t>()[i] = static_cast<int8_t>(zp[static_cast<size_t>(i)]);
         }
-        const Tensor y = run_layer("QuantizeLinear", ints({{0, 1}}), {x, f32({3}, scale), zpt})[0];
+        const Tensor y = run_layer("QuantizeLinear", P({{0, 1}}), {x, f32({3}, scale), zpt})[0];
         ASSERT_EQ(y.dtype(), t);
         const double lo = u ? 0 : -128, hi = u ? 255 : 127;
         for (int64_t i = 0; i < x.numel(); ++i) {
@@ -463,7 +401,7 @@ TEST(SeqMiscQuantize, PerTensorAndPerAxisWithSaturationAndTies)
             EXPECT_EQ(got, want) << "element " << i << " " << dtype_name(t);
         }
         // Dequantize back: (q - zp) * scale.
-        const Tensor back = run_layer("DequantizeLinear", ints({{0, -2}}), {y, f32({3}, scale), zpt})[0];
+        const Tensor back = run_layer("DequantizeLinear", P({{0, -2}}), {y, f32({3}, scale), zpt})[0];
         for (int64_t i = 0; i < x.numel(); ++i) {
             const size_t c = static_cast<size_t>((i / 2) % 3);
             const double q = u ? y.data<uint8_t>()[i] : y.data<int8_t>()[i];
@@ -503,11 +441,11 @@ TEST(SeqMiscQuantize, Errors)
 {
     const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
     EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", {}, {x, f32({2}, {1, 1})}); }), "per-axis scale"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", ints({{0, 5}}), {x, f32({3}, {1, 1, 1})}); }), "axis"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", P({{0, 5}}), {x, f32({3}, {1, 1, 1})}); }), "axis"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", {}, {x, f32({3}, {1, 1, 1}), f32({3}, {0, 0, 0})}); }),
                          "zero_point"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("DequantizeLinear", {}, {x, f32({}, {1})}); }), "integer"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", ints({{1, 0}}), {x, f32({}, {1})}); }), "param 1"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", P({{1, 0}}), {x, f32({}, {1})}); }), "param 1"));
 }
 
 // ---- EinsumND ------------------------------------------------------------------------------
@@ -593,7 +531,7 @@ TEST(SeqMiscEinsum, ImplicitOutputIntegersAndErrors)
 
 // ---- GridSampleND ------------------------------------------------------------------------
 
-ParamDict grid_params(int mode, int padding, int align) { return ints({{0, mode}, {1, padding}, {2, align}}); }
+ParamDict grid_params(int mode, int padding, int align) { return P({{0, mode}, {1, padding}, {2, align}}); }
 
 // X (1, 1, 2, 3) = [[0, 1, 2], [3, 4, 5]] sampled at single grid points.
 float sample_at(float gx, float gy, int mode, int padding, int align)
@@ -702,7 +640,7 @@ TEST(SeqMiscRoiAlign, AveragesOfLinearDataAreBinCenters)
     const Tensor batch = i64({2}, {1, 0});
     for (const int half_pixel : {0, 1})
         for (const int ratio : {0, 2}) {
-            ParamDict pd = ints({{0, 3}, {1, 2}, {2, ratio}, {5, half_pixel}});
+            ParamDict pd = P({{0, 3}, {1, 2}, {2, ratio}, {5, half_pixel}});
             pd.set_float(3, 0.5f); // spatial_scale
             const Tensor y = run_layer("RoiAlign", pd, {x, rois, batch})[0];
             ASSERT_EQ(y.shape(), Shape({2, 2, 3, 2}));
@@ -730,7 +668,7 @@ TEST(SeqMiscRoiAlign, MaxModeAndErrors)
     const Tensor rois = f32({1, 4}, {0.f, 0.f, 2.f, 2.f});
     const Tensor batch = i64({1}, {0});
     for (const int mode : {0, 1}) {
-        const Tensor y = run_layer("RoiAlign", ints({{0, 2}, {1, 2}, {2, 1}, {4, mode}, {5, 1}}), {x, rois, batch})[0];
+        const Tensor y = run_layer("RoiAlign", P({{0, 2}, {1, 2}, {2, 1}, {4, mode}, {5, 1}}), {x, rois, batch})[0];
         EXPECT_EQ(values<float>(y), std::vector<float>({1, 2, 3, 4})) << "mode " << mode;
     }
     EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", {}, {x, rois, i64({1}, {1})}); }), "batch index 1"));
@@ -738,7 +676,7 @@ TEST(SeqMiscRoiAlign, MaxModeAndErrors)
     EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", {}, {x, f32({1, 3}, {0, 0, 1}), batch}); }), "rois (input 1)"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", {}, {x, f32({1, 4}, {0, 0, std::nanf(""), 1}), batch}); }),
                          "not finite"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", ints({{0, 0}}), {x, rois, batch}); }), "output_height"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", P({{0, 0}}), {x, rois, batch}); }), "output_height"));
 }
 
 // ---- converters -----------------------------------------------------------------------------
