@@ -1,7 +1,7 @@
 // Helpers for tests that run one layer: building small tensors, reading
-// values back, catching kestrel::Error messages, and a Net of Input/Constant
-// layers feeding the layer under test (tests/test_nd_ops.cpp,
-// tests/test_seqmisc.cpp).
+// values back, catching kestrel::Error messages, a Net of Input/Constant
+// layers feeding the layer under test, and running an in-memory ONNX model
+// (tests/test_nd_ops.cpp, tests/test_seqmisc.cpp).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -13,6 +13,10 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#ifdef KESTREL_HAVE_ONNX
+#include "kestrel/onnx.h"
+#include "onnx/onnx_pb.h"
+#endif
 
 namespace kestrel::layer_test {
 
@@ -99,5 +103,20 @@ inline ParamDict P(std::initializer_list<std::pair<int, int>> kv)
     for (auto [k, v] : kv) pd.set_int(k, v);
     return pd;
 }
+
+#ifdef KESTREL_HAVE_ONNX
+// Converts an in-memory ONNX model and runs it on inputs given in graph order;
+// returns the graph outputs.
+inline std::vector<Tensor> run_model(const onnx::ModelProto& m, const std::vector<Tensor>& inputs)
+{
+    const std::string bytes = m.SerializeAsString();
+    Net net;
+    load_onnx_mem(net, bytes.data(), bytes.size(), "test.onnx");
+    Session s(net);
+    const std::vector<std::string> names = net.input_names();
+    for (size_t i = 0; i < inputs.size(); ++i) s.set_input(names[i], inputs[i]);
+    return s.run(net.output_names());
+}
+#endif
 
 } // namespace kestrel::layer_test

@@ -852,16 +852,7 @@ void add_string(onnx::NodeProto* n, const std::string& name, const std::string& 
     a->set_s(v);
 }
 
-std::vector<Tensor> run_onnx(const OnnxCase& c, const std::vector<Tensor>& inputs)
-{
-    const std::string bytes = c.model.SerializeAsString();
-    Net net;
-    load_onnx_mem(net, bytes.data(), bytes.size(), "test.onnx");
-    Session s(net);
-    const std::vector<std::string> names = net.input_names();
-    for (size_t i = 0; i < inputs.size(); ++i) s.set_input(names[i], inputs[i]);
-    return s.run(net.output_names());
-}
+std::vector<Tensor> run_onnx(const OnnxCase& c, const std::vector<Tensor>& inputs) { return run_model(c.model, inputs); }
 
 TEST(NdOpsConverters, OldOpsetAttributeForms)
 {

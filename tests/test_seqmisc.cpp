@@ -713,17 +713,6 @@ void add_output(onnx::GraphProto* g, onnx::NodeProto* node, const std::string& n
     for (int k = 0; k < 3; ++k) tt->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(k)); // rank 3
 }
 
-std::vector<Tensor> run_model(const onnx::ModelProto& m, const std::vector<Tensor>& inputs)
-{
-    const std::string bytes = m.SerializeAsString();
-    Net net;
-    load_onnx_mem(net, bytes.data(), bytes.size(), "test.onnx");
-    Session s(net);
-    const std::vector<std::string> names = net.input_names();
-    for (size_t i = 0; i < inputs.size(); ++i) s.set_input(names[i], inputs[i]);
-    return s.run(net.output_names());
-}
-
 TEST(SeqMiscConverters, LstmWithInitializerWeightsAndAGapInOptionalInputs)
 {
     // X and initial_h/initial_c fed at run time; W, R, B initializers;
