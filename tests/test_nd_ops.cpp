@@ -16,45 +16,19 @@
 
 #include "kestrel/kestrel.h"
 #include "kestrel/op.h"
+#include "layer_test_util.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
 #include "onnx/onnx_pb.h"
 #endif
 
 using namespace kestrel;
+using namespace kestrel::layer_test;
 
 namespace {
 
 // ---- helpers ----------------------------------------------------------------
 
-std::string error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-template <class T> Tensor make(const Shape& s, DType t, const std::vector<T>& v)
-{
-    Tensor x(s, t);
-    EXPECT_EQ(static_cast<int64_t>(v.size()), x.numel());
-    std::copy(v.begin(), v.end(), x.data<T>());
-    return x;
-}
-Tensor f32(const Shape& s, const std::vector<float>& v) { return make<float>(s, DType::F32, v); }
-Tensor i64(const Shape& s, const std::vector<int64_t>& v) { return make<int64_t>(s, DType::I64, v); }
-Tensor i64v(const std::vector<int64_t>& v) { return i64({static_cast<int64_t>(v.size())}, v); }
-Tensor i32v(const std::vector<int32_t>& v) { return make<int32_t>({static_cast<int64_t>(v.size())}, DType::I32, v); }
-
-template <class T> std::vector<T> values(const Tensor& t)
-{
-    return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
 
 // Random bytes: data-movement layers must carry any bit pattern unchanged.
 Tensor random_bytes(const Shape& s, DType t, unsigned seed)
@@ -117,58 +91,6 @@ Tensor pick(const Tensor& from, const Shape& shape, const std::vector<int64_t>& 
     return ::testing::AssertionSuccess();
 }
 
-ParamDict constant_params(const Tensor& t)
-{
-    ParamDict pd;
-    pd.set_int(0, static_cast<int>(t.dtype()));
-    std::vector<int> dims(t.shape().begin(), t.shape().end());
-    if (!dims.empty()) pd.set_ints(1, dims);
-    return pd;
-}
-
-// An input of the layer under test: a graph input fed at run time, or a
-// Constant layer (known while planning).
-struct In {
-    Tensor t;
-    bool constant = false;
-};
-In C(const Tensor& t) { return In{t, true}; }
-In R(const Tensor& t) { return In{t, false}; }
-
-std::vector<Tensor> run_layer(const std::string& type, const ParamDict& pd, const std::vector<In>& ins, int outputs = 1,
-                              const std::vector<Tensor>& weights = {}, int threads = 1)
-{
-    Net net;
-    std::vector<std::string> names, tops;
-    for (size_t i = 0; i < ins.size(); ++i) {
-        names.push_back("in" + std::to_string(i));
-        if (ins[i].constant)
-            net.add_layer("Constant", names.back(), {}, {names.back()}, constant_params(ins[i].t), {ins[i].t});
-        else
-            net.add_layer("Input", names.back(), {}, {names.back()});
-    }
-    for (int i = 0; i < outputs; ++i) tops.push_back("out" + std::to_string(i));
-    net.add_layer(type, "op", names, tops, pd, weights);
-    net.finish_graph();
-    Options opt;
-    opt.threads = threads;
-    Session s(net, opt);
-    for (size_t i = 0; i < ins.size(); ++i)
-        if (!ins[i].constant) s.set_input(names[i], ins[i].t);
-    return s.run(tops);
-}
-Tensor run1(const std::string& type, const ParamDict& pd, const std::vector<In>& ins,
-            const std::vector<Tensor>& weights = {})
-{
-    return run_layer(type, pd, ins, 1, weights)[0];
-}
-
-ParamDict P(std::initializer_list<std::pair<int, int>> kv)
-{
-    ParamDict pd;
-    for (auto [k, v] : kv) pd.set_int(k, v);
-    return pd;
-}
 ParamDict dynamic() { return P({{20, 1}}); }
 
 // ---- Transpose -------------------------------------------------------------------
@@ -930,16 +852,7 @@ void add_string(onnx::NodeProto* n, const std::string& name, const std::string& 
     a->set_s(v);
 }
 
-std::vector<Tensor> run_onnx(const OnnxCase& c, const std::vector<Tensor>& inputs)
-{
-    const std::string bytes = c.model.SerializeAsString();
-    Net net;
-    load_onnx_mem(net, bytes.data(), bytes.size(), "test.onnx");
-    Session s(net);
-    const std::vector<std::string> names = net.input_names();
-    for (size_t i = 0; i < inputs.size(); ++i) s.set_input(names[i], inputs[i]);
-    return s.run(net.output_names());
-}
+std::vector<Tensor> run_onnx(const OnnxCase& c, const std::vector<Tensor>& inputs) { return run_model(c.model, inputs); }
 
 TEST(NdOpsConverters, OldOpsetAttributeForms)
 {

@@ -48,8 +48,8 @@ std::string absent_blob(NodeContext& n, const std::string& what) { return consta
 // Input i is present but its value is not known at conversion time.
 bool runtime_value(const NodeContext& n, int i) { return n.has_input(i) && n.constant(i) == nullptr; }
 
-// Blobs of inputs [0, count): absent optional ones become empty placeholders,
-// trailing absent ones are dropped.
+} // namespace
+
 std::vector<std::string> inputs_upto(NodeContext& n, int count)
 {
     int last = -1;
@@ -59,6 +59,8 @@ std::vector<std::string> inputs_upto(NodeContext& n, int count)
     for (int i = 0; i <= last; ++i) blobs.push_back(n.has_input(i) ? n.input(i) : absent_blob(n, "absent"));
     return blobs;
 }
+
+namespace {
 
 std::vector<std::string> all_outputs(const NodeContext& n)
 {

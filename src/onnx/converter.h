@@ -90,10 +90,14 @@ std::vector<ConverterEntry> tensor_converters();       // Reshape, Transpose, Co
 std::vector<ConverterEntry> extra_converters();        // Resize, reductions, detection, RNNs, ...
 std::vector<ConverterEntry> elementwise_converters();  // Add, Equal, And, Where, Mod, Erf, Sum, ... over all dtypes
 std::vector<ConverterEntry> norms_converters();        // InstanceNormalization, MeanVarianceNormalization
+std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSuppression, QuantizeLinear, Einsum, GridSample, RoiAlign
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.
 ParamDict params_with_ints(int id, const std::vector<int64_t>& values, const std::string& what);
+// Blobs of inputs [0, count): absent optional ones become empty int64
+// placeholders, trailing absent ones are dropped.
+std::vector<std::string> inputs_upto(NodeContext& n, int count);
 std::vector<int64_t> tensor_to_int64s(const Tensor& t);
 std::vector<float> tensor_to_floats(const Tensor& t);
 Tensor scalar_tensor(float v);

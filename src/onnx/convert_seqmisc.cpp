@@ -1,0 +1,200 @@
+// Recurrent nets (RNN, GRU, LSTM), NonMaxSuppression, QuantizeLinear family,
+// Einsum, GridSample and RoiAlign onto our ONNX-semantics layers
+// (src/ops/nd_recurrent.cpp, nd_nms.cpp, nd_quantize_linear.cpp,
+// nd_einsum.cpp, nd_grid_sample.cpp, nd_roi_align.cpp).
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "onnx/converter.h"
+#include "onnx/onnx_tensor.h"
+
+namespace kestrel::onnx_import {
+
+namespace {
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+// Outputs up to the last present one; absent ones before it get fresh names.
+std::vector<std::string> outputs_with_placeholders(NodeContext& n)
+{
+    int last = -1;
+    for (int i = 0; i < n.num_outputs(); ++i)
+        if (n.has_output(i)) last = i;
+    n.check(last >= 0, "has no outputs");
+    std::vector<std::string> tops;
+    for (int i = 0; i <= last; ++i) tops.push_back(n.has_output(i) ? n.output(i) : n.temp("unused" + std::to_string(i)));
+    return tops;
+}
+
+std::vector<std::string> attr_strings(const NodeContext& n, const std::string& name)
+{
+    for (const auto& a : n.node().attribute())
+        if (a.name() == name) return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    return {};
+}
+
+// ---- RNN, GRU, LSTM ------------------------------------------------------------
+
+// One recurrent activation: its code in nd_recurrent.cpp, whether it takes
+// alpha / beta, and ONNX's defaults for them.
+struct RecurrentActivation {
+    int code;
+    int params; // 0: none, 1: alpha, 2: alpha and beta
+    float alpha, beta;
+};
+
+const std::map<std::string, RecurrentActivation>& recurrent_activations()
+{
+    static const std::map<std::string, RecurrentActivation> m = {
+        {"sigmoid", {0, 0, 0.f, 0.f}},        {"tanh", {1, 0, 0.f, 0.f}},          {"relu", {2, 0, 0.f, 0.f}},
+        {"affine", {3, 2, 1.f, 0.f}},         {"leakyrelu", {4, 1, 0.01f, 0.f}},   {"thresholdedrelu", {5, 1, 1.f, 0.f}},
+        {"scaledtanh", {6, 2, 1.f, 1.f}},     {"hardsigmoid", {7, 2, 0.2f, 0.5f}}, {"elu", {8, 1, 1.f, 0.f}},
+        {"softsign", {9, 0, 0.f, 0.f}},       {"softplus", {10, 0, 0.f, 0.f}},
+    };
+    return m;
+}
+
+// Activations with their alpha/beta: activation_alpha and activation_beta are
+// consumed in order by the activations that take them.
+void set_recurrent_activations(NodeContext& n, ParamDict& pd)
+{
+    if (!n.has_attr("activations")) return;
+    const std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");
+    size_t next_alpha = 0, next_beta = 0;
+    std::vector<int> codes;
+    std::vector<float> a, b;
+    for (const std::string& name : attr_strings(n, "activations")) {
+        const auto it = recurrent_activations().find(lower(name));
+        n.check(it != recurrent_activations().end(), "activation '", name, "' is not supported");
+        const RecurrentActivation& act = it->second;
+        codes.push_back(act.code);
+        a.push_back(act.params >= 1 && next_alpha < alphas.size() ? alphas[next_alpha++] : act.alpha);
+        b.push_back(act.params >= 2 && next_beta < betas.size() ? betas[next_beta++] : act.beta);
+    }
+    pd.set_ints(5, codes);
+    pd.set_floats(6, a);
+    pd.set_floats(7, b);
+}
+
+void convert_recurrent(NodeContext& n)
+{
+    const DType* t = n.input_dtype(0);
+    n.check(t == nullptr || *t == DType::F32, "only float32 recurrent nets are supported");
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(n.attr_int("hidden_size", 0)));
+    const std::map<std::string, int> directions = {{"forward", 0}, {"reverse", 1}, {"bidirectional", 2}};
+    const std::string direction = n.attr_string("direction", "forward");
+    n.check(directions.count(direction), "direction '", direction, "' is not forward, reverse or bidirectional");
+    pd.set_int(1, directions.at(direction));
+    pd.set_int(2, static_cast<int>(n.attr_int("layout", 0)));
+    if (n.has_attr("clip")) {
+        const float clip = n.attr_float("clip", 0.f);
+        n.check(clip > 0.f, "clip must be > 0, got ", clip);
+        pd.set_float(3, clip);
+    }
+    if (n.op_type() == "GRU") pd.set_int(4, n.attr_int("linear_before_reset", 0) != 0 ? 1 : 0);
+    n.check(n.attr_int("input_forget", 0) == 0, "input_forget is not supported");
+    set_recurrent_activations(n, pd);
+    const bool lstm = n.op_type() == "LSTM";
+    n.emit(n.op_type() + "ND", inputs_upto(n, lstm ? 8 : 6), outputs_with_placeholders(n), pd);
+}
+
+// ---- NonMaxSuppression ---------------------------------------------------------
+
+void convert_nms(NodeContext& n)
+{
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(n.attr_int("center_point_box", 0)));
+    n.emit("NonMaxSuppression", inputs_upto(n, 5), {n.output(0)}, pd);
+}
+
+// ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear --------------------
+
+void convert_quantize_linear(NodeContext& n)
+{
+    n.check(n.attr_int("block_size", 0) == 0, "blocked quantization (block_size) is not supported");
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(n.attr_int("axis", 1)));
+    if (n.op_type() == "QuantizeLinear" && n.has_attr("output_dtype") && n.attr_int("output_dtype", 0) != 0)
+        pd.set_int(1, static_cast<int>(dtype_from_onnx(static_cast<int>(n.attr_int("output_dtype", 0)), "output_dtype")));
+    n.emit(n.op_type(), inputs_upto(n, 3), {n.output(0)}, pd);
+}
+
+void convert_dynamic_quantize_linear(NodeContext& n)
+{
+    n.emit("DynamicQuantizeLinear", {n.input(0)}, outputs_with_placeholders(n));
+}
+
+// ---- Einsum, GridSample, RoiAlign -------------------------------------------------
+
+void convert_einsum(NodeContext& n)
+{
+    std::string eq = n.attr_string("equation");
+    eq.erase(std::remove_if(eq.begin(), eq.end(), [](unsigned char c) { return std::isspace(c); }), eq.end());
+    n.check(!eq.empty(), "the equation attribute is missing");
+    ParamDict pd;
+    pd.set_string(0, eq);
+    std::vector<std::string> bottoms;
+    for (int i = 0; i < n.num_inputs(); ++i) bottoms.push_back(n.input(i));
+    n.emit("EinsumND", bottoms, {n.output(0)}, pd);
+}
+
+void convert_grid_sample(NodeContext& n)
+{
+    const std::map<std::string, int> modes = {{"bilinear", 0}, {"linear", 0}, {"nearest", 1}, {"bicubic", 2}, {"cubic", 2}};
+    const std::map<std::string, int> paddings = {{"zeros", 0}, {"border", 1}, {"reflection", 2}};
+    const std::string mode = n.attr_string("mode", n.opset() >= 20 ? "linear" : "bilinear");
+    const std::string padding = n.attr_string("padding_mode", "zeros");
+    n.check(modes.count(mode), "mode '", mode, "' is not supported");
+    n.check(paddings.count(padding), "padding_mode '", padding, "' is not supported");
+    n.check(n.input_rank(0) < 0 || n.input_rank(0) == 4, "only 4-D inputs (N, C, H, W) are supported");
+    ParamDict pd;
+    pd.set_int(0, modes.at(mode));
+    pd.set_int(1, paddings.at(padding));
+    pd.set_int(2, n.attr_int("align_corners", 0) != 0 ? 1 : 0);
+    n.emit("GridSampleND", {n.input(0), n.input(1)}, {n.output(0)}, pd);
+}
+
+void convert_roi_align(NodeContext& n)
+{
+    const std::string mode = n.attr_string("mode", "avg");
+    n.check(mode == "avg" || mode == "max", "mode '", mode, "' is not avg or max");
+    // Opset 10 had no attribute and behaved as output_half_pixel.
+    const std::string coords =
+        n.attr_string("coordinate_transformation_mode", n.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+    n.check(coords == "half_pixel" || coords == "output_half_pixel", "coordinate_transformation_mode '", coords,
+            "' is not supported");
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(n.attr_int("output_height", 1)));
+    pd.set_int(1, static_cast<int>(n.attr_int("output_width", 1)));
+    pd.set_int(2, static_cast<int>(n.attr_int("sampling_ratio", 0)));
+    pd.set_float(3, n.attr_float("spatial_scale", 1.f));
+    pd.set_int(4, mode == "max" ? 1 : 0);
+    pd.set_int(5, coords == "half_pixel" ? 1 : 0);
+    n.emit("RoiAlign", {n.input(0), n.input(1), n.input(2)}, {n.output(0)}, pd);
+}
+
+} // namespace
+
+std::vector<ConverterEntry> seqmisc_converters()
+{
+    return {
+        {"RNN", convert_recurrent},
+        {"GRU", convert_recurrent},
+        {"LSTM", convert_recurrent},
+        {"NonMaxSuppression", convert_nms},
+        {"QuantizeLinear", convert_quantize_linear},
+        {"DequantizeLinear", convert_quantize_linear},
+        {"DynamicQuantizeLinear", convert_dynamic_quantize_linear},
+        {"Einsum", convert_einsum},
+        {"GridSample", convert_grid_sample},
+        {"RoiAlign", convert_roi_align},
+    };
+}
+
+} // namespace kestrel::onnx_import
