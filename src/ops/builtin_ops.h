@@ -21,6 +21,7 @@ std::vector<BuiltinOp> data_ops();         // concat, slice, crop, permute, padd
 std::vector<BuiltinOp> math_ops();         // softmax, norms, reductions, gemm, attention, interp
 std::vector<BuiltinOp> detection_ops();    // priors, detection outputs
 std::vector<BuiltinOp> nd_ops();           // ONNX-semantics tensor layers (Gather, SliceND, Pad, ...)
+std::vector<BuiltinOp> losses_ops();       // ONNX LogSoftmax, Hardmax, losses, DropoutND, windows, Det, ...
 
 std::vector<BuiltinOp> builtin_ops();
 
