@@ -648,22 +648,15 @@ struct OnnxNode {
         for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
         return *this;
     }
-    OnnxNode& constant(const std::string& name, float value)
+    // A scalar initializer, float or bool.
+    OnnxNode& constant(const std::string& name, float value, int elem_type = onnx::TensorProto::FLOAT)
     {
         node->add_input(name);
         onnx::TensorProto* t = model.mutable_graph()->add_initializer();
         t->set_name(name);
-        t->set_data_type(onnx::TensorProto::FLOAT);
-        t->add_float_data(value);
-        return *this;
-    }
-    OnnxNode& constant_bool(const std::string& name, bool value)
-    {
-        node->add_input(name);
-        onnx::TensorProto* t = model.mutable_graph()->add_initializer();
-        t->set_name(name);
-        t->set_data_type(onnx::TensorProto::BOOL);
-        t->add_int32_data(value ? 1 : 0);
+        t->set_data_type(elem_type);
+        if (elem_type == onnx::TensorProto::BOOL) t->add_int32_data(value != 0 ? 1 : 0);
+        else t->add_float_data(value);
         return *this;
     }
     OnnxNode& absent_input()
@@ -799,12 +792,12 @@ TEST(LossesImport, DropoutMaskAndTrainingMode)
     }
     {   // Constant training mode with a ratio 0: the identity.
         OnnxNode m(13, "Dropout");
-        m.input("x", kFloat, {2, 3}).constant("r", 0.f).constant_bool("t", true).output("y", kFloat, 2);
+        m.input("x", kFloat, {2, 3}).constant("r", 0.f).constant("t", 1, onnx::TensorProto::BOOL).output("y", kFloat, 2);
         expect_near_all(m.run({x})[0], x.shape(), as_doubles(x), 0);
     }
     {   // Constant training mode with a ratio > 0: a conversion error.
         OnnxNode m(13, "Dropout");
-        m.input("x", kFloat, {2, 3}).constant("r", 0.25f).constant_bool("t", true).output("y", kFloat, 2);
+        m.input("x", kFloat, {2, 3}).constant("r", 0.25f).constant("t", 1, onnx::TensorProto::BOOL).output("y", kFloat, 2);
         EXPECT_ERROR_WITH(m.run({x}), "training mode with ratio 0.25 > 0");
     }
     {   // Opset 7: the mask has the data's type.
