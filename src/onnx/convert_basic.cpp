@@ -1,4 +1,4 @@
-// Identity, Constant, Dropout and the one-input activations that map onto
+// Identity, Constant and the one-input activations that map onto
 // rank-agnostic ncnn layers.
 #include <cfloat>
 #include <cmath>
@@ -39,13 +39,6 @@ void convert_constant(NodeContext& n)
     } else {
         n.fail("only tensor, float(s) and int(s) values are supported");
     }
-}
-
-// Inference-time Dropout is the identity; the optional mask output is all true.
-void convert_dropout(NodeContext& n)
-{
-    n.emit("Noop", {n.input(0)}, {n.output(0)});
-    n.check(!n.has_output(1), "the mask output is not supported");
 }
 
 // One-input layer with fixed params.
@@ -113,7 +106,6 @@ std::vector<ConverterEntry> basic_converters()
     return {
         {"Identity", convert_identity},
         {"Constant", convert_constant},
-        {"Dropout", convert_dropout},
         {"Relu", convert_plain<kReLU>},
         {"Sigmoid", convert_plain<kSigmoid>},
         {"Tanh", convert_plain<kTanH>},

@@ -1,4 +1,4 @@
-// Conv, ConvTranspose, pools, Gemm, MatMul, normalizations, Softmax, LRN:
+// Conv, ConvTranspose, pools, Gemm, MatMul, normalizations, LRN:
 // onto ncnn-format layers. Per-sample ncnn layers get our featmask bit
 // (31=65536) so they take ONNX's leading batch axis.
 #include <cfloat>
@@ -264,19 +264,6 @@ void convert_batch_norm(NodeContext& n)
     n.emit("BatchNorm", {n.input(0)}, {n.output(0)}, pd, {scale, mean, var, bias});
 }
 
-void convert_softmax(NodeContext& n)
-{
-    const int rank = n.input_rank(0);
-    int64_t axis = n.attr_int("axis", n.opset() >= 13 ? -1 : 1);
-    if (axis < 0 && rank > 0) axis += rank;
-    // Before opset 13 Softmax normalizes the flattened [axis:] block: the same thing when axis is the last one.
-    n.check(n.opset() >= 13 || (rank > 0 && axis == rank - 1), "opset < 13 Softmax over several axes is not supported");
-    ParamDict pd;
-    pd.set_int(0, as_int(n, axis, "axis"));
-    pd.set_int(1, 1);
-    n.emit("Softmax", {n.input(0)}, {n.output(0)}, pd);
-}
-
 void convert_layer_norm(NodeContext& n)
 {
     const int rank = n.input_rank(0);
@@ -321,7 +308,6 @@ std::vector<ConverterEntry> nn_converters()
         {"Gemm", convert_gemm},
         {"MatMul", convert_matmul},
         {"BatchNormalization", convert_batch_norm},
-        {"Softmax", convert_softmax},
         {"LayerNormalization", convert_layer_norm},
         {"LRN", convert_lrn},
     };

@@ -23,6 +23,7 @@ std::vector<BuiltinOp> detection_ops();    // priors, detection outputs
 std::vector<BuiltinOp> nd_ops();           // ONNX-semantics tensor layers (Gather, SliceND, Pad, ...)
 std::vector<BuiltinOp> norms_ops();        // NormalizeND, ReduceND (ONNX normalizations and reductions)
 std::vector<BuiltinOp> seqmisc_ops();      // recurrent nets, NMS, quantization, Einsum, GridSample, RoiAlign
+std::vector<BuiltinOp> losses_ops();       // ONNX LogSoftmax, Hardmax, losses, DropoutND, windows, Det, ...
 
 std::vector<BuiltinOp> builtin_ops();
 
