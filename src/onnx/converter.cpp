@@ -64,7 +64,8 @@ const std::map<std::string, NodeConverter>& converter_table()
 {
     static const std::map<std::string, NodeConverter> table = [] {
         std::map<std::string, NodeConverter> m;
-        for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters, elementwise_converters})
+        for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters, elementwise_converters,
+                            convpool_converters})
             for (const ConverterEntry& e : family()) m[e.op_type] = e.convert;
         return m;
     }();

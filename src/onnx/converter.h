@@ -89,6 +89,7 @@ std::vector<ConverterEntry> nn_converters();           // Conv, pools, Gemm, Mat
 std::vector<ConverterEntry> tensor_converters();       // Reshape, Transpose, Concat, Slice, Gather, Shape, ...
 std::vector<ConverterEntry> extra_converters();        // Resize, reductions, detection, RNNs, ...
 std::vector<ConverterEntry> elementwise_converters();  // Add, Equal, And, Where, Mod, Erf, Sum, ... over all dtypes
+std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.

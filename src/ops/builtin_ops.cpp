@@ -5,7 +5,7 @@ namespace kestrel {
 std::vector<BuiltinOp> builtin_ops()
 {
     std::vector<BuiltinOp> all;
-    for (auto family : {core_ops, conv_ops, elementwise_ops, data_ops, math_ops, detection_ops, nd_ops}) {
+    for (auto family : {core_ops, conv_ops, elementwise_ops, data_ops, math_ops, detection_ops, nd_ops, convpool_ops}) {
         const std::vector<BuiltinOp> ops = family();
         all.insert(all.end(), ops.begin(), ops.end());
     }

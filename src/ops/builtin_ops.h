@@ -21,6 +21,7 @@ std::vector<BuiltinOp> data_ops();         // concat, slice, crop, permute, padd
 std::vector<BuiltinOp> math_ops();         // softmax, norms, reductions, gemm, attention, interp
 std::vector<BuiltinOp> detection_ops();    // priors, detection outputs
 std::vector<BuiltinOp> nd_ops();           // ONNX-semantics tensor layers (Gather, SliceND, Pad, ...)
+std::vector<BuiltinOp> convpool_ops();     // 1-D/3-D convolution, ONNX pools of any rank
 
 std::vector<BuiltinOp> builtin_ops();
 
