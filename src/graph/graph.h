@@ -24,6 +24,9 @@ struct StoredWeight {
 // layer's inputs carry a leading batch axis; the runtime runs the layer once
 // per sample (as ncnn's NCNN_BATCH loop does), so every ncnn layer takes a batch.
 constexpr int kFeatmaskBatched = 1 << 16;
+// With kFeatmaskBatched: only input 0 carries the batch axis; the other inputs
+// (weights given as inputs) are passed whole to every sample.
+constexpr int kFeatmaskSharedInputs = 1 << 17;
 
 struct Layer {
     std::string type;
@@ -35,6 +38,7 @@ struct Layer {
     std::vector<StoredWeight> weights;
     int line = 0; // line in the .param text (0 when not from text)
     bool batched() const { return (params.get_int(31, 0) & kFeatmaskBatched) != 0; }
+    bool batch_input0_only() const { return (params.get_int(31, 0) & kFeatmaskSharedInputs) != 0; }
 };
 
 struct Blob {

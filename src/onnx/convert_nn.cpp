@@ -1,5 +1,6 @@
-// Conv, ConvTranspose, pools, Gemm, MatMul, normalizations, LRN:
-// onto ncnn-format layers. Per-sample ncnn layers get our featmask bit
+// Global pools, Gemm, MatMul, normalizations, LRN onto ncnn-format layers
+// (Conv, ConvTranspose and the other pools: convert_convpool.cpp; Softmax:
+// convert_losses.cpp). Per-sample ncnn layers get our featmask bit
 // (31=65536) so they take ONNX's leading batch axis.
 #include <cfloat>
 
@@ -31,161 +32,11 @@ Tensor constant_weight(NodeContext& n, int i, const char* what)
     return t->dtype() == DType::F32 ? *t : t->to(DType::F32);
 }
 
-// 2-D spatial attributes shared by Conv, ConvTranspose and the pools.
-struct Window {
-    int kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-    int top = 0, left = 0, bottom = 0, right = 0;
-    std::string auto_pad;
-};
-
-Window read_window(NodeContext& n, const std::vector<int64_t>& kernel)
-{
-    Window w;
-    n.check(kernel.size() == 2, "only 2-D kernels are supported, got ", kernel.size(), "-D");
-    w.kh = as_int(n, kernel[0], "kernel");
-    w.kw = as_int(n, kernel[1], "kernel");
-    const auto strides = n.attr_ints("strides"), dil = n.attr_ints("dilations"), pads = n.attr_ints("pads");
-    if (!strides.empty()) {
-        n.check(strides.size() == 2, "strides must have 2 values");
-        w.sh = as_int(n, strides[0], "stride");
-        w.sw = as_int(n, strides[1], "stride");
-    }
-    if (!dil.empty()) {
-        n.check(dil.size() == 2, "dilations must have 2 values");
-        w.dh = as_int(n, dil[0], "dilation");
-        w.dw = as_int(n, dil[1], "dilation");
-    }
-    if (!pads.empty()) {
-        n.check(pads.size() == 4, "pads must have 4 values");
-        w.top = as_int(n, pads[0], "pad");
-        w.left = as_int(n, pads[1], "pad");
-        w.bottom = as_int(n, pads[2], "pad");
-        w.right = as_int(n, pads[3], "pad");
-    }
-    w.auto_pad = n.attr_string("auto_pad", "NOTSET");
-    return w;
-}
-
 void expect_rank4(NodeContext& n)
 {
     const int r = n.input_rank(0);
     n.check(r == -1 || r == 4, "only 4-D (N,C,H,W) inputs are supported, got rank ", r);
 }
-
-void convert_conv(NodeContext& n)
-{
-    expect_rank4(n);
-    const Tensor w = constant_weight(n, 1, "W");
-    n.check(w.rank() == 4, "W must be 4-D (M, C/group, kH, kW)");
-    const Window win = read_window(n, n.has_attr("kernel_shape") ? n.attr_ints("kernel_shape")
-                                                                  : std::vector<int64_t>{w.dim(2), w.dim(3)});
-    const int group = as_int(n, n.attr_int("group", 1), "group");
-    ParamDict pd = batched();
-    pd.set_int(0, as_int(n, w.dim(0), "output channels"));
-    pd.set_int(1, win.kw);
-    pd.set_int(11, win.kh);
-    pd.set_int(2, win.dw);
-    pd.set_int(12, win.dh);
-    pd.set_int(3, win.sw);
-    pd.set_int(13, win.sh);
-    if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") {
-        pd.set_int(4, win.auto_pad == "SAME_UPPER" ? -233 : -234);
-    } else if (win.auto_pad == "NOTSET") {
-        pd.set_int(4, win.left);
-        pd.set_int(15, win.right);
-        pd.set_int(14, win.top);
-        pd.set_int(16, win.bottom);
-    } else {
-        n.check(win.auto_pad == "VALID", "unknown auto_pad '", win.auto_pad, "'");
-    }
-    pd.set_int(6, as_int(n, w.numel(), "weight size"));
-    std::vector<Tensor> weights = {w.reshaped({w.numel()})};
-    if (n.has_input(2)) {
-        pd.set_int(5, 1);
-        weights.push_back(constant_weight(n, 2, "B"));
-    }
-    if (group > 1) pd.set_int(7, group);
-    n.emit(group > 1 ? "ConvolutionDepthWise" : "Convolution", {n.input(0)}, {n.output(0)}, pd, weights);
-}
-
-// ONNX ConvTranspose weight (C_in, M/group, kH, kW) -> ncnn (group, M/g, C_in/g, kH, kW).
-Tensor deconv_weight(const Tensor& w, int group)
-{
-    const int64_t cin = w.dim(0), mg = w.dim(1), k = w.dim(2) * w.dim(3), cg = cin / group;
-    Tensor out(Shape{w.numel()}, DType::F32);
-    for (int64_t g = 0; g < group; ++g)
-        for (int64_t m = 0; m < mg; ++m)
-            for (int64_t c = 0; c < cg; ++c)
-                for (int64_t i = 0; i < k; ++i)
-                    out.data<float>()[((g * mg + m) * cg + c) * k + i] = w.data<float>()[((g * cg + c) * mg + m) * k + i];
-    return out;
-}
-
-void convert_conv_transpose(NodeContext& n)
-{
-    expect_rank4(n);
-    const Tensor w = constant_weight(n, 1, "W");
-    n.check(w.rank() == 4, "W must be 4-D (C, M/group, kH, kW)");
-    const Window win = read_window(n, n.has_attr("kernel_shape") ? n.attr_ints("kernel_shape")
-                                                                  : std::vector<int64_t>{w.dim(2), w.dim(3)});
-    const int group = as_int(n, n.attr_int("group", 1), "group");
-    n.check(w.dim(0) % group == 0, "input channels not divisible by group");
-    n.check(n.attr_ints("output_shape").empty(), "output_shape is not supported; use pads");
-    n.check(win.auto_pad == "NOTSET" || win.auto_pad == "VALID", "auto_pad '", win.auto_pad, "' is not supported");
-    const auto out_pad = n.attr_ints("output_padding");
-    ParamDict pd = batched();
-    pd.set_int(0, as_int(n, w.dim(1) * group, "output channels"));
-    pd.set_int(1, win.kw);
-    pd.set_int(11, win.kh);
-    pd.set_int(2, win.dw);
-    pd.set_int(12, win.dh);
-    pd.set_int(3, win.sw);
-    pd.set_int(13, win.sh);
-    pd.set_int(4, win.left);
-    pd.set_int(15, win.right);
-    pd.set_int(14, win.top);
-    pd.set_int(16, win.bottom);
-    if (out_pad.size() == 2) {
-        pd.set_int(19, as_int(n, out_pad[0], "output_padding"));
-        pd.set_int(18, as_int(n, out_pad[1], "output_padding"));
-    }
-    pd.set_int(6, as_int(n, w.numel(), "weight size"));
-    std::vector<Tensor> weights = {deconv_weight(w, group)};
-    if (n.has_input(2)) {
-        pd.set_int(5, 1);
-        weights.push_back(constant_weight(n, 2, "B"));
-    }
-    if (group > 1) pd.set_int(7, group);
-    n.emit(group > 1 ? "DeconvolutionDepthWise" : "Deconvolution", {n.input(0)}, {n.output(0)}, pd, weights);
-}
-
-void convert_pool(NodeContext& n, int type)
-{
-    expect_rank4(n);
-    n.check(!n.has_output(1), "the Indices output is not supported");
-    const Window win = read_window(n, n.attr_ints("kernel_shape"));
-    n.check(win.dh == 1 && win.dw == 1, "dilated pooling is not supported");
-    ParamDict pd = batched();
-    pd.set_int(0, type);
-    pd.set_int(1, win.kw);
-    pd.set_int(11, win.kh);
-    pd.set_int(2, win.sw);
-    pd.set_int(12, win.sh);
-    pd.set_int(3, win.left);
-    pd.set_int(14, win.right);
-    pd.set_int(13, win.top);
-    pd.set_int(15, win.bottom);
-    // ncnn pad modes: 1 explicit pads, 0 explicit + ceil tail, 2/3 SAME.
-    int mode = n.attr_int("ceil_mode", 0) ? 0 : 1;
-    if (win.auto_pad == "SAME_UPPER") mode = 2;
-    else if (win.auto_pad == "SAME_LOWER") mode = 3;
-    pd.set_int(5, mode);
-    pd.set_int(6, static_cast<int>(n.attr_int("count_include_pad", 0)));
-    n.emit("Pooling", {n.input(0)}, {n.output(0)}, pd);
-}
-
-void convert_max_pool(NodeContext& n) { convert_pool(n, 0); }
-void convert_average_pool(NodeContext& n) { convert_pool(n, 1); }
 
 // Global pools keep (N,C,1,1): adaptive pooling to 1x1 per sample.
 void convert_global_pool(NodeContext& n, int type)
@@ -299,10 +150,6 @@ void convert_lrn(NodeContext& n)
 std::vector<ConverterEntry> nn_converters()
 {
     return {
-        {"Conv", convert_conv},
-        {"ConvTranspose", convert_conv_transpose},
-        {"MaxPool", convert_max_pool},
-        {"AveragePool", convert_average_pool},
         {"GlobalMaxPool", convert_global_max_pool},
         {"GlobalAveragePool", convert_global_average_pool},
         {"Gemm", convert_gemm},

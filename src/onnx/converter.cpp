@@ -65,7 +65,7 @@ const std::map<std::string, NodeConverter>& converter_table()
     static const std::map<std::string, NodeConverter> table = [] {
         std::map<std::string, NodeConverter> m;
         for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters, elementwise_converters,
-                            norms_converters, seqmisc_converters, losses_converters})
+                            norms_converters, seqmisc_converters, losses_converters, convpool_converters})
             for (const ConverterEntry& e : family()) m[e.op_type] = e.convert;
         return m;
     }();

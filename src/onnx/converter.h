@@ -92,6 +92,7 @@ std::vector<ConverterEntry> elementwise_converters();  // Add, Equal, And, Where
 std::vector<ConverterEntry> norms_converters();        // InstanceNormalization, MeanVarianceNormalization
 std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSuppression, QuantizeLinear, Einsum, GridSample, RoiAlign
 std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SCE losses, Dropout, windows, Det, ...
+std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.

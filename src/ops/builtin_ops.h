@@ -24,6 +24,7 @@ std::vector<BuiltinOp> nd_ops();           // ONNX-semantics tensor layers (Gath
 std::vector<BuiltinOp> norms_ops();        // NormalizeND, ReduceND (ONNX normalizations and reductions)
 std::vector<BuiltinOp> seqmisc_ops();      // recurrent nets, NMS, quantization, Einsum, GridSample, RoiAlign
 std::vector<BuiltinOp> losses_ops();       // ONNX LogSoftmax, Hardmax, losses, DropoutND, windows, Det, ...
+std::vector<BuiltinOp> convpool_ops();     // 1-D/3-D convolution, ONNX pools of any rank
 
 std::vector<BuiltinOp> builtin_ops();
 

@@ -106,12 +106,17 @@ std::vector<int> Session::Impl::layers_needed(const std::vector<int>& targets) c
 // op->infer with size limits, and errors naming the layer and its input shapes.
 namespace {
 
-// Per-sample descriptions of a batched layer's inputs; returns the batch size.
-int64_t split_batch(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& per_sample)
+// Per-sample descriptions of a batched layer's inputs (with input0_only, the
+// others are shared by every sample); returns the batch size.
+int64_t split_batch(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& per_sample, bool input0_only = false)
 {
     check(!in.empty(), "a batched layer needs inputs");
     const int64_t n = in[0].shape.empty() ? -1 : in[0].shape[0];
     for (const TensorDesc& d : in) {
+        if (input0_only && &d != &in[0]) {
+            per_sample.push_back(d);
+            continue;
+        }
         check(!d.shape.empty() && d.shape[0] == n, "batched inputs must share the leading batch axis, got ",
               shapes_str(in));
         per_sample.push_back(TensorDesc(Shape(d.shape.begin() + 1, d.shape.end()), d.dtype));
@@ -136,7 +141,7 @@ void Session::Impl::infer_layer(int li, std::vector<TensorDesc>& in, std::vector
         if (l.batched()) {
             check(!l.op->dynamic_output_shape(), "a layer with data-dependent output shapes cannot be batched");
             std::vector<TensorDesc> per_sample;
-            const int64_t n = split_batch(in, per_sample);
+            const int64_t n = split_batch(in, per_sample, l.batch_input0_only());
             l.op->infer(per_sample, out);
             for (TensorDesc& d : out) {
                 d.shape.insert(d.shape.begin(), n);
@@ -398,7 +403,8 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                 if (l.batched()) {
                     for (int64_t i = 0; i < (in.empty() ? 0 : in[0].dim(0)); ++i) {
                         std::vector<Tensor> in_i, out_i;
-                        for (const Tensor& t : in) in_i.push_back(sample_view(t, i));
+                        for (size_t k = 0; k < in.size(); ++k)
+                            in_i.push_back(k > 0 && l.batch_input0_only() ? in[k] : sample_view(in[k], i));
                         for (const Tensor& t : out) out_i.push_back(sample_view(t, i));
                         l.op->forward(in_i, out_i, ctx);
                     }
@@ -528,7 +534,7 @@ ModelReport analyze_model(const Net& net, const std::map<std::string, TensorDesc
         for (int t : l.tops) r.outputs.push_back(plan->blobs[t].desc);
         if (l.batched()) {
             std::vector<TensorDesc> in1, out1;
-            const int64_t n = split_batch(r.inputs, in1);
+            const int64_t n = split_batch(r.inputs, in1, l.batch_input0_only());
             split_batch(r.outputs, out1);
             r.macs = n * l.op->macs(in1, out1);
         } else {
