@@ -40,5 +40,27 @@ TEST(FuzzRegression, NpyBoolBytesOtherThanZeroOrOne)
     }
 }
 
+// fuzz_param_bin (slow unit, ~0.5 s under ASan): a 38-byte .param.bin declaring
+// 271875 blobs made the parser allocate and name every blob before reading a
+// layer. The counts are now checked against the bytes left first.
+TEST(FuzzRegression, ParamBinCountsLargerThanTheFile)
+{
+    const auto expect_refused = [](const std::string& bytes, const std::string& reason) {
+        Net net;
+        try {
+            net.load_param_bin_mem(bytes.data(), bytes.size());
+            ADD_FAILURE() << "expected an error: " << reason;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+        }
+    };
+    // The fuzzer's file: 4 layers need at least 64 bytes, 24 are left.
+    expect_refused(regression_file("param-bin-huge-blob-count.param.bin"), "layer count 4 cannot fit in the 24 bytes");
+    // One well-formed Input layer, but 1000 declared blobs for 5 words left.
+    const std::vector<int32_t> words = {7767517, 1, 1000, 16 /* Input */, 0, 1, 0, -233};
+    expect_refused(std::string(reinterpret_cast<const char*>(words.data()), words.size() * 4),
+                   "blob count 1000 cannot fit in the 20 bytes");
+}
+
 } // namespace
 } // namespace kestrel

@@ -108,6 +108,14 @@ Graph parse_ncnn_param_bin(const void* data, size_t size, const std::string& sou
     if (r.next("magic") != kMagic) fail(source, ": not an ncnn .param.bin file (bad magic)");
     const int layer_count = r.next_in("layer count", 1, kMaxCount);
     const int blob_count = r.next_in("blob count", 1, kMaxCount);
+    // Check the counts against the file size before allocating for them: a
+    // layer takes at least 4 words (type, bottom count, top count, end of
+    // params) and every blob is some layer's top (one word each).
+    const size_t words_left = (r.size() - r.pos()) / 4;
+    if (static_cast<size_t>(layer_count) > words_left / 4)
+        fail(source, ": layer count ", layer_count, " cannot fit in the ", words_left * 4, " bytes left");
+    if (static_cast<size_t>(blob_count) > words_left)
+        fail(source, ": blob count ", blob_count, " cannot fit in the ", words_left * 4, " bytes left");
     Graph g;
     g.source = source;
     g.blobs.resize(static_cast<size_t>(blob_count));
