@@ -9,13 +9,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 jobs=${JOBS:-$(nproc)}
-CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKESTREL_FUZZ=ON -DKESTREL_BUILD_TESTS=OFF >/dev/null
+# FUZZ_BUILD_DIR reuses another clang build configured with -DKESTREL_FUZZ=ON
+# (scripts/test-sanitizers.sh shares its sanitizer build this way).
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKESTREL_FUZZ=ON -DKESTREL_BUILD_TESTS=OFF >/dev/null
+fi
 targets=${FUZZ_TARGETS:-$(ls fuzz/fuzz_*.cpp | xargs -n1 basename | sed 's/\.cpp$//')}
-cmake --build build-fuzz -j"$jobs" --target $targets
-mkdir -p build-fuzz/artifacts
+cmake --build "$build" -j"$jobs" --target $targets
+mkdir -p "$build/artifacts"
 status=0
 for t in $targets; do
-  [ -x "build-fuzz/fuzz/$t" ] || { echo "skipping $t (not built)"; continue; }
+  [ -x "$build/fuzz/$t" ] || { echo "skipping $t (not built)"; continue; }
   seeds=fuzz/corpus/${t#fuzz_}
   if [ -n "${FUZZ_CORPUS_DIR:-}" ]; then
     work=$FUZZ_CORPUS_DIR/$t; mkdir -p "$work"
@@ -35,11 +40,11 @@ for t in $targets; do
   budget=(-max_total_time="$seconds")
   [ -n "${FUZZ_RUNS:-}" ] && budget=(-runs="$FUZZ_RUNS")
   echo "== $t (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s})"
-  if ! "build-fuzz/fuzz/$t" "${budget[@]}" -timeout=1 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-       -artifact_prefix="build-fuzz/artifacts/$t-" "$work" "$seeds" "${extra[@]}" 2>"build-fuzz/$t.log"; then
-    echo "FAILED: $t (log: build-fuzz/$t.log)"; tail -40 "build-fuzz/$t.log"; status=1
+  if ! "$build/fuzz/$t" "${budget[@]}" -timeout=1 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+       -artifact_prefix="$build/artifacts/$t-" "$work" "$seeds" "${extra[@]}" 2>"$build/$t.log"; then
+    echo "FAILED: $t (log: $build/$t.log)"; tail -40 "$build/$t.log"; status=1
   else
-    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build-fuzz/$t.log" || true
+    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/$t.log" || true
   fi
   [ -n "${FUZZ_CORPUS_DIR:-}" ] || rm -rf "$work"
 done

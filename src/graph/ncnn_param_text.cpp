@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "graph/ncnn_param.h"
 #include "kestrel/error.h"
@@ -43,8 +44,12 @@ public:
         const size_t start = pos_;
         while (pos_ < text_.size() && !std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
         // A quoted string value may contain spaces: `6="-1, *(0h,2)"`.
-        const size_t eq = text_.find("=\"", start);
-        if (eq != std::string::npos && eq < pos_ && text_.find('"', eq + 2) >= pos_) {
+        // Look only inside this token: searching the rest of the file for
+        // every token made loading quadratic in the file size.
+        const std::string_view token(text_.data() + start, pos_ - start);
+        const size_t eq_in_token = token.find("=\"");
+        const size_t eq = eq_in_token == std::string_view::npos ? std::string::npos : start + eq_in_token;
+        if (eq != std::string::npos && token.find('"', eq_in_token + 2) == std::string_view::npos) {
             const size_t close = text_.find_first_of("\"\n", pos_);
             if (close == std::string::npos || text_[close] != '"')
                 fail(source_, ":", line_, ": unterminated string in '", text_.substr(start, pos_ - start), "'");
