@@ -62,5 +62,28 @@ TEST(FuzzRegression, ParamBinCountsLargerThanTheFile)
                    "blob count 1000 cannot fit in the 20 bytes");
 }
 
+// fuzz_param_bin (first session, ASan heap-buffer-overflow): the "blob is
+// already produced" check built its message, reading layers[producer] with
+// producer -1, for every top blob even when the check passed. A .param.bin
+// goes through that check with index-named blobs; both the valid graph and the
+// double-produced blob must load cleanly (ASan build: no report).
+TEST(FuzzRegression, ParamBinTopBlobChecks)
+{
+    // Input -> blob 0; ReLU 0 -> 1.
+    const std::vector<int32_t> ok = {7767517, 2, 2, 16 /* Input */, 0, 1, 0, -233, 26 /* ReLU */, 1, 1, 0, 1, -233};
+    Net net;
+    net.load_param_bin_mem(ok.data(), ok.size() * 4);
+    EXPECT_EQ(net.output_names(), std::vector<std::string>{"1"});
+    // ReLU writes blob 0 again.
+    const std::vector<int32_t> twice = {7767517, 2, 2, 16, 0, 1, 0, -233, 26, 1, 1, 0, 0, -233};
+    Net bad;
+    try {
+        bad.load_param_bin_mem(twice.data(), twice.size() * 4);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("already produced by Input"), std::string::npos) << e.what();
+    }
+}
+
 } // namespace
 } // namespace kestrel
