@@ -580,7 +580,7 @@ TEST(SeqMiscGridSample, BicubicInsideMatchesTheKernel)
     const Tensor x = random_f32({1, 2, 6, 7}, rng);
     // Aligned: px = (gx+1)*3, py = (gy+1)*2.5; points with all 16 taps inside
     // (px in [1, 5), py in [1, 4)), so padding plays no part.
-    const std::vector<std::pair<double, double>> pts = {{2.2, 1.3}, {3.7, 2.9}, {1.0, 1.0}, {4.5, 3.2}};
+    const std::vector<std::pair<double, double>> pts = {{2.2, 1.3}, {3.7, 2.9}, {1.05, 1.02}, {4.5, 3.2}};
     Tensor grid({1, 1, 4, 2});
     for (size_t k = 0; k < pts.size(); ++k) {
         grid.data<float>()[2 * k] = static_cast<float>(pts[k].first / 3 - 1);

@@ -52,8 +52,12 @@ public:
     void set_output_names(const std::vector<std::string>& names);
 
     // Graph optimizer passes (identity/dead-layer removal, constant folding,
-    // BatchNorm and activation fusion into convolutions). Returns one line per rewrite.
-    std::vector<std::string> optimize();
+    // BatchNorm and activation fusion into convolutions, MatMul -> InnerProduct,
+    // LayerNorm/GELU/Swish/HardSwish patterns). `shape_hints` (blob name ->
+    // shape, -1 for a dim that may vary) lets the rewrites that are exact only
+    // for some shapes fire (MatMul, LayerNorm); the ONNX importer passes the
+    // shapes ONNX infers. Returns one line per rewrite.
+    std::vector<std::string> optimize(const std::map<std::string, Shape>& shape_hints = {});
 
     void save_param(const std::string& path) const;
     void save_model(const std::string& path) const;

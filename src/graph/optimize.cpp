@@ -8,14 +8,11 @@
 
 namespace kestrel {
 
-namespace {
-
 bool is_graph_output(const Graph& g, int blob)
 {
     return std::find(g.outputs.begin(), g.outputs.end(), blob) != g.outputs.end();
 }
 
-// Marks a layer deleted (type emptied) and re-links the graph afterwards via compact().
 void erase_layer(Layer& l)
 {
     l.type.clear();
@@ -51,6 +48,17 @@ void compact(Graph& g)
     g.finalize();
 }
 
+int sole_consumer(const Graph& g, int li)
+{
+    const Layer& l = g.layers[li];
+    if (l.tops.size() != 1) return -1;
+    const Blob& out = g.blobs[l.tops[0]];
+    if (out.consumers.size() != 1 || is_graph_output(g, l.tops[0])) return -1;
+    return out.consumers[0];
+}
+
+namespace {
+
 // Replaces every use of blob `from` by blob `to`.
 void rewire(Graph& g, int from, int to)
 {
@@ -59,14 +67,19 @@ void rewire(Graph& g, int from, int to)
             if (b == from) b = to;
 }
 
-// The single consumer of a layer's only output, or -1.
-int sole_consumer(const Graph& g, int li)
+// Folding must not blow a model up (ConstantOfShape, Expand, Tile, Range of
+// constants): outputs no larger than the inputs, or small.
+bool small_enough_to_fold(const std::vector<Tensor>& in, const std::vector<TensorDesc>& out)
 {
-    const Layer& l = g.layers[li];
-    if (l.tops.size() != 1) return -1;
-    const Blob& out = g.blobs[l.tops[0]];
-    if (out.consumers.size() != 1 || is_graph_output(g, l.tops[0])) return -1;
-    return out.consumers[0];
+    constexpr int64_t kSmall = 4096;
+    int64_t in_bytes = 0, out_bytes = 0;
+    for (const Tensor& t : in) in_bytes += static_cast<int64_t>(t.nbytes());
+    for (const TensorDesc& d : out) {
+        const int64_t n = shape_numel(d.shape);
+        if (n > (int64_t(1) << 40) / 8) return false;
+        out_bytes += n * static_cast<int64_t>(dtype_size(d.dtype));
+    }
+    return out_bytes <= std::max(in_bytes, kSmall * 4);
 }
 
 std::vector<Tensor> weight_values(const Layer& l)
@@ -81,15 +94,14 @@ bool is_conv_like(const Layer& l)
     return l.type == "Convolution" || l.type == "ConvolutionDepthWise" || l.type == "InnerProduct";
 }
 
-// The layer after `conv` takes over: conv writes the follower's top, the follower goes.
-void absorb_follower(Graph& g, int conv, int follower)
+} // namespace
+
+void absorb_follower(Graph& g, int li, int follower)
 {
-    g.layers[conv].tops[0] = g.layers[follower].tops[0];
+    g.layers[li].tops[0] = g.layers[follower].tops[0];
     erase_layer(g.layers[follower]);
     compact(g);
 }
-
-} // namespace
 
 void rebuild_layer(Graph& g, int li, const std::vector<Tensor>& weights)
 {
@@ -149,7 +161,10 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
     int n = 0;
     for (size_t li = 0; li < g.layers.size(); ++li) {
         Layer& l = g.layers[li];
-        if (l.type == "Constant" || l.type == "Input" || l.bottoms.empty() || l.op->dynamic_output_shape()) continue;
+        // Batched layers run per sample (the runtime splits the batch axis): not here.
+        if (l.type == "Constant" || l.type == "Input" || l.bottoms.empty() || l.op->dynamic_output_shape() ||
+            l.batched())
+            continue;
         std::vector<Tensor> in;
         for (int b : l.bottoms) {
             const int p = g.blobs[b].producer;
@@ -162,6 +177,7 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
         std::vector<Tensor> out;
         try {
             l.op->infer(in_desc, out_desc);
+            if (!small_enough_to_fold(in, out_desc)) continue;
             for (size_t i = 0; i < out_desc.size(); ++i) {
                 const TensorDesc& d = out_desc[i];
                 out.push_back(l.op->outputs_alias_input() ? in[l.op->alias_input(static_cast<int>(i))].clone().view_as(d.shape, d.dtype)
@@ -203,6 +219,10 @@ int fold_batchnorm_into_conv(Graph& g, OptimizeReport& report)
     for (size_t li = 0; li < g.layers.size(); ++li) {
         if (!is_conv_like(g.layers[li]) || g.layers[li].params.get_int(9, 0) != 0) continue;
         if (g.layers[li].params.get_int(8, 0) != 0 || g.layers[li].params.get_int(19, 0) != 0) continue;
+        // Weights given as inputs are not ours to edit; a batched InnerProduct gives rows
+        // per sample, which a BatchNorm would scale per row, not per output.
+        if (g.layers[li].weights.empty() || g.layers[li].bottoms.size() != 1) continue;
+        if (g.layers[li].type == "InnerProduct" && g.layers[li].batched()) continue;
         const int bn = sole_consumer(g, static_cast<int>(li));
         if (bn < 0 || g.layers[bn].type != "BatchNorm" || g.layers[bn].weights.size() != 4) continue;
         Layer& conv = g.layers[li];
@@ -270,12 +290,21 @@ int fuse_activation_into_conv(Graph& g, OptimizeReport& report)
     return n;
 }
 
-OptimizeReport optimize_graph(Graph& g)
+OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
 {
     OptimizeReport report;
+    // Outputs found as "produced, never read" would change when a rewrite
+    // leaves a layer unread (a fused pattern's constant): pin them first.
+    if (g.declared_outputs.empty())
+        for (int b : g.outputs) g.declared_outputs.push_back(g.blobs[b].name);
     for (int round = 0; round < 1000; ++round) { // each round folds one more level of constant chains
         int changes = remove_identity_layers(g, report);
         changes += fold_constant_layers(g, report);
+        changes += fuse_matmul_into_inner_product(g, hints, report);
+        changes += fuse_layer_norm_pattern(g, hints, report);
+        changes += fuse_gelu_pattern(g, report);
+        changes += fuse_swish_pattern(g, report);
+        changes += fuse_hard_swish_pattern(g, report);
         changes += fold_batchnorm_into_conv(g, report);
         changes += fuse_activation_into_conv(g, report);
         changes += remove_dead_layers(g, report);

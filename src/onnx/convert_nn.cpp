@@ -95,11 +95,17 @@ void convert_gemm(NodeContext& n)
     n.emit("Gemm", inputs, {n.output(0)}, pd);
 }
 
+// MatMul has numpy's semantics for any rank, except that a 1-D . 1-D product
+// is [1] (ncnn's shape): reshaped to ONNX's scalar.
 void convert_matmul(NodeContext& n)
 {
-    const int ra = n.input_rank(0), rb = n.input_rank(1);
-    n.check((ra == -1 || ra <= 4) && (rb == -1 || rb <= 4), "inputs of rank over 4 are not supported yet");
-    n.emit("MatMul", {n.input(0), n.input(1)}, {n.output(0)});
+    if (n.input_rank(0) != 1 || n.input_rank(1) != 1) {
+        n.emit("MatMul", {n.input(0), n.input(1)}, {n.output(0)});
+        return;
+    }
+    const std::string dot = n.temp("dot");
+    n.emit("MatMul", {n.input(0), n.input(1)}, {dot});
+    n.emit("ReshapeND", {dot, constant_blob(n, int64_tensor({}), "scalar shape")}, {n.output(0)});
 }
 
 void convert_batch_norm(NodeContext& n)

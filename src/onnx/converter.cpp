@@ -332,6 +332,18 @@ void ModelConverter::convert()
     net_.set_output_names(outputs);
 }
 
+std::map<std::string, Shape> ModelConverter::shape_hints() const
+{
+    std::map<std::string, Shape> hints;
+    for (const auto& [name, type] : types_) {
+        if (!type.has_tensor_type() || !type.tensor_type().has_shape()) continue;
+        Shape shape;
+        for (const auto& d : type.tensor_type().shape().dim()) shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        hints[sanitize(name)] = shape;
+    }
+    return hints;
+}
+
 } // namespace kestrel::onnx_import
 
 namespace kestrel {
@@ -354,23 +366,26 @@ void check_and_infer(onnx::ModelProto& model, const std::string& source)
     }
 }
 
-void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_dir, const std::string& source)
+void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
+                   const OnnxImportOptions& options)
 {
     check_and_infer(model, source);
     Net fresh;
-    onnx_import::ModelConverter(model, base_dir, source, fresh).convert();
+    onnx_import::ModelConverter converter(model, base_dir, source, fresh);
+    converter.convert();
+    if (options.optimize) fresh.optimize(converter.shape_hints());
     net = std::move(fresh);
 }
 
 } // namespace
 
 void load_onnx_mem(Net& net, const void* data, size_t size, const std::string& source,
-                   const std::string& external_data_dir, const OnnxImportOptions&)
+                   const std::string& external_data_dir, const OnnxImportOptions& options)
 {
     check(size <= static_cast<size_t>(INT32_MAX), source, ": ONNX files over 2 GB must keep their weights as external data");
     onnx::ModelProto model;
     check(model.ParseFromArray(data, static_cast<int>(size)), source, ": not an ONNX model (protobuf parse failed)");
-    convert_model(net, model, external_data_dir, source);
+    convert_model(net, model, external_data_dir, source, options);
 }
 
 void load_onnx(Net& net, const std::string& path, const OnnxImportOptions& options)

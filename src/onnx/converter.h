@@ -116,6 +116,8 @@ class ModelConverter {
 public:
     ModelConverter(const onnx::ModelProto& model, std::string base_dir, std::string source, Net& net);
     void convert();
+    // Blob name -> shape from ONNX shape inference (-1 for unknown dims), for the optimizer.
+    std::map<std::string, Shape> shape_hints() const;
 
     // For NodeContext.
     std::string ensure_blob(const std::string& onnx_name, const std::string& context);

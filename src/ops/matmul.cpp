@@ -1,15 +1,16 @@
-// MatMul (ncnn param 0=transB): numpy-style matmul of two inputs of rank 1-4.
-//   1-D . 1-D      -> [1] (dot product)
+// MatMul (ncnn param 0=transB): numpy-style matmul of two inputs of any rank.
+//   1-D . 1-D      -> [1] (dot product; ncnn's shape, numpy's is a scalar)
 //   2-D . 2-D      -> (M, N)
-//   1-D . 2-D      -> (N)          (the vector is one row)
-//   2-D . 1-D      -> (M)          (the vector is one column; transB ignored)
-//   1-D . 3-D/4-D  -> (c, N) / (c, d, N)
-//   3-D/4-D . 1-D  -> (c, M) / (c, d, M)
-//   otherwise      -> batch axes broadcast: a rank-2 operand is one matrix,
-//                     a rank-3 operand is (1, c, h, w) against a rank-4 one;
-//                     batch sizes must match or be 1.
+//   1-D . N-D      -> (batch..., N)  (the vector is one row)
+//   N-D . 1-D      -> (batch..., M)  (the vector is one column; transB ignored)
+//   otherwise      -> (batch..., M, N): the axes before the last two are batch
+//                     axes, aligned from the right and broadcast as numpy does
+//                     (sizes must match or be 1; a missing axis counts as 1).
+// For ranks up to 4 these are ncnn's shapes (a rank-3 operand against a rank-4
+// one is (1, c, h, w)).
 // With transB the last two axes of B are (N, K) instead of (K, N).
 #include <algorithm>
+#include <vector>
 
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
@@ -21,12 +22,12 @@ namespace {
 constexpr int64_t kRowBlock = 8;
 constexpr int64_t kColumnChunk = 256;
 
-// The product as batches of (M x K) . (K x N), with per-batch offsets.
+// The product as batches of (M x K) . (K x N), with per-batch operand offsets.
 struct Plan {
     int64_t M = 1, N = 1, K = 1;
-    int64_t bc = 1, bd = 1;              // output batch axes (outer, inner)
-    int64_t a_c = 1, a_d = 1, b_c = 1, b_d = 1; // operand batch sizes (1 = broadcast)
-    bool transB = false;                 // B stored (N, K)
+    int64_t batches = 1;
+    std::vector<int64_t> a_batch, b_batch; // per output batch: which A / B matrix (broadcast)
+    bool transB = false;                   // B stored (N, K)
     Shape out;
 };
 
@@ -52,7 +53,7 @@ public:
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
     {
         const Plan p = plan(in[0].shape, in[1].shape);
-        return p.bc * p.bd * p.M * p.N * p.K;
+        return p.batches * p.M * p.N * p.K;
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
@@ -64,7 +65,7 @@ public:
         const int64_t M = p.M, N = p.N, K = p.K;
         const int64_t chunks = (N + kColumnChunk - 1) / kColumnChunk;
         const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
-        const int64_t batches = p.bc * p.bd;
+        const int64_t batches = p.batches;
         // A work item is up to kRowBlock rows x kColumnChunk columns of one batch.
         ctx.parallel_for(batches * row_blocks * chunks, [&](int64_t begin, int64_t end) {
             std::vector<float> acc(static_cast<size_t>(kRowBlock * kColumnChunk));
@@ -72,11 +73,8 @@ public:
                 const int64_t batch = item / (row_blocks * chunks);
                 const int64_t i0 = item / chunks % row_blocks * kRowBlock, rows = std::min(kRowBlock, M - i0);
                 const int64_t j0 = item % chunks * kColumnChunk, len = std::min(kColumnChunk, N - j0);
-                const int64_t c = batch / p.bd, d = batch % p.bd;
-                const int64_t ab = (p.a_c == 1 ? 0 : c) * p.a_d + (p.a_d == 1 ? 0 : d);
-                const int64_t bb = (p.b_c == 1 ? 0 : c) * p.b_d + (p.b_d == 1 ? 0 : d);
-                const float* a = A + ab * M * K + i0 * K;
-                const float* b = B + bb * K * N;
+                const float* a = A + p.a_batch[batch] * M * K + i0 * K;
+                const float* b = B + p.b_batch[batch] * K * N;
                 std::fill(acc.begin(), acc.end(), 0.f);
                 if (p.transB) { // b is (N, K): dot products
                     for (int64_t r = 0; r < rows; ++r)
@@ -108,8 +106,7 @@ private:
     Plan plan(const Shape& a, const Shape& b) const
     {
         const int ra = static_cast<int>(a.size()), rb = static_cast<int>(b.size());
-        check(ra >= 1 && ra <= 4 && rb >= 1 && rb <= 4, "expects inputs of rank 1-4, got ", shape_str(a), " and ",
-              shape_str(b));
+        check(ra >= 1 && rb >= 1, "expects inputs of rank 1 or more, got ", shape_str(a), " and ", shape_str(b));
         Plan p;
         // Matrix parts. A vector A is one row; a vector B is one column (never transposed).
         int64_t ka = 0, kb = 0;
@@ -132,35 +129,53 @@ private:
         check(ka == kb, "K of A ", shape_str(a), " (", ka, ") and of B ", shape_str(b), (transB_ ? " with transB" : ""),
               " (", kb, ") differ");
         p.K = ka;
-        // Batch axes as (c, d): rank 3 is (c) alone unless the other side is rank 4.
-        const int maxr = std::max(ra, rb);
-        auto batch_of = [&](const Shape& s, int r, int64_t& c, int64_t& d) {
-            c = d = 1;
-            if (r == 3 && maxr == 4) d = s[0];
-            else if (r == 3) c = s[0];
-            else if (r == 4) {
-                c = s[0];
-                d = s[1];
-            }
-        };
-        batch_of(a, ra, p.a_c, p.a_d);
-        batch_of(b, rb, p.b_c, p.b_d);
-        auto join = [&](int64_t x, int64_t y) {
-            check(x == y || x == 1 || y == 1, "batch axes of ", shape_str(a), " and ", shape_str(b), " do not broadcast");
-            return std::max(x, y);
-        };
-        p.bc = join(p.a_c, p.b_c);
-        p.bd = join(p.a_d, p.b_d);
-        // Output shape (ncnn's per-case shapes).
-        if (ra == 1 && rb == 1) p.out = {1};
-        else if (ra == 2 && rb == 2) p.out = {p.M, p.N};
-        else if (ra == 1 && rb == 2) p.out = {p.N};
-        else if (ra == 2 && rb == 1) p.out = {p.M};
-        else if (ra == 1) p.out = rb == 3 ? Shape{p.bc, p.N} : Shape{p.bc, p.bd, p.N};
-        else if (rb == 1) p.out = ra == 3 ? Shape{p.bc, p.M} : Shape{p.bc, p.bd, p.M};
-        else if (maxr == 3) p.out = {p.bc, p.M, p.N};
-        else p.out = {p.bc, p.bd, p.M, p.N};
+        const Shape batch_a(a.begin(), a.end() - std::min(ra, 2)), batch_b(b.begin(), b.end() - std::min(rb, 2));
+        const Shape batch = broadcast_batch(batch_a, batch_b, a, b);
+        index_batches(batch, batch_a, p.a_batch);
+        index_batches(batch, batch_b, p.b_batch);
+        p.batches = static_cast<int64_t>(p.a_batch.size());
+        p.out = batch;
+        if (ra > 1) p.out.push_back(p.M);
+        if (rb > 1) p.out.push_back(p.N);
+        if (p.out.empty()) p.out = {1}; // ncnn's 1-D . 1-D
         return p;
+    }
+
+    // numpy broadcasting of the batch axes, aligned from the right.
+    static Shape broadcast_batch(const Shape& x, const Shape& y, const Shape& a, const Shape& b)
+    {
+        const size_t rank = std::max(x.size(), y.size());
+        Shape out(rank, 1);
+        for (size_t i = 0; i < rank; ++i) {
+            const int64_t dx = i < rank - x.size() ? 1 : x[i - (rank - x.size())];
+            const int64_t dy = i < rank - y.size() ? 1 : y[i - (rank - y.size())];
+            check(dx == dy || dx == 1 || dy == 1, "batch axes of ", shape_str(a), " and ", shape_str(b), " do not broadcast");
+            out[i] = dx == 1 ? dy : dx;
+        }
+        return out;
+    }
+
+    // For each batch of the output (row-major over `batch`), the operand's matrix
+    // index: its own batch axes, right-aligned, with size-1 axes repeated.
+    static void index_batches(const Shape& batch, const Shape& own, std::vector<int64_t>& index)
+    {
+        const int64_t count = shape_numel(batch);
+        index.assign(static_cast<size_t>(count), 0);
+        const size_t offset = batch.size() - own.size();
+        std::vector<int64_t> strides(own.size(), 0); // 0 for broadcast axes
+        int64_t stride = 1;
+        for (size_t i = own.size(); i-- > 0;) {
+            strides[i] = own[i] == 1 ? 0 : stride;
+            stride *= own[i];
+        }
+        for (int64_t flat = 0; flat < count; ++flat) {
+            int64_t rest = flat, at = 0;
+            for (size_t i = batch.size(); i-- > offset;) {
+                at += rest % batch[i] * strides[i - offset];
+                rest /= batch[i];
+            }
+            index[static_cast<size_t>(flat)] = at;
+        }
     }
 
     bool transB_ = false;

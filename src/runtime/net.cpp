@@ -202,11 +202,11 @@ void Net::finish_graph()
     graph_->finalize();
 }
 
-std::vector<std::string> Net::optimize()
+std::vector<std::string> Net::optimize(const std::map<std::string, Shape>& shape_hints)
 {
     check(graph_ != nullptr, "optimize: no model loaded");
     check(weights_loaded_, "optimize: load the weights first");
-    return optimize_graph(*graph_).applied;
+    return optimize_graph(*graph_, shape_hints).applied;
 }
 
 std::string Net::param_text() const { return write_ncnn_param_text(graph()); }

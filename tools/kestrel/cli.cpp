@@ -100,14 +100,17 @@ bool ends_with(const std::string& s, const std::string& suffix)
 }
 } // namespace
 
-void load_model(LoadedModel& m, const std::string& path, const std::string* weights, bool zero_if_missing)
+void load_model(LoadedModel& m, const std::string& path, const std::string* weights, bool zero_if_missing,
+                bool optimize_onnx)
 {
     m.param_path = path;
     if (!file_exists(path)) fail(path, ": cannot open model file");
     if (ends_with(path, ".onnx")) {
         if (weights != nullptr) throw UsageError("--weights does not apply to .onnx models");
 #ifdef KESTREL_HAVE_ONNX
-        load_onnx(m.net, path);
+        OnnxImportOptions options;
+        options.optimize = optimize_onnx;
+        load_onnx(m.net, path, options);
         m.weights_path = path;
         return;
 #else

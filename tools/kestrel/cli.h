@@ -37,7 +37,9 @@ struct LoadedModel {
 
 // Loads .param / .param.bin and its weights (default: same path with .bin).
 // With zero_weights_if_missing, a missing .bin gives zero weights (bench/info).
-void load_model(LoadedModel& model, const std::string& path, const std::string* weights, bool zero_weights_if_missing);
+// An .onnx model is optimized unless optimize_onnx is false (--no-optimize).
+void load_model(LoadedModel& model, const std::string& path, const std::string* weights, bool zero_weights_if_missing,
+                bool optimize_onnx = true);
 
 // Deterministic pseudo-random input in [-1, 1).
 Tensor random_tensor(const Shape& shape, uint32_t seed);

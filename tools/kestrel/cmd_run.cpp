@@ -32,10 +32,10 @@ void print_summary(const std::string& name, const Tensor& t)
 
 int run_command(const std::vector<std::string>& argv)
 {
-    const Args args = parse_args(argv, {"--weights", "--input", "--output", "--threads", "--shape"});
+    const Args args = parse_args(argv, {"--weights", "--input", "--output", "--threads", "--shape"}, {"--no-optimize"});
     if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
     LoadedModel model;
-    load_model(model, args.positional[0], args.last("--weights"), false);
+    load_model(model, args.positional[0], args.last("--weights"), false, args.last("--no-optimize") == nullptr);
     Options options;
     options.threads = args.int_option("--threads", 1, 1, 1024);
     Session session(model.net, options);

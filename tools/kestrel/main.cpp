@@ -10,11 +10,11 @@ namespace {
 const char* const kUsage =
     "usage: kestrel <command> [args]\n"
     "  run  MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
-    "             [--shape NAME=D0,D1,...]... [--threads N]\n"
+    "             [--shape NAME=D0,D1,...]... [--threads N] [--no-optimize]\n"
     "  info MODEL [--weights FILE] [--shape NAME=D0,D1,...]...\n"
     "  bench MODEL.param|DIR... [--threads N] [--loops N] [--warmup N] [--shape [w,h,c]]\n"
     "             [--shape NAME=[w,h,c]] [--profile]   (bench shapes are in ncnn order w,h,c)\n"
-    "  convert MODEL.onnx OUT.param OUT.bin\n"
+    "  convert MODEL.onnx OUT.param OUT.bin [--no-optimize]\n"
     "MODEL is an ONNX model (.onnx, converted in memory; .npy shapes are its ONNX shapes) or an ncnn .param (weights default to the same path with .bin) or .param.bin.\n"
     "For ncnn models, .npy shapes are ncnn's [w,h,d,c] reversed: (c,d,h,w), (c,h,w), (h,w), (w,).\n";
 
