@@ -1,7 +1,7 @@
 // Helpers shared by the ONNX-semantics layers (src/ops/nd_*.cpp): axis and
 // value-input handling and one strided N-d copy (Transpose, Slice,
-// DepthToSpace, SpaceToDepth). Each layer file declares the helpers it uses in
-// a `namespace nd { ... }` block at its top; the definitions live only here.
+// DepthToSpace, SpaceToDepth), Gather/Scatter index handling. Declared in
+// nd_common.h.
 //
 // Conventions of the ND layers:
 //   - shapes and axes are ONNX's (outermost first, negative axes from the end);
@@ -12,6 +12,8 @@
 //     1 also accepts a value known only at run time: the layer then declares
 //     dynamic_output_shape(), infer() gives a placeholder when the value is
 //     unknown, and forward() produces the output with its true shape.
+#include "ops/nd_common.h"
+
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
@@ -143,6 +145,72 @@ void strided_copy(const void* src_base, int64_t src_offset, const Shape& dims, c
         ctx->parallel_for(rows, body);
     else
         body(0, rows);
+}
+
+int64_t resolve_index(int64_t i, int64_t dim, size_t axis)
+{
+    check(i >= -dim && i < dim, "index ", i, " is out of range for axis ", axis, " of size ", dim);
+    return i < 0 ? i + dim : i;
+}
+
+int check_element_indices(const Shape& data, const Shape& indices, int64_t axis)
+{
+    check(!data.empty(), "data (input 0) must have rank >= 1");
+    check(data.size() == indices.size(), "indices ", shape_str(indices), " must have the rank of data ",
+          shape_str(data));
+    const int a = normalize_axis(axis, static_cast<int64_t>(data.size()), "axis (param 0)");
+    for (size_t k = 0; k < data.size(); ++k)
+        check(static_cast<int>(k) == a || indices[k] <= data[k], "indices ", shape_str(indices), " exceed data ",
+              shape_str(data), " on axis ", k);
+    return a;
+}
+
+std::vector<int64_t> element_offsets(const Shape& data, const Shape& indices, int axis,
+                                     const std::vector<int64_t>& idx)
+{
+    const Shape ds = dense_strides(data);
+    const size_t a = static_cast<size_t>(axis);
+    const int r = static_cast<int>(indices.size());
+    std::vector<int64_t> offsets(idx.size());
+    std::vector<int64_t> pos(indices.size(), 0);
+    int64_t base = 0; // data offset of pos with 0 along the axis
+    for (size_t t = 0; t < idx.size(); ++t) {
+        offsets[t] = base + resolve_index(idx[t], data[a], a) * ds[a];
+        // Next position (odometer); the axis coordinate does not move base.
+        for (int k = r - 1; k >= 0; --k) {
+            const size_t u = static_cast<size_t>(k);
+            if (u != a) base += ds[u];
+            if (++pos[u] < indices[u]) break;
+            if (u != a) base -= ds[u] * indices[u];
+            pos[u] = 0;
+        }
+    }
+    return offsets;
+}
+
+int64_t tuple_offset(const int64_t* tuple, size_t m, const Shape& data, const Shape& data_strides, size_t first_axis)
+{
+    int64_t off = 0;
+    for (size_t j = 0; j < m; ++j) {
+        const size_t axis = first_axis + j;
+        off += resolve_index(tuple[j], data[axis], axis) * data_strides[axis];
+    }
+    return off;
+}
+
+void check_scatter_dtypes(const TensorDesc& data, const TensorDesc& indices, const TensorDesc& updates)
+{
+    check(is_integer_dtype(indices.dtype), "indices (input 1) must be integers, got ", dtype_name(indices.dtype));
+    check(updates.dtype == data.dtype, "updates (input 2) are ", dtype_name(updates.dtype), " but data is ",
+          dtype_name(data.dtype));
+}
+
+int read_scatter_reduction(const ParamDict& pd, int id)
+{
+    const int reduction = pd.get_int(id, 0);
+    check(reduction >= 0 && reduction <= 4, "reduction (param ", id,
+          ") must be 0..4 (none, add, mul, max, min), got ", reduction);
+    return reduction;
 }
 
 } // namespace kestrel::nd

@@ -1,0 +1,83 @@
+// Helpers shared by the ONNX-semantics layers (src/ops/nd_*.cpp); see
+// nd_common.cpp for the conventions of these layers.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "core/dtype_dispatch.h"
+#include "kestrel/op.h"
+
+namespace kestrel::nd {
+
+// Axes and values given as inputs.
+int normalize_axis(int64_t axis, int64_t rank, const char* what);
+bool is_integer_dtype(DType t);
+std::vector<int64_t> int_values(const Tensor& t, const char* what);
+int64_t int_scalar(const Tensor& t, const char* what);
+const Tensor& known_value(const TensorDesc& d, const char* what);
+
+// Dense layouts and copies.
+Shape dense_strides(const Shape& s);
+int64_t dims_product(const Shape& s, size_t begin, size_t end);
+void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
+                  void* dst, size_t esize, const ExecContext* ctx);
+
+// ---- Gather / Scatter indices
+
+// Index i into an axis of size dim, negative counting from the end; throws
+// (naming the axis) when it is out of range.
+int64_t resolve_index(int64_t i, int64_t dim, size_t axis);
+
+// GatherElements / ScatterElements: indices have data's rank, each dim no
+// larger than data's except along `axis` (normalized and returned).
+int check_element_indices(const Shape& data, const Shape& indices, int64_t axis);
+
+// GatherElements / ScatterElements: for every element of indices (row-major),
+// the flat offset in data of the element it addresses: its own position with
+// the coordinate along `axis` replaced by its (resolved) index value.
+std::vector<int64_t> element_offsets(const Shape& data, const Shape& indices, int axis,
+                                     const std::vector<int64_t>& idx);
+
+// GatherND / ScatterND: the flat offset in data of the slice that an index
+// tuple of m values addresses along data's axes first_axis .. first_axis+m-1.
+int64_t tuple_offset(const int64_t* tuple, size_t m, const Shape& data, const Shape& data_strides, size_t first_axis);
+
+// Scatter layers: indices integers, updates of data's dtype.
+void check_scatter_dtypes(const TensorDesc& data, const TensorDesc& indices, const TensorDesc& updates);
+
+// ONNX scatter reduction param: 0 none (replace), 1 add, 2 mul, 3 max, 4 min.
+int read_scatter_reduction(const ParamDict& pd, int id);
+
+// Combines an existing value with an update per a scatter reduction (bool:
+// add/max are or, mul/min are and; half types through double).
+template <class T> T combine(T a, T b, int reduction)
+{
+    if constexpr (std::is_same_v<T, bool>) {
+        switch (reduction) {
+        case 1: case 3: return a || b;
+        case 2: case 4: return a && b;
+        default: return b;
+        }
+    } else if constexpr (std::is_arithmetic_v<T>) {
+        switch (reduction) {
+        case 1: return static_cast<T>(a + b);
+        case 2: return static_cast<T>(a * b);
+        case 3: return std::max(a, b);
+        case 4: return std::min(a, b);
+        default: return b;
+        }
+    } else {
+        const double x = to_double(a), y = to_double(b);
+        switch (reduction) {
+        case 1: return convert_value<T>(x + y);
+        case 2: return convert_value<T>(x * y);
+        case 3: return convert_value<T>(std::max(x, y));
+        case 4: return convert_value<T>(std::min(x, y));
+        default: return b;
+        }
+    }
+}
+
+} // namespace kestrel::nd
