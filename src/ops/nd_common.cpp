@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
+#include "kernels/broadcast.h"
 #include "kestrel/op.h"
 
 namespace kestrel::nd {
@@ -56,6 +57,21 @@ const Tensor& known_value(const TensorDesc& d, const char* what)
           " must be known while planning (a constant or computed from shapes); convert with 20=dynamic=1 "
           "to accept values known only at run time");
     return d.value;
+}
+
+Shape shape_value(const Tensor& t, const char* what)
+{
+    const Shape s = int_values(t, what);
+    for (int64_t d : s) check(d >= 0, what, " ", shape_str(s), " has a negative dim");
+    return s;
+}
+
+void broadcast_copy(const BroadcastPlan& plan, const Tensor& x, Tensor& y, const ExecContext& ctx)
+{
+    visit_element_size(dtype_size(x.dtype()), [&](auto tag) {
+        using U = typename decltype(tag)::type;
+        broadcast_unary(plan, x.data<U>(), y.data<U>(), [](U v) { return v; }, ParallelRunner(ctx));
+    });
 }
 
 Shape dense_strides(const Shape& s)

@@ -9,6 +9,10 @@
 #include "core/dtype_dispatch.h"
 #include "kestrel/op.h"
 
+namespace kestrel {
+struct BroadcastPlan;
+} // namespace kestrel
+
 namespace kestrel::nd {
 
 // Axes and values given as inputs.
@@ -18,11 +22,31 @@ std::vector<int64_t> int_values(const Tensor& t, const char* what);
 int64_t int_scalar(const Tensor& t, const char* what);
 const Tensor& known_value(const TensorDesc& d, const char* what);
 
+// A shape given as a value input (Expand, ConstantOfShape): integers, each >= 0.
+Shape shape_value(const Tensor& t, const char* what);
+
 // Dense layouts and copies.
 Shape dense_strides(const Shape& s);
 int64_t dims_product(const Shape& s, size_t begin, size_t end);
 void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
                   void* dst, size_t esize, const ExecContext* ctx);
+
+// Visits the unsigned integer type of an element size (1, 2, 4 or 8 bytes), so
+// that layers which only move values (copies, broadcasts, fills) have one
+// kernel per size instead of one per dtype.
+template <class Fn> void visit_element_size(size_t esize, Fn&& fn)
+{
+    switch (esize) {
+    case 1: fn(TypeTag<uint8_t>{}); return;
+    case 2: fn(TypeTag<uint16_t>{}); return;
+    case 4: fn(TypeTag<uint32_t>{}); return;
+    case 8: fn(TypeTag<uint64_t>{}); return;
+    }
+    fail("unsupported element size ", esize);
+}
+
+// y = x broadcast by a one-input plan (broadcast_to), any dtype.
+void broadcast_copy(const BroadcastPlan& plan, const Tensor& x, Tensor& y, const ExecContext& ctx);
 
 // ---- Gather / Scatter indices
 

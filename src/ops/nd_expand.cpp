@@ -10,18 +10,6 @@ namespace kestrel {
 
 namespace {
 
-// Visits the unsigned type of an element size (byte copies through the broadcast engine).
-template <class Fn> void visit_element_size(size_t esize, Fn&& fn)
-{
-    switch (esize) {
-    case 1: fn(TypeTag<uint8_t>{}); return;
-    case 2: fn(TypeTag<uint16_t>{}); return;
-    case 4: fn(TypeTag<uint32_t>{}); return;
-    case 8: fn(TypeTag<uint64_t>{}); return;
-    }
-    fail("unsupported element size ", esize);
-}
-
 class Expand : public Op {
 public:
     void load_param(const ParamDict& pd) override { dynamic_ = pd.get_int(20, 0) != 0; }
@@ -46,18 +34,13 @@ public:
         const Shape s = target(in[0].shape(), in[1]);
         if (out[0].shape() != s) out[0] = Tensor(s, in[0].dtype());
         const BroadcastPlan plan = broadcast_to(in[0].shape(), s);
-        visit_element_size(dtype_size(in[0].dtype()), [&](auto tag) {
-            using U = typename decltype(tag)::type;
-            broadcast_unary(plan, in[0].data<U>(), out[0].data<U>(), [](U v) { return v; }, ParallelRunner(ctx));
-        });
+        nd::broadcast_copy(plan, in[0], out[0], ctx);
     }
 
 private:
-    static Shape target(const Shape& in, const Tensor& shape_value)
+    static Shape target(const Shape& in, const Tensor& value)
     {
-        const Shape want = nd::int_values(shape_value, "shape (input 1)");
-        for (int64_t d : want) check(d >= 0, "shape (input 1) ", shape_str(want), " has a negative dim");
-        return broadcast_numpy(in, want).out_shape;
+        return broadcast_numpy(in, nd::shape_value(value, "shape (input 1)")).out_shape;
     }
     bool dynamic_ = false;
 };

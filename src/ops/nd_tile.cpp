@@ -11,18 +11,6 @@ namespace kestrel {
 
 namespace {
 
-// Visits the unsigned type of an element size (byte copies through the broadcast engine).
-template <class Fn> void visit_element_size(size_t esize, Fn&& fn)
-{
-    switch (esize) {
-    case 1: fn(TypeTag<uint8_t>{}); return;
-    case 2: fn(TypeTag<uint16_t>{}); return;
-    case 4: fn(TypeTag<uint32_t>{}); return;
-    case 8: fn(TypeTag<uint64_t>{}); return;
-    }
-    fail("unsupported element size ", esize);
-}
-
 class TileND : public Op {
 public:
     void load_param(const ParamDict& pd) override { dynamic_ = pd.get_int(20, 0) != 0; }
@@ -49,10 +37,7 @@ public:
         }
         if (d.empty()) lifted = stretched = Shape{1};
         const BroadcastPlan plan = broadcast_to(lifted, stretched);
-        visit_element_size(dtype_size(in[0].dtype()), [&](auto tag) {
-            using U = typename decltype(tag)::type;
-            broadcast_unary(plan, in[0].data<U>(), out[0].data<U>(), [](U v) { return v; }, ParallelRunner(ctx));
-        });
+        nd::broadcast_copy(plan, in[0], out[0], ctx);
     }
 
 private:
