@@ -56,7 +56,8 @@ public:
             check(int8_scale_term_ == 0 || int8_scale_term_ == 1 || int8_scale_term_ == 2 || int8_scale_term_ == 101 ||
                       int8_scale_term_ == 102,
                   "int8_scale_term (param 8) must be 0, 1, 2, 101 or 102, got ", int8_scale_term_);
-        check(!(p_.dynamic && int8_scale_term_ != 0), "int8 (param 8) cannot be combined with dynamic weights (param 19)");
+        check(!(p_.dynamic && int8_scale_term_ != 0),
+              "int8 (param 8) cannot be combined with dynamic weights (param 19)");
     }
 
     void load_model(WeightReader& wr) override
@@ -210,7 +211,8 @@ private:
                 T* dp = d + ch * ph * pw;
                 std::fill(dp, dp + ph * pw, pad);
                 for (int64_t y = 0; y < h; ++y)
-                    std::memcpy(dp + (y + g.rows.pad_begin) * pw + g.cols.pad_begin, s + (ch * h + y) * w, sizeof(T) * w);
+                    std::memcpy(dp + (y + g.rows.pad_begin) * pw + g.cols.pad_begin, s + (ch * h + y) * w,
+                                sizeof(T) * w);
             }
         });
         return p;
@@ -240,7 +242,8 @@ private:
             const float* kp = wt + (oc * k.inch_g + ic) * ksize;
             for (int64_t ky = 0; ky < k.kh; ++ky)
                 for (int64_t kx = 0; kx < k.kw; ++kx)
-                    accumulate_tap(o, in_plane + ky * g.rows.dilation * pw + kx * g.cols.dilation, pw, kp[ky * k.kw + kx], g);
+                    accumulate_tap(o, in_plane + ky * g.rows.dilation * pw + kx * g.cols.dilation, pw,
+                                   kp[ky * k.kw + kx], g);
         }
     }
 
@@ -295,7 +298,8 @@ private:
                     for (int64_t kx = 0; kx < k.kw; ++kx) {
                         const int64_t r = (i * k.kh + ky) * k.kw + kx;
                         for (int64_t oy = 0; oy < g.rows.out; ++oy) {
-                            const int8_t* row = in_plane + (oy * g.rows.stride + ky * g.rows.dilation) * pw + kx * g.cols.dilation;
+                            const int8_t* row =
+                                in_plane + (oy * g.rows.stride + ky * g.rows.dilation) * pw + kx * g.cols.dilation;
                             int8_t* dst = gcol + oy * g.cols.out * R + r;
                             for (int64_t ox = 0; ox < g.cols.out; ++ox) dst[ox * R] = row[ox * g.cols.stride];
                         }

@@ -45,7 +45,8 @@ public:
             T* o = out[0].data<T>();
             for (int64_t t = 0; t < tuples; ++t) {
                 const int64_t off = nd::tuple_offset(idx.data() + t * static_cast<int64_t>(k), k, d, ds, 0);
-                for (int64_t e = 0; e < block; ++e) o[off + e] = nd::combine(o[off + e], upd[t * block + e], reduction_);
+                for (int64_t e = 0; e < block; ++e)
+                    o[off + e] = nd::combine(o[off + e], upd[t * block + e], reduction_);
             }
         });
     }

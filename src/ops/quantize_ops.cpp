@@ -195,7 +195,8 @@ public:
         int8_t* y = out[0].data<int8_t>();
         for_each_row(in[0], ctx, [&](int64_t row, int64_t begin, int64_t end) {
             const float si = scale_in_.at(row), so = scale_out_.at(row), b = bias_.at(row);
-            for (int64_t j = begin; j < end; ++j) y[j] = float2int8(activation_(static_cast<float>(x[j]) * si + b) * so);
+            for (int64_t j = begin; j < end; ++j)
+                y[j] = float2int8(activation_(static_cast<float>(x[j]) * si + b) * so);
         });
     }
 
