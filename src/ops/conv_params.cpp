@@ -75,19 +75,75 @@ DeconvOutputParams DeconvOutputParams::read(const ParamDict& pd, int rank, const
     return o;
 }
 
+int64_t ConvWeights::bytes() const
+{
+    return static_cast<int64_t>((weight.defined() ? weight.nbytes() : 0) + (bias.defined() ? bias.nbytes() : 0));
+}
+
+const float* ConvWeights::weight_data(const ConvParams& p, const std::vector<Tensor>& in) const
+{
+    return p.dynamic ? in[1].data<float>() : weight.data<float>();
+}
+
+const float* ConvWeights::bias_data(const ConvParams& p, const std::vector<Tensor>& in) const
+{
+    if (p.dynamic) return p.bias_term ? in[2].data<float>() : nullptr;
+    return bias.defined() ? bias.data<float>() : nullptr;
+}
+
 ConvWeights load_conv_weights(WeightReader& wr, const ConvParams& p)
 {
     ConvWeights w;
+    if (p.dynamic) return w;
     w.weight = wr.load(p.weight_data_size, WeightEncoding::Tagged);
     if (p.bias_term) w.bias = wr.load(p.num_output, WeightEncoding::Raw);
     return w;
 }
 
-void check_bias_input(const TensorDesc& bias, int64_t out_channels)
+ConvWeights load_f32_conv_weights(WeightReader& wr, const ConvParams& p, const std::string& layer_type)
 {
-    check(bias.dtype == DType::F32, "the bias input must be float32, got ", dtype_name(bias.dtype));
-    check(shape_numel(bias.shape) == out_channels, "the bias input has ", shape_numel(bias.shape),
-          " values, expected ", out_channels, " (output channels)");
+    ConvWeights w = load_conv_weights(wr, p);
+    check(p.dynamic || w.weight.dtype() == DType::F32, "int8 weights are not supported by ", layer_type);
+    return w;
+}
+
+ConvKernel conv_kernel(const ConvParams& p, const std::vector<Tensor>& in, int rank, bool transposed)
+{
+    std::vector<TensorDesc> descs;
+    for (const Tensor& t : in) descs.emplace_back(t.shape(), t.dtype());
+    return conv_kernel(p, descs, rank, transposed);
+}
+
+ConvKernel conv_kernel(const ConvParams& p, const std::vector<TensorDesc>& in, int rank, bool transposed)
+{
+    ConvKernel k;
+    if (!p.dynamic) {
+        k.outch = p.num_output, k.inch = p.in_channels, k.kernel = p.window.kernel;
+        return k;
+    }
+    const TensorDesc& w = in[1];
+    check(w.dtype == DType::F32, "the weight input must be float32, got ", dtype_name(w.dtype));
+    const size_t want = static_cast<size_t>(rank) + 2;
+    Shape ws = w.shape;
+    if (rank == 2 && ws.size() == 3) ws.insert(ws.begin() + 1, 1); // ncnn's (outch, kh, kw)
+    check(ws.size() == want, "the weight input must have rank ", want, rank == 2 ? " (or 3)" : "", ", got ",
+          shape_str(w.shape));
+    for (int64_t d : ws) check(d > 0, "the weight input ", shape_str(w.shape), " must not be empty");
+    k.kernel.assign(ws.begin() + 2, ws.end());
+    k.outch = transposed ? ws[1] * p.group : ws[0];
+    k.inch = transposed ? ws[0] : ws[1] * p.group;
+    check(k.outch % p.group == 0 && k.inch % p.group == 0, "the weight input's channels ", shape_str(w.shape),
+          " do not fit group ", p.group);
+    for (size_t i = 0; i < k.kernel.size(); ++i)
+        check(p.window.kernel[i] == 0 || p.window.kernel[i] == k.kernel[i], "the weight input's kernel ",
+              shape_str(w.shape), " differs from the kernel params");
+    if (p.bias_term) {
+        const TensorDesc& b = in[2];
+        check(b.dtype == DType::F32, "the bias input must be float32, got ", dtype_name(b.dtype));
+        check(shape_numel(b.shape) == k.outch, "the bias input has ", shape_numel(b.shape), " values, expected ",
+              k.outch, " (output channels)");
+    }
+    return k;
 }
 
 ConvAxis conv_axis(const ConvParams& p, size_t i, int64_t in, int64_t kernel)

@@ -9,6 +9,7 @@
 // dynamic-weight flag (19 for convolution, 28 for deconvolution).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kestrel/op.h"
@@ -29,6 +30,9 @@ struct ConvParams {
     int64_t in_channels = 0; // from weight_data_size; 0 with dynamic weights
 
     static ConvParams read(const ParamDict& pd, int rank, bool depthwise, int dynamic_id);
+
+    // x, or x, weight (and bias) with dynamic weights.
+    size_t input_count() const { return dynamic ? (bias_term ? 3 : 2) : 1; }
 };
 
 // Deconvolution's output params by axis (our order): output_pad (18/19/20) and
@@ -44,11 +48,30 @@ struct DeconvOutputParams {
 // The static weights [weight_data_size] and, with bias_term, the bias [num_output].
 struct ConvWeights {
     Tensor weight, bias;
-};
-ConvWeights load_conv_weights(WeightReader& wr, const ConvParams& p);
 
-// The bias input of a dynamic-weight layer: float32 with one value per output channel.
-void check_bias_input(const TensorDesc& bias, int64_t out_channels);
+    int64_t bytes() const;
+    // What a forward uses: these, or with dynamic weights the inputs in[1] and
+    // in[2] (bias: null when there is none).
+    const float* weight_data(const ConvParams& p, const std::vector<Tensor>& in) const;
+    const float* bias_data(const ConvParams& p, const std::vector<Tensor>& in) const;
+};
+// Nothing with dynamic weights.
+ConvWeights load_conv_weights(WeightReader& wr, const ConvParams& p);
+// The same for layers without an int8 path: float32 weights only.
+ConvWeights load_f32_conv_weights(WeightReader& wr, const ConvParams& p, const std::string& layer_type);
+
+// The channels and kernel (our axis order) a layer uses: from the params and
+// weight_data_size, or from the dynamic weight input in[1] in ONNX order,
+// convolution (outch, inch/group, kernel...) and deconvolution (inch,
+// outch/group, kernel...); 2-D layers also take ncnn's (outch or inch, kh, kw)
+// form, one channel per group. A dynamic layer's bias input in[2] is checked too.
+struct ConvKernel {
+    int64_t outch = 0, inch = 0;
+    std::vector<int64_t> kernel;
+};
+ConvKernel conv_kernel(const ConvParams& p, const std::vector<TensorDesc>& in, int rank, bool transposed);
+// The same from the inputs of a forward.
+ConvKernel conv_kernel(const ConvParams& p, const std::vector<Tensor>& in, int rank, bool transposed);
 
 // Convolution along spatial axis i (input size `in`, `kernel` taps): stride and
 // dilation from the params, pads explicit or SAME; pad_end is the padding

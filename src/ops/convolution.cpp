@@ -63,8 +63,8 @@ public:
     void load_model(WeightReader& wr) override
     {
         if (p_.dynamic) return;
-        ConvWeights loaded = load_conv_weights(wr, p_);
-        Tensor& weight = loaded.weight;
+        weights_ = load_conv_weights(wr, p_);
+        Tensor& weight = weights_.weight;
         std::vector<float> wscales;
         float bottom_scale = 0.f, top_scale = 0.f;
         if (int8_scale_term_ != 0) {
@@ -87,8 +87,6 @@ public:
                 quantize_span(weight.data<float>() + i * chunk, q.data<int8_t>() + i * chunk, chunk, wscales[i]);
             weight = q;
         }
-        weight_ = weight;
-        bias_ = loaded.bias;
         // Per output channel weight scale.
         w_scale_.assign(int8_scale_term_ != 0 ? p_.num_output : 0, 0.f);
         for (int64_t oc = 0; oc < static_cast<int64_t>(w_scale_.size()); ++oc)
@@ -100,8 +98,7 @@ public:
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        const size_t n_in = p_.dynamic ? (p_.bias_term ? 3 : 2) : 1;
-        expect_input_count(in, n_in, n_in);
+        expect_input_count(in, p_.input_count(), p_.input_count());
         expect_output_count(out, 1);
         const TensorDesc& x = in[0];
         check(x.dtype == DType::F32 || x.dtype == DType::I8, "input must be float32 or int8, got ",
@@ -132,8 +129,7 @@ public:
 
     int64_t weight_bytes() const override
     {
-        return static_cast<int64_t>((weight_.defined() ? weight_.nbytes() : 0) +
-                                    (bias_.defined() ? bias_.nbytes() : 0) + w_scale_.size() * sizeof(float));
+        return weights_.bytes() + static_cast<int64_t>(w_scale_.size() * sizeof(float));
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
@@ -143,21 +139,13 @@ public:
             forward_flat(x, out[0], ctx);
             return;
         }
-        std::vector<TensorDesc> descs;
-        for (const Tensor& t : in) descs.push_back(make_desc(t.shape(), t.dtype()));
-        const KernelDims k = kernel_dims(descs);
+        const KernelDims k = kernel_dims(in);
         const ConvGeometry g = geometry(x.dim(1), x.dim(2), k);
-        const float* bias = nullptr;
-        if (p_.dynamic) {
-            check(in[1].dtype() == DType::F32, "the weight input must be float32");
-            if (p_.bias_term) bias = in[2].data<float>();
-        } else if (bias_.defined()) {
-            bias = bias_.data<float>();
-        }
+        const float* bias = weights_.bias_data(p_, in);
         if (int8_scale_term_ != 0)
             forward_int8(x, g, k, bias, out[0], ctx);
         else
-            forward_f32(x, g, k, p_.dynamic ? in[1].data<float>() : weight_.data<float>(), bias, out[0], ctx);
+            forward_f32(x, g, k, weights_.weight_data(p_, in), bias, out[0], ctx);
     }
 
 private:
@@ -167,25 +155,12 @@ private:
     }
     int64_t num_flat_inputs() const { return p_.weight_data_size / p_.num_output; }
 
-    KernelDims kernel_dims(const std::vector<TensorDesc>& in) const
+    // From the input descs (infer) or tensors (forward).
+    template <class Inputs> KernelDims kernel_dims(const Inputs& in) const
     {
+        const ConvKernel c = conv_kernel(p_, in, 2, false);
         KernelDims k;
-        if (!p_.dynamic) {
-            k.kh = p_.window.kernel[0], k.kw = p_.window.kernel[1];
-            k.outch = p_.num_output, k.inch_g = p_.in_channels / p_.group;
-            return k;
-        }
-        const TensorDesc& w = in[1];
-        check(w.dtype == DType::F32, "the weight input must be float32, got ", dtype_name(w.dtype));
-        check(w.shape.size() == 3 || w.shape.size() == 4,
-              "the weight input must be (outch, inch/group, kh, kw) or (outch, kh, kw), got ", shape_str(w.shape));
-        const NcnnDims d = ncnn_dims(w.shape);
-        k.kw = d.w, k.kh = d.h, k.inch_g = d.d, k.outch = d.c;
-        check(k.kw > 0 && k.kh > 0 && k.inch_g > 0 && k.outch > 0, "the weight input ", shape_str(w.shape),
-              " must not be empty");
-        check(k.outch % p_.group == 0, "the weight input's ", k.outch, " output channels are not divisible by group ",
-              p_.group);
-        if (p_.bias_term) check_bias_input(in[2], k.outch);
+        k.kh = c.kernel[0], k.kw = c.kernel[1], k.outch = c.outch, k.inch_g = c.inch / p_.group;
         return k;
     }
 
@@ -306,7 +281,7 @@ private:
                     }
             }
         });
-        const int8_t* wt = weight_.data<int8_t>();
+        const int8_t* wt = weights_.weight.data<int8_t>();
         const int64_t out_per_group = k.outch / p_.group;
         const bool requant = int8_scale_term_ > 100;
         ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
@@ -340,11 +315,11 @@ private:
     void forward_flat(const Tensor& x, Tensor& y, const ExecContext& ctx) const
     {
         const int64_t n = num_flat_inputs();
-        const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
+        const float* bias = weights_.bias.defined() ? weights_.bias.data<float>() : nullptr;
         float* dst = y.data<float>();
         if (int8_scale_term_ == 0) {
             const float* xs = x.data<float>();
-            const float* w = weight_.data<float>();
+            const float* w = weights_.weight.data<float>();
             ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
                 for (int64_t o = begin; o < end; ++o) {
                     float sum = bias ? bias[o] : 0.f;
@@ -356,7 +331,7 @@ private:
         }
         const Tensor xq = quantize_input(x.reshaped({1, n}), ctx);
         const int8_t* xs = xq.data<int8_t>();
-        const int8_t* w = weight_.data<int8_t>();
+        const int8_t* w = weights_.weight.data<int8_t>();
         ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
             for (int64_t o = begin; o < end; ++o) {
                 int32_t sum = 0;
@@ -371,7 +346,7 @@ private:
     ConvParams p_;
     float pad_value_ = 0.f;
     int int8_scale_term_ = 0;
-    Tensor weight_, bias_;
+    ConvWeights weights_; // weight int8 with int8_scale_term
     std::vector<float> w_scale_; // per output channel (int8)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;
 };

@@ -29,12 +29,6 @@ namespace {
 
 using window::Axis;
 
-// Channels and kernel actually used: from params and weights, or from the weight input.
-struct KernelShape {
-    int64_t outch = 0, inch = 0;
-    std::vector<int64_t> kernel;
-};
-
 class ConvolutionNd : public Op {
 public:
     ConvolutionNd(int rank, bool depthwise, bool transposed)
@@ -52,23 +46,18 @@ public:
 
     void load_model(WeightReader& wr) override
     {
-        if (p_.dynamic) return;
-        ConvWeights loaded = load_conv_weights(wr, p_);
-        check(loaded.weight.dtype() == DType::F32, "int8 weights are not supported by ", type);
-        weight_ = loaded.weight;
-        bias_ = loaded.bias;
+        weights_ = load_f32_conv_weights(wr, p_, type);
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        const size_t n_in = p_.dynamic ? (p_.bias_term ? 3 : 2) : 1;
-        expect_input_count(in, n_in, n_in);
+        expect_input_count(in, p_.input_count(), p_.input_count());
         expect_output_count(out, 1);
         expect_f32(in[0]);
         const Shape& s = in[0].shape;
         check(static_cast<int>(s.size()) == rank_ + 1, "expects a (channels, ", rank_, " spatial dims) input, got ",
               shape_str(s));
-        const KernelShape k = kernel_shape(in);
+        const ConvKernel k = conv_kernel(p_, in, rank_, transposed_);
         check(s[0] == k.inch, "expects ", k.inch, " input channels (",
               p_.dynamic ? "from the weight input" : "from weight_data_size", "), got ", s[0]);
         const std::vector<Axis> axes = geometry(s, k);
@@ -79,7 +68,7 @@ public:
 
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
     {
-        const KernelShape k = kernel_shape(in);
+        const ConvKernel k = conv_kernel(p_, in, rank_, transposed_);
         int64_t taps = 1;
         for (int64_t v : k.kernel) taps *= v;
         // Convolution: every output value sums inch/group * taps products; deconvolution: every input value scatters.
@@ -89,18 +78,15 @@ public:
 
     int64_t weight_bytes() const override
     {
-        return static_cast<int64_t>((weight_.defined() ? weight_.nbytes() : 0) + (bias_.defined() ? bias_.nbytes() : 0));
+        return weights_.bytes();
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        std::vector<TensorDesc> descs;
-        for (const Tensor& t : in) descs.push_back(TensorDesc(t.shape(), t.dtype()));
-        const KernelShape k = kernel_shape(descs);
+        const ConvKernel k = conv_kernel(p_, in, rank_, transposed_);
         const std::vector<Axis> axes = geometry(in[0].shape(), k);
-        const float* bias = p_.dynamic ? (p_.bias_term ? in[2].data<float>() : nullptr)
-                                       : (bias_.defined() ? bias_.data<float>() : nullptr);
-        const float* weight = p_.dynamic ? in[1].data<float>() : weight_.data<float>();
+        const float* bias = weights_.bias_data(p_, in);
+        const float* weight = weights_.weight_data(p_, in);
         Tensor reordered;
         if (p_.dynamic && transposed_) {
             reordered = Tensor({in[1].numel()}, DType::F32);
@@ -116,32 +102,7 @@ public:
     }
 
 private:
-    KernelShape kernel_shape(const std::vector<TensorDesc>& in) const
-    {
-        KernelShape k;
-        if (!p_.dynamic) {
-            k.outch = p_.num_output, k.inch = p_.in_channels, k.kernel = p_.window.kernel;
-            return k;
-        }
-        const TensorDesc& w = in[1];
-        check(w.dtype == DType::F32, "the weight input must be float32, got ", dtype_name(w.dtype));
-        check(static_cast<int>(w.shape.size()) == rank_ + 2, "the weight input must have rank ", rank_ + 2, ", got ",
-              shape_str(w.shape));
-        for (int64_t d : w.shape) check(d > 0, "the weight input ", shape_str(w.shape), " must not be empty");
-        k.kernel.assign(w.shape.begin() + 2, w.shape.end());
-        // Convolution (outch, inch/group, k...); deconvolution (inch, outch/group, k...).
-        k.outch = transposed_ ? w.shape[1] * p_.group : w.shape[0];
-        k.inch = transposed_ ? w.shape[0] : w.shape[1] * p_.group;
-        check(k.outch % p_.group == 0 && k.inch % p_.group == 0, "the weight input's channels ", shape_str(w.shape),
-              " do not fit group ", p_.group);
-        for (size_t i = 0; i < k.kernel.size(); ++i)
-            check(p_.window.kernel[i] == 0 || p_.window.kernel[i] == k.kernel[i], "the weight input's kernel ",
-                  shape_str(w.shape), " differs from the kernel params");
-        if (p_.bias_term) check_bias_input(in[2], k.outch);
-        return k;
-    }
-
-    std::vector<Axis> geometry(const Shape& s, const KernelShape& k) const
+    std::vector<Axis> geometry(const Shape& s, const ConvKernel& k) const
     {
         std::vector<Axis> axes(static_cast<size_t>(rank_));
         for (size_t i = 0; i < axes.size(); ++i) {
@@ -158,7 +119,7 @@ private:
     ConvParams p_;
     DeconvOutputParams output_; // deconvolution
     float pad_value_ = 0.f;
-    Tensor weight_, bias_;
+    ConvWeights weights_;
 };
 
 } // namespace

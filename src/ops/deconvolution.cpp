@@ -20,17 +20,11 @@
 #include "ops/activation.h"
 #include "ops/builtin_ops.h"
 #include "ops/conv_params.h"
-#include "ops/int8.h" // make_desc
 #include "ops/op_util.h"
 
 namespace kestrel {
 
 namespace {
-
-struct DeconvKernel {
-    int64_t kw = 0, kh = 0;
-    int64_t outch = 0, inch = 0;
-};
 
 // Rows and columns: the full output, and the part kept (axis.pad_begin cut from its start).
 struct DeconvGeometry {
@@ -49,62 +43,52 @@ public:
 
     void load_model(WeightReader& wr) override
     {
-        if (p_.dynamic) return;
-        ConvWeights loaded = load_conv_weights(wr, p_);
-        check(loaded.weight.dtype() == DType::F32, "int8 weights are not supported by deconvolution");
-        weight_ = loaded.weight;
-        bias_ = loaded.bias;
+        weights_ = load_f32_conv_weights(wr, p_, type);
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        const size_t n_in = p_.dynamic ? (p_.bias_term ? 3 : 2) : 1;
-        expect_input_count(in, n_in, n_in);
+        expect_input_count(in, p_.input_count(), p_.input_count());
         expect_output_count(out, 1);
         expect_f32(in[0]);
         const Shape& s = in[0].shape;
         check(s.size() == 3, "expects a (c,h,w) input, got ", shape_str(s));
-        const DeconvKernel k = kernel_dims(in);
+        const ConvKernel k = conv_kernel(p_, in, 2, true);
         check(s[0] == k.inch, "expects ", k.inch, " input channels (",
               p_.dynamic ? "from the weight input" : "from weight_data_size", "), got ", s[0]);
         check(s[1] > 0 && s[2] > 0, "expects a non-empty spatial size, got ", shape_str(s));
         const DeconvGeometry g = geometry(s[1], s[2], k);
-        out[0] = make_desc({k.outch, g.rows.axis.out, g.cols.axis.out}, DType::F32);
+        out[0] = TensorDesc({k.outch, g.rows.axis.out, g.cols.axis.out}, DType::F32);
     }
 
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
     {
-        const DeconvKernel k = kernel_dims(in);
-        return shape_numel(in[0].shape) * (k.outch / p_.group) * k.kh * k.kw;
+        const ConvKernel k = conv_kernel(p_, in, 2, true);
+        return shape_numel(in[0].shape) * (k.outch / p_.group) * k.kernel[0] * k.kernel[1];
     }
 
     int64_t weight_bytes() const override
     {
-        return static_cast<int64_t>((weight_.defined() ? weight_.nbytes() : 0) + (bias_.defined() ? bias_.nbytes() : 0));
+        return weights_.bytes();
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        std::vector<TensorDesc> descs;
-        for (const Tensor& t : in) descs.push_back(make_desc(t.shape(), t.dtype()));
-        const DeconvKernel k = kernel_dims(descs);
+        const ConvKernel k = conv_kernel(p_, in, 2, true);
         const Tensor& x = in[0];
         const int64_t h = x.dim(1), w = x.dim(2);
         const DeconvGeometry g = geometry(h, w, k);
-        const int64_t inch_g = k.inch / p_.group, outch_g = k.outch / p_.group, ksize = k.kh * k.kw;
+        const int64_t kh = k.kernel[0], kw = k.kernel[1];
+        const int64_t inch_g = k.inch / p_.group, outch_g = k.outch / p_.group, ksize = kh * kw;
 
         // Weights as [outch][inch/g][kh][kw]; the dynamic input is [inch][outch/g][kh][kw] per group.
         Tensor wt_t;
-        const float* wt = nullptr;
-        const float* bias = nullptr;
+        const float* wt = weights_.weight_data(p_, in);
+        const float* bias = weights_.bias_data(p_, in);
         if (p_.dynamic) {
             wt_t = Tensor({k.outch * inch_g * ksize}, DType::F32);
-            window::deconv_weight_from_onnx(in[1].data<float>(), k.inch, outch_g, p_.group, ksize, wt_t.data<float>());
+            window::deconv_weight_from_onnx(wt, k.inch, outch_g, p_.group, ksize, wt_t.data<float>());
             wt = wt_t.data<float>();
-            if (p_.bias_term) bias = in[2].data<float>();
-        } else {
-            wt = weight_.data<float>();
-            if (bias_.defined()) bias = bias_.data<float>();
         }
 
         const float* src = x.data<float>();
@@ -121,9 +105,9 @@ public:
                 for (int64_t ic = 0; ic < inch_g; ++ic) {
                     const float* xp = src + (grp * inch_g + ic) * h * w;
                     const float* kp = wt + (oc * inch_g + ic) * ksize;
-                    for (int64_t ky = 0; ky < k.kh; ++ky)
-                        for (int64_t kx = 0; kx < k.kw; ++kx) {
-                            const float kv = kp[ky * k.kw + kx];
+                    for (int64_t ky = 0; ky < kh; ++ky)
+                        for (int64_t kx = 0; kx < kw; ++kx) {
+                            const float kv = kp[ky * kw + kx];
                             for (int64_t y = 0; y < h; ++y) {
                                 float* orow = f + (y * rows.stride + ky * rows.dilation) * full_w + kx * cols.dilation;
                                 const float* xrow = xp + y * w;
@@ -143,37 +127,16 @@ public:
     }
 
 private:
-    DeconvKernel kernel_dims(const std::vector<TensorDesc>& in) const
-    {
-        DeconvKernel k;
-        if (!p_.dynamic) {
-            k.kh = p_.window.kernel[0], k.kw = p_.window.kernel[1], k.outch = p_.num_output, k.inch = p_.in_channels;
-            return k;
-        }
-        const TensorDesc& w = in[1];
-        check(w.dtype == DType::F32, "the weight input must be float32, got ", dtype_name(w.dtype));
-        check(w.shape.size() == 3 || w.shape.size() == 4,
-              "the weight input must be (inch, outch/group, kh, kw) or (inch, kh, kw), got ", shape_str(w.shape));
-        const NcnnDims d = ncnn_dims(w.shape);
-        k.kw = d.w, k.kh = d.h, k.outch = d.d * p_.group, k.inch = d.c;
-        check(k.kw > 0 && k.kh > 0 && k.outch > 0 && k.inch > 0, "the weight input ", shape_str(w.shape),
-              " must not be empty");
-        check(k.inch % p_.group == 0, "the weight input's ", k.inch, " input channels are not divisible by group ",
-              p_.group);
-        if (p_.bias_term) check_bias_input(in[2], k.outch);
-        return k;
-    }
-
     // Throws when the output is empty or the output size exceeds the full output.
-    DeconvGeometry geometry(int64_t h, int64_t w, const DeconvKernel& k) const
+    DeconvGeometry geometry(int64_t h, int64_t w, const ConvKernel& k) const
     {
-        return DeconvGeometry{deconv_axis(p_, output_, 0, h, k.kh), deconv_axis(p_, output_, 1, w, k.kw)};
+        return DeconvGeometry{deconv_axis(p_, output_, 0, h, k.kernel[0]), deconv_axis(p_, output_, 1, w, k.kernel[1])};
     }
 
     bool depthwise_;
     ConvParams p_;
     DeconvOutputParams output_;
-    Tensor weight_, bias_;
+    ConvWeights weights_;
 };
 
 } // namespace
