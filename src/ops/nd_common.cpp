@@ -163,6 +163,19 @@ void strided_copy(const void* src_base, int64_t src_offset, const Shape& dims, c
         body(0, rows);
 }
 
+void permuted_copy(const Tensor& x, const Shape& view, const std::vector<int>& perm, Tensor& y,
+                   const ExecContext& ctx)
+{
+    const Shape st = dense_strides(view);
+    Shape dims(perm.size());
+    std::vector<int64_t> strides(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) {
+        dims[k] = view[static_cast<size_t>(perm[k])];
+        strides[k] = st[static_cast<size_t>(perm[k])];
+    }
+    strided_copy(x.raw(), 0, dims, strides, y.raw(), dtype_size(x.dtype()), &ctx);
+}
+
 int64_t resolve_index(int64_t i, int64_t dim, size_t axis)
 {
     check(i >= -dim && i < dim, "index ", i, " is out of range for axis ", axis, " of size ", dim);

@@ -31,6 +31,11 @@ int64_t dims_product(const Shape& s, size_t begin, size_t end);
 void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
                   void* dst, size_t esize, const ExecContext* ctx);
 
+// y = x seen as the dense shape `view` with its axes permuted: axis k of y is
+// axis perm[k] of the view (Transpose, DepthToSpace, SpaceToDepth).
+void permuted_copy(const Tensor& x, const Shape& view, const std::vector<int>& perm, Tensor& y,
+                   const ExecContext& ctx);
+
 // Visits the unsigned integer type of an element size (1, 2, 4 or 8 bytes), so
 // that layers which only move values (copies, broadcasts, fills) have one
 // kernel per size instead of one per dtype.

@@ -33,14 +33,7 @@ public:
         const int64_t b = block_, c = d[1] / b / b;
         const Shape view = mode_ == 0 ? Shape{d[0], b, b, c, d[2], d[3]} : Shape{d[0], c, b, b, d[2], d[3]};
         const std::vector<int> perm = mode_ == 0 ? std::vector<int>{0, 3, 4, 1, 5, 2} : std::vector<int>{0, 1, 4, 2, 5, 3};
-        const Shape st = nd::dense_strides(view);
-        Shape dims(6);
-        std::vector<int64_t> strides(6);
-        for (size_t k = 0; k < 6; ++k) {
-            dims[k] = view[static_cast<size_t>(perm[k])];
-            strides[k] = st[static_cast<size_t>(perm[k])];
-        }
-        nd::strided_copy(in[0].raw(), 0, dims, strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
+        nd::permuted_copy(in[0], view, perm, out[0], ctx);
     }
 
 private:

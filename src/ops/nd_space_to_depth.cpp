@@ -27,15 +27,8 @@ public:
         const Shape& d = in[0].shape();
         const int64_t b = block_;
         const Shape view{d[0], d[1], d[2] / b, b, d[3] / b, b};
-        const int perm[6] = {0, 3, 5, 1, 2, 4};
-        const Shape st = nd::dense_strides(view);
-        Shape dims(6);
-        std::vector<int64_t> strides(6);
-        for (size_t k = 0; k < 6; ++k) {
-            dims[k] = view[static_cast<size_t>(perm[k])];
-            strides[k] = st[static_cast<size_t>(perm[k])];
-        }
-        nd::strided_copy(in[0].raw(), 0, dims, strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
+        const std::vector<int> perm = {0, 3, 5, 1, 2, 4};
+        nd::permuted_copy(in[0], view, perm, out[0], ctx);
     }
 
 private:

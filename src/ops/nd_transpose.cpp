@@ -31,11 +31,7 @@ public:
     }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const std::vector<int> p = perm(static_cast<size_t>(in[0].rank()));
-        const Shape st = nd::dense_strides(in[0].shape());
-        std::vector<int64_t> strides(p.size());
-        for (size_t k = 0; k < p.size(); ++k) strides[k] = st[static_cast<size_t>(p[k])];
-        nd::strided_copy(in[0].raw(), 0, out[0].shape(), strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
+        nd::permuted_copy(in[0], in[0].shape(), perm(static_cast<size_t>(in[0].rank())), out[0], ctx);
     }
 
 private:
