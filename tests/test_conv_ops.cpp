@@ -17,73 +17,14 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "reference_conv.h"
 
 using namespace kestrel;
+using namespace kestrel::conv_test;
 
 namespace {
 
 // ---------------------------------------------------------------- helpers
-
-Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f)
-{
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    Tensor t(shape, DType::F32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-    return t;
-}
-
-std::vector<float> random_vector(int64_t n, uint32_t seed, float lo = -1.f, float hi = 1.f)
-{
-    const Tensor t = random_tensor({n}, seed, lo, hi);
-    return std::vector<float>(t.data<float>(), t.data<float>() + n);
-}
-
-Tensor from_vector(const std::vector<float>& v, const Shape& shape)
-{
-    Tensor t(shape, DType::F32);
-    std::copy(v.begin(), v.end(), t.data<float>());
-    return t;
-}
-
-// Fluent ParamDict builder.
-struct PD {
-    ParamDict pd;
-    PD& i(int id, int v)
-    {
-        pd.set_int(id, v);
-        return *this;
-    }
-    PD& f(int id, float v)
-    {
-        pd.set_float(id, v);
-        return *this;
-    }
-    PD& fs(int id, std::vector<float> v)
-    {
-        pd.set_floats(id, std::move(v));
-        return *this;
-    }
-};
-
-// Runs one layer on the given inputs through Net + Session.
-Tensor run_layer(const std::string& type, const ParamDict& pd, const std::vector<Tensor>& weights,
-                 const std::vector<Tensor>& inputs, int threads = 1)
-{
-    Net net;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        names.push_back("x" + std::to_string(i));
-        net.add_layer("Input", "in" + std::to_string(i), {}, {names.back()});
-    }
-    net.add_layer(type, "op", names, {"y"}, pd, weights);
-    net.finish_graph();
-    Options o;
-    o.threads = threads;
-    Session s(net, o);
-    for (size_t i = 0; i < inputs.size(); ++i) s.set_input(names[i], inputs[i]);
-    return s.get("y");
-}
 
 // Element-wise |got - ref| <= atol + rtol*|ref|.
 void expect_all_close(const Tensor& got, const std::vector<double>& ref, const Shape& ref_shape, double atol = 1e-5,
@@ -124,16 +65,6 @@ double ref_act(int type, const std::vector<float>& p, double v)
     }
     ADD_FAILURE() << "bad activation " << type;
     return 0;
-}
-
-std::vector<float> act_params_for(int type)
-{
-    switch (type) {
-    case 2: return {0.125f};
-    case 3: return {-0.3f, 0.4f};
-    case 6: return {0.2f, 0.5f};
-    }
-    return {};
 }
 
 // A layer to probe for shape errors: its params and (zero) weights of the given sizes.
@@ -220,49 +151,22 @@ struct ConvCase {
     }
 };
 
-// Spatial pads actually applied, from the spec: explicit, or ONNX SAME with
-// out = ceil(in/stride) and total = max(0, (out-1)*stride + extent - in).
-void same_pads(int mode, int64_t in, int64_t extent, int64_t stride, int64_t& before, int64_t& after)
-{
-    const int64_t out = (in + stride - 1) / stride;
-    const int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
-    before = mode == -233 ? total / 2 : total - total / 2;
-    after = total - before;
-}
-
-// Naive grouped convolution; W is [outch][inch/group][kh][kw].
+// Naive grouped convolution in double; W is [outch][inch/group][kh][kw].
 std::vector<double> ref_conv(const Tensor& x, const std::vector<float>& W, const std::vector<float>& bias,
                              const ConvCase& c, Shape& out_shape)
 {
-    const int64_t C = x.dim(0), H = x.dim(1), Wd = x.dim(2);
-    const int64_t ext_w = c.dw * (c.kw - 1) + 1, ext_h = c.dh * (c.kh - 1) + 1;
-    int64_t pl = c.pl, pr = c.pr, pt = c.pt, pb = c.pb;
-    if (c.pl < 0) {
-        same_pads(c.pl, Wd, ext_w, c.sw, pl, pr);
-        same_pads(c.pl, H, ext_h, c.sh, pt, pb);
-    }
-    const int64_t OH = (H + pt + pb - ext_h) / c.sh + 1, OW = (Wd + pl + pr - ext_w) / c.sw + 1;
-    const int64_t inch_g = C / c.group, outch_g = c.outch / c.group;
-    out_shape = {c.outch, OH, OW};
-    std::vector<double> out(static_cast<size_t>(c.outch * OH * OW));
+    const ConvWindow win{c.kh, c.kw, c.sh, c.sw, c.dh, c.dw, c.pt, c.pb, c.pl, c.pr};
     const std::vector<float> ap = act_params_for(c.act);
-    for (int64_t oc = 0; oc < c.outch; ++oc)
-        for (int64_t oy = 0; oy < OH; ++oy)
-            for (int64_t ox = 0; ox < OW; ++ox) {
-                double s = bias.empty() ? 0.0 : bias[oc];
-                for (int64_t i = 0; i < inch_g; ++i) {
-                    const int64_t ic = oc / outch_g * inch_g + i;
-                    for (int64_t ky = 0; ky < c.kh; ++ky)
-                        for (int64_t kx = 0; kx < c.kw; ++kx) {
-                            const int64_t iy = oy * c.sh + ky * c.dh - pt, ix = ox * c.sw + kx * c.dw - pl;
-                            const double v = (iy >= 0 && iy < H && ix >= 0 && ix < Wd)
-                                                 ? x.data<float>()[(ic * H + iy) * Wd + ix]
-                                                 : c.pad_value;
-                            s += v * W[((oc * inch_g + i) * c.kh + ky) * c.kw + kx];
-                        }
-                }
-                out[(oc * OH + oy) * OW + ox] = ref_act(c.act, ap, s);
-            }
+    const float* xs = x.data<float>();
+    std::vector<double> out;
+    out_shape = naive_conv(
+        x.dim(0), x.dim(1), x.dim(2), c.outch, c.group, win,
+        [&](int64_t oc) { return bias.empty() ? 0.0 : static_cast<double>(bias[oc]); },
+        [&](double& s, int64_t, int64_t xi, int64_t wi) {
+            const double v = xi < 0 ? c.pad_value : xs[xi];
+            s += v * W[wi];
+        },
+        [&](int64_t, double s) { out.push_back(ref_act(c.act, ap, s)); });
     return out;
 }
 

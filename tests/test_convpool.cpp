@@ -441,7 +441,7 @@ TEST(ConvPoolErrors, BadParamsShapesAndIndicesAreReported)
 {
     const Tensor x1 = random_tensor({2, 6}, 22);
     expect_error([&] { run("Convolution1D", ints({{0, 2}, {1, 0}, {6, 4}}), {Tensor::zeros({4})}, {x1}); },
-                 "kernel (param 1) must be > 0");
+                 "kernel_w (param 1) must be > 0");
     expect_error([&] { run("Convolution1D", ints({{0, 2}, {1, 3}, {6, 10}}), {Tensor::zeros({10})}, {x1}); },
                  "weight_data_size");
     expect_error([&] { run("Convolution3D", ints({{0, 2}, {1, 3}, {6, 54}, {4, -233}, {15, 1}}), {Tensor::zeros({54})}, {x1}); },

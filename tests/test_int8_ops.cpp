@@ -23,73 +23,16 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "reference_conv.h"
 
 using namespace kestrel;
+using namespace kestrel::conv_test;
 
 namespace {
 
 // ---------------------------------------------------------------- helpers
 
-Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f)
-{
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    Tensor t(shape, DType::F32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-    return t;
-}
-
-std::vector<float> random_vector(int64_t n, uint32_t seed, float lo = -1.f, float hi = 1.f)
-{
-    const Tensor t = random_tensor({n}, seed, lo, hi);
-    return std::vector<float>(t.data<float>(), t.data<float>() + n);
-}
-
-Tensor from_vector(const std::vector<float>& v, const Shape& shape)
-{
-    Tensor t(shape, DType::F32);
-    std::copy(v.begin(), v.end(), t.data<float>());
-    return t;
-}
-
 Tensor scalar(float v) { return from_vector({v}, {1}); }
-
-struct PD {
-    ParamDict pd;
-    PD& i(int id, int v)
-    {
-        pd.set_int(id, v);
-        return *this;
-    }
-    PD& f(int id, float v)
-    {
-        pd.set_float(id, v);
-        return *this;
-    }
-    PD& fs(int id, std::vector<float> v)
-    {
-        pd.set_floats(id, std::move(v));
-        return *this;
-    }
-};
-
-Tensor run_layer(const std::string& type, const ParamDict& pd, const std::vector<Tensor>& weights,
-                 const std::vector<Tensor>& inputs, int threads = 1)
-{
-    Net net;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        names.push_back("x" + std::to_string(i));
-        net.add_layer("Input", "in" + std::to_string(i), {}, {names.back()});
-    }
-    net.add_layer(type, "op", names, {"y"}, pd, weights);
-    net.finish_graph();
-    Options o;
-    o.threads = threads;
-    Session s(net, o);
-    for (size_t i = 0; i < inputs.size(); ++i) s.set_input(names[i], inputs[i]);
-    return s.get("y");
-}
 
 // ncnn's float2int8, written from the rule: round half away from zero, clamp to +-127.
 int ref_q(float v)
@@ -119,16 +62,6 @@ float ref_act(int type, const std::vector<float>& p, float v)
     }
     }
     return v;
-}
-
-std::vector<float> act_params_for(int type)
-{
-    switch (type) {
-    case 2: return {0.125f};
-    case 3: return {-0.3f, 0.4f};
-    case 6: return {0.2f, 0.5f};
-    }
-    return {};
 }
 
 // ncnn dequantization factor: 0 for a zero scale (never inf/NaN).
@@ -248,16 +181,8 @@ std::vector<int> quantized_input(const Tensor& x, float scale)
 std::vector<float> ref_int8_conv(const std::vector<int>& qx, int64_t C, int64_t H, int64_t Wd, const Int8Conv& c,
                                  const Int8ConvData& d, const std::vector<int>* int8_weights, Shape& out_shape)
 {
-    int64_t pt = c.pad, pl = c.pad, pb = c.pad, pr = c.pad;
-    if (c.pad == -233) {
-        const int64_t oh = (H + c.stride - 1) / c.stride, ow = (Wd + c.stride - 1) / c.stride;
-        const int64_t th = std::max<int64_t>(0, (oh - 1) * c.stride + c.k - H);
-        const int64_t tw = std::max<int64_t>(0, (ow - 1) * c.stride + c.k - Wd);
-        pt = th / 2, pb = th - pt, pl = tw / 2, pr = tw - pl;
-    }
-    const int64_t OH = (H + pt + pb - c.k) / c.stride + 1, OW = (Wd + pl + pr - c.k) / c.stride + 1;
-    out_shape = {c.outch, OH, OW};
-    const int64_t inch_g = C / c.group, outch_g = c.outch / c.group;
+    const ConvWindow win{c.k, c.k, c.stride, c.stride, 1, 1, c.pad, c.pad, c.pad, c.pad};
+    const int64_t outch_g = c.outch / c.group;
     // Per output channel weight scale.
     auto wscale = [&](int64_t oc) -> float {
         if (!c.depthwise) return d.wscales[oc];
@@ -266,25 +191,18 @@ std::vector<float> ref_int8_conv(const std::vector<int>& qx, int64_t C, int64_t 
     const int pad_q = static_cast<int>(std::trunc(c.pad_value)); // (signed char)pad_value
     std::vector<float> out;
     const std::vector<float> ap = act_params_for(c.act);
-    for (int64_t oc = 0; oc < c.outch; ++oc)
-        for (int64_t oy = 0; oy < OH; ++oy)
-            for (int64_t ox = 0; ox < OW; ++ox) {
-                int64_t acc = 0;
-                for (int64_t i = 0; i < inch_g; ++i) {
-                    const int64_t ic = oc / outch_g * inch_g + i;
-                    for (int64_t ky = 0; ky < c.k; ++ky)
-                        for (int64_t kx = 0; kx < c.k; ++kx) {
-                            const int64_t iy = oy * c.stride + ky - pt, ix = ox * c.stride + kx - pl;
-                            const int v = (iy >= 0 && iy < H && ix >= 0 && ix < Wd) ? qx[(ic * H + iy) * Wd + ix] : pad_q;
-                            const int64_t wi = ((oc * inch_g + i) * c.k + ky) * c.k + kx;
-                            const int wq = int8_weights ? (*int8_weights)[wi] : ref_q(d.W[wi] * wscale(oc));
-                            acc += static_cast<int64_t>(v) * wq;
-                        }
-                }
-                float v = static_cast<float>(acc) * ref_dequant_factor(d.in_scale, wscale(oc));
-                if (c.bias) v += d.b[oc];
-                out.push_back(ref_act(c.act, ap, v));
-            }
+    out_shape = naive_conv(
+        C, H, Wd, c.outch, c.group, win, [](int64_t) { return int64_t{0}; },
+        [&](int64_t& acc, int64_t oc, int64_t xi, int64_t wi) {
+            const int v = xi < 0 ? pad_q : qx[xi];
+            const int wq = int8_weights ? (*int8_weights)[wi] : ref_q(d.W[wi] * wscale(oc));
+            acc += static_cast<int64_t>(v) * wq;
+        },
+        [&](int64_t oc, int64_t acc) {
+            float v = static_cast<float>(acc) * ref_dequant_factor(d.in_scale, wscale(oc));
+            if (c.bias) v += d.b[oc];
+            out.push_back(ref_act(c.act, ap, v));
+        });
     return out;
 }
 

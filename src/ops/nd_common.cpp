@@ -1,7 +1,7 @@
 // Helpers shared by the ONNX-semantics layers (src/ops/nd_*.cpp): axis and
 // value-input handling and one strided N-d copy (Transpose, Slice,
-// DepthToSpace, SpaceToDepth). Each layer file declares the helpers it uses in
-// a `namespace nd { ... }` block at its top; the definitions live only here.
+// DepthToSpace, SpaceToDepth), Gather/Scatter index handling. Declared in
+// nd_common.h.
 //
 // Conventions of the ND layers:
 //   - shapes and axes are ONNX's (outermost first, negative axes from the end);
@@ -12,9 +12,12 @@
 //     1 also accepts a value known only at run time: the layer then declares
 //     dynamic_output_shape(), infer() gives a placeholder when the value is
 //     unknown, and forward() produces the output with its true shape.
+#include "ops/nd_common.h"
+
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
+#include "kernels/broadcast.h"
 #include "kestrel/op.h"
 
 namespace kestrel::nd {
@@ -54,6 +57,21 @@ const Tensor& known_value(const TensorDesc& d, const char* what)
           " must be known while planning (a constant or computed from shapes); convert with 20=dynamic=1 "
           "to accept values known only at run time");
     return d.value;
+}
+
+Shape shape_value(const Tensor& t, const char* what)
+{
+    const Shape s = int_values(t, what);
+    for (int64_t d : s) check(d >= 0, what, " ", shape_str(s), " has a negative dim");
+    return s;
+}
+
+void broadcast_copy(const BroadcastPlan& plan, const Tensor& x, Tensor& y, const ExecContext& ctx)
+{
+    visit_element_size(dtype_size(x.dtype()), [&](auto tag) {
+        using U = typename decltype(tag)::type;
+        broadcast_unary(plan, x.data<U>(), y.data<U>(), [](U v) { return v; }, ParallelRunner(ctx));
+    });
 }
 
 Shape dense_strides(const Shape& s)
@@ -143,6 +161,85 @@ void strided_copy(const void* src_base, int64_t src_offset, const Shape& dims, c
         ctx->parallel_for(rows, body);
     else
         body(0, rows);
+}
+
+void permuted_copy(const Tensor& x, const Shape& view, const std::vector<int>& perm, Tensor& y,
+                   const ExecContext& ctx)
+{
+    const Shape st = dense_strides(view);
+    Shape dims(perm.size());
+    std::vector<int64_t> strides(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) {
+        dims[k] = view[static_cast<size_t>(perm[k])];
+        strides[k] = st[static_cast<size_t>(perm[k])];
+    }
+    strided_copy(x.raw(), 0, dims, strides, y.raw(), dtype_size(x.dtype()), &ctx);
+}
+
+int64_t resolve_index(int64_t i, int64_t dim, size_t axis)
+{
+    check(i >= -dim && i < dim, "index ", i, " is out of range for axis ", axis, " of size ", dim);
+    return i < 0 ? i + dim : i;
+}
+
+int check_element_indices(const Shape& data, const Shape& indices, int64_t axis)
+{
+    check(!data.empty(), "data (input 0) must have rank >= 1");
+    check(data.size() == indices.size(), "indices ", shape_str(indices), " must have the rank of data ",
+          shape_str(data));
+    const int a = normalize_axis(axis, static_cast<int64_t>(data.size()), "axis (param 0)");
+    for (size_t k = 0; k < data.size(); ++k)
+        check(static_cast<int>(k) == a || indices[k] <= data[k], "indices ", shape_str(indices), " exceed data ",
+              shape_str(data), " on axis ", k);
+    return a;
+}
+
+std::vector<int64_t> element_offsets(const Shape& data, const Shape& indices, int axis,
+                                     const std::vector<int64_t>& idx)
+{
+    const Shape ds = dense_strides(data);
+    const size_t a = static_cast<size_t>(axis);
+    const int r = static_cast<int>(indices.size());
+    std::vector<int64_t> offsets(idx.size());
+    std::vector<int64_t> pos(indices.size(), 0);
+    int64_t base = 0; // data offset of pos with 0 along the axis
+    for (size_t t = 0; t < idx.size(); ++t) {
+        offsets[t] = base + resolve_index(idx[t], data[a], a) * ds[a];
+        // Next position (odometer); the axis coordinate does not move base.
+        for (int k = r - 1; k >= 0; --k) {
+            const size_t u = static_cast<size_t>(k);
+            if (u != a) base += ds[u];
+            if (++pos[u] < indices[u]) break;
+            if (u != a) base -= ds[u] * indices[u];
+            pos[u] = 0;
+        }
+    }
+    return offsets;
+}
+
+int64_t tuple_offset(const int64_t* tuple, size_t m, const Shape& data, const Shape& data_strides, size_t first_axis)
+{
+    int64_t off = 0;
+    for (size_t j = 0; j < m; ++j) {
+        const size_t axis = first_axis + j;
+        off += resolve_index(tuple[j], data[axis], axis) * data_strides[axis];
+    }
+    return off;
+}
+
+void check_scatter_dtypes(const TensorDesc& data, const TensorDesc& indices, const TensorDesc& updates)
+{
+    check(is_integer_dtype(indices.dtype), "indices (input 1) must be integers, got ", dtype_name(indices.dtype));
+    check(updates.dtype == data.dtype, "updates (input 2) are ", dtype_name(updates.dtype), " but data is ",
+          dtype_name(data.dtype));
+}
+
+int read_scatter_reduction(const ParamDict& pd, int id)
+{
+    const int reduction = pd.get_int(id, 0);
+    check(reduction >= 0 && reduction <= 4, "reduction (param ", id,
+          ") must be 0..4 (none, add, mul, max, min), got ", reduction);
+    return reduction;
 }
 
 } // namespace kestrel::nd

@@ -7,22 +7,10 @@
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
 
 namespace {
 
@@ -49,12 +37,12 @@ public:
             out[0] = TensorDesc(Shape(static_cast<size_t>(in[0].shape[0]), 1), dtype_); // placeholder
             return;
         }
-        out[0] = TensorDesc(target(nd::known_value(in[0], "shape (input 0)")), dtype_);
+        out[0] = TensorDesc(nd::shape_value(nd::known_value(in[0], "shape (input 0)"), "shape (input 0)"), dtype_);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
-        const Shape s = target(in[0]);
+        const Shape s = nd::shape_value(in[0], "shape (input 0)");
         if (out[0].shape() != s) out[0] = Tensor(s, dtype_);
         auto fill = [&](auto tag) {
             using U = typename decltype(tag)::type;
@@ -62,22 +50,11 @@ public:
             std::memcpy(&v, value_.raw(), sizeof(U));
             std::fill_n(out[0].data<U>(), out[0].numel(), v);
         };
-        switch (dtype_size(dtype_)) {
-        case 1: fill(TypeTag<uint8_t>{}); break;
-        case 2: fill(TypeTag<uint16_t>{}); break;
-        case 4: fill(TypeTag<uint32_t>{}); break;
-        default: fill(TypeTag<uint64_t>{}); break;
-        }
+        nd::visit_element_size(dtype_size(dtype_), fill);
     }
     int64_t weight_bytes() const override { return has_value_ ? static_cast<int64_t>(dtype_size(dtype_)) : 0; }
 
 private:
-    static Shape target(const Tensor& shape_value)
-    {
-        const Shape s = nd::int_values(shape_value, "shape (input 0)");
-        for (int64_t d : s) check(d >= 0, "shape (input 0) ", shape_str(s), " has a negative dim");
-        return s;
-    }
     DType dtype_ = DType::F32;
     bool has_value_ = true;
     bool dynamic_ = false;

@@ -2,22 +2,10 @@
 // dtype) into b x b spatial blocks: (N, C/(b*b), H*b, W*b). Params 0=blocksize
 // b (> 0), 1=mode: 0 DCR (depth-column-row: the input is seen as
 // (N, b, b, C', H, W)), 1 CRD (column-row-depth: (N, C', b, b, H, W)).
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
 
 namespace {
 
@@ -45,14 +33,7 @@ public:
         const int64_t b = block_, c = d[1] / b / b;
         const Shape view = mode_ == 0 ? Shape{d[0], b, b, c, d[2], d[3]} : Shape{d[0], c, b, b, d[2], d[3]};
         const std::vector<int> perm = mode_ == 0 ? std::vector<int>{0, 3, 4, 1, 5, 2} : std::vector<int>{0, 1, 4, 2, 5, 3};
-        const Shape st = nd::dense_strides(view);
-        Shape dims(6);
-        std::vector<int64_t> strides(6);
-        for (size_t k = 0; k < 6; ++k) {
-            dims[k] = view[static_cast<size_t>(perm[k])];
-            strides[k] = st[static_cast<size_t>(perm[k])];
-        }
-        nd::strided_copy(in[0].raw(), 0, dims, strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
+        nd::permuted_copy(in[0], view, perm, out[0], ctx);
     }
 
 private:

@@ -59,6 +59,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/elementwise_ops.h"
 #include "kestrel/op.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
@@ -756,13 +757,7 @@ public:
             broadcast_ternary(plan, c.data<bool>(), x.data<T>(), y.data<T>(), out.data<T>(), ew::Select(),
                               ParallelRunner(ctx));
         };
-        switch (dtype_size(x.dtype())) {
-        case 1: select(TypeTag<uint8_t>{}); break;
-        case 2: select(TypeTag<uint16_t>{}); break;
-        case 4: select(TypeTag<uint32_t>{}); break;
-        case 8: select(TypeTag<uint64_t>{}); break;
-        default: fail("unsupported element size ", dtype_size(x.dtype()));
-        }
+        nd::visit_element_size(dtype_size(x.dtype()), select);
     }
 };
 

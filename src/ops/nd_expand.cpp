@@ -3,36 +3,12 @@
 // the shape keeps the input's dim). Param 20=dynamic (see nd_common.cpp).
 #include "core/dtype_dispatch.h"
 #include "kernels/broadcast.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
 
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
-
 namespace {
-
-// Visits the unsigned type of an element size (byte copies through the broadcast engine).
-template <class Fn> void visit_element_size(size_t esize, Fn&& fn)
-{
-    switch (esize) {
-    case 1: fn(TypeTag<uint8_t>{}); return;
-    case 2: fn(TypeTag<uint16_t>{}); return;
-    case 4: fn(TypeTag<uint32_t>{}); return;
-    case 8: fn(TypeTag<uint64_t>{}); return;
-    }
-    fail("unsupported element size ", esize);
-}
 
 class Expand : public Op {
 public:
@@ -58,18 +34,13 @@ public:
         const Shape s = target(in[0].shape(), in[1]);
         if (out[0].shape() != s) out[0] = Tensor(s, in[0].dtype());
         const BroadcastPlan plan = broadcast_to(in[0].shape(), s);
-        visit_element_size(dtype_size(in[0].dtype()), [&](auto tag) {
-            using U = typename decltype(tag)::type;
-            broadcast_unary(plan, in[0].data<U>(), out[0].data<U>(), [](U v) { return v; }, ParallelRunner(ctx));
-        });
+        nd::broadcast_copy(plan, in[0], out[0], ctx);
     }
 
 private:
-    static Shape target(const Shape& in, const Tensor& shape_value)
+    static Shape target(const Shape& in, const Tensor& value)
     {
-        const Shape want = nd::int_values(shape_value, "shape (input 1)");
-        for (int64_t d : want) check(d >= 0, "shape (input 1) ", shape_str(want), " has a negative dim");
-        return broadcast_numpy(in, want).out_shape;
+        return broadcast_numpy(in, nd::shape_value(value, "shape (input 1)")).out_shape;
     }
     bool dynamic_ = false;
 };

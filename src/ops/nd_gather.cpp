@@ -3,22 +3,10 @@
 // Output shape: data[:axis] + indices.shape + data[axis+1:].
 #include <cstring>
 
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
 
 namespace {
 
@@ -47,10 +35,7 @@ public:
         const size_t block = static_cast<size_t>(nd::dims_product(d, static_cast<size_t>(a) + 1, d.size())) *
                              dtype_size(in[0].dtype());
         std::vector<int64_t> idx = nd::int_values(in[1], "indices (input 1)");
-        for (int64_t& i : idx) {
-            check(i >= -dim && i < dim, "index ", i, " is out of range for axis ", a, " of size ", dim);
-            if (i < 0) i += dim;
-        }
+        for (int64_t& i : idx) i = nd::resolve_index(i, dim, static_cast<size_t>(a));
         const int64_t n = static_cast<int64_t>(idx.size());
         if (block == 0 || n == 0) return;
         const uint8_t* src = static_cast<const uint8_t*>(in[0].raw());

@@ -4,22 +4,10 @@
 // indices.shape[:-1] + data.shape[b+m:].
 #include <cstring>
 
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
 
 namespace {
 
@@ -56,14 +44,7 @@ public:
         for (int64_t bi = 0; bi < batches; ++bi) {
             for (int64_t t = 0; t < tuples; ++t) {
                 const int64_t* tuple = idx.data() + (bi * tuples + t) * static_cast<int64_t>(m);
-                int64_t off = bi * batch_elems;
-                for (size_t j = 0; j < m; ++j) {
-                    const int64_t dim = d[b + j];
-                    int64_t i = tuple[j];
-                    check(i >= -dim && i < dim, "index ", i, " is out of range for axis ", b + j, " of size ", dim);
-                    if (i < 0) i += dim;
-                    off += i * ds[b + j];
-                }
+                const int64_t off = bi * batch_elems + nd::tuple_offset(tuple, m, d, ds, b);
                 if (block)
                     std::memcpy(dst + static_cast<size_t>(bi * tuples + t) * block, src + static_cast<size_t>(off) * es,
                                 block);

@@ -15,14 +15,11 @@
 #include <cmath>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/nms.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-namespace nd {
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-} // namespace nd
 
 namespace {
 

@@ -20,15 +20,11 @@
 #include <cmath>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/nd_walker.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-} // namespace nd
 
 namespace {
 

@@ -20,16 +20,11 @@
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 #include "ops/window_nd.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-} // namespace nd
 
 namespace {
 

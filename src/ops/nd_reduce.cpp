@@ -16,16 +16,11 @@
 #include <limits>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/nd_walker.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-} // namespace nd
 
 namespace {
 

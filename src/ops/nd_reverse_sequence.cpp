@@ -5,16 +5,10 @@
 // 1=time_axis (default 0); each is 0 or 1 and they differ.
 #include <cstring>
 
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-} // namespace nd
 
 namespace {
 

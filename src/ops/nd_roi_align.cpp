@@ -15,13 +15,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-namespace nd {
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-} // namespace nd
 
 namespace {
 

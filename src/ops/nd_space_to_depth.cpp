@@ -2,22 +2,10 @@
 // dtype) into channels: (N, C*b*b, H/b, W/b); the input is seen as
 // (N, C, H/b, b, W/b, b) and permuted to (N, b, b, C, H/b, W/b).
 // Param 0=blocksize b (> 0).
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
 
 namespace {
 
@@ -39,15 +27,8 @@ public:
         const Shape& d = in[0].shape();
         const int64_t b = block_;
         const Shape view{d[0], d[1], d[2] / b, b, d[3] / b, b};
-        const int perm[6] = {0, 3, 5, 1, 2, 4};
-        const Shape st = nd::dense_strides(view);
-        Shape dims(6);
-        std::vector<int64_t> strides(6);
-        for (size_t k = 0; k < 6; ++k) {
-            dims[k] = view[static_cast<size_t>(perm[k])];
-            strides[k] = st[static_cast<size_t>(perm[k])];
-        }
-        nd::strided_copy(in[0].raw(), 0, dims, strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
+        const std::vector<int> perm = {0, 3, 5, 1, 2, 4};
+        nd::permuted_copy(in[0], view, perm, out[0], ctx);
     }
 
 private:

@@ -4,36 +4,12 @@
 // (d0, d1, ..) seen as (1, d0, 1, d1, ..) is broadcast to (r0, d0, r1, d1, ..).
 #include "core/dtype_dispatch.h"
 #include "kernels/broadcast.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
 
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
-
 namespace {
-
-// Visits the unsigned type of an element size (byte copies through the broadcast engine).
-template <class Fn> void visit_element_size(size_t esize, Fn&& fn)
-{
-    switch (esize) {
-    case 1: fn(TypeTag<uint8_t>{}); return;
-    case 2: fn(TypeTag<uint16_t>{}); return;
-    case 4: fn(TypeTag<uint32_t>{}); return;
-    case 8: fn(TypeTag<uint64_t>{}); return;
-    }
-    fail("unsupported element size ", esize);
-}
 
 class TileND : public Op {
 public:
@@ -61,10 +37,7 @@ public:
         }
         if (d.empty()) lifted = stretched = Shape{1};
         const BroadcastPlan plan = broadcast_to(lifted, stretched);
-        visit_element_size(dtype_size(in[0].dtype()), [&](auto tag) {
-            using U = typename decltype(tag)::type;
-            broadcast_unary(plan, in[0].data<U>(), out[0].data<U>(), [](U v) { return v; }, ParallelRunner(ctx));
-        });
+        nd::broadcast_copy(plan, in[0], out[0], ctx);
     }
 
 private:

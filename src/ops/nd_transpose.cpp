@@ -2,22 +2,10 @@
 // Param 0=perm (int array; default: reversed axes). out.shape[k] = in.shape[perm[k]].
 #include <algorithm>
 
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-bool is_integer_dtype(DType t);
-std::vector<int64_t> int_values(const Tensor& t, const char* what);
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-Shape dense_strides(const Shape& s);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
-                  void* dst, size_t esize, const ExecContext* ctx);
-} // namespace nd
 
 namespace {
 
@@ -43,11 +31,7 @@ public:
     }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const std::vector<int> p = perm(static_cast<size_t>(in[0].rank()));
-        const Shape st = nd::dense_strides(in[0].shape());
-        std::vector<int64_t> strides(p.size());
-        for (size_t k = 0; k < p.size(); ++k) strides[k] = st[static_cast<size_t>(p[k])];
-        nd::strided_copy(in[0].raw(), 0, out[0].shape(), strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
+        nd::permuted_copy(in[0], in[0].shape(), perm(static_cast<size_t>(in[0].rank())), out[0], ctx);
     }
 
 private:

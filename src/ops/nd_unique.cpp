@@ -13,15 +13,10 @@
 #include <type_traits>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int normalize_axis(int64_t axis, int64_t rank, const char* what);
-int64_t dims_product(const Shape& s, size_t begin, size_t end);
-} // namespace nd
 
 namespace {
 

@@ -10,15 +10,10 @@
 #include <cmath>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
-
-// Helpers from nd_common.cpp.
-namespace nd {
-int64_t int_scalar(const Tensor& t, const char* what);
-const Tensor& known_value(const TensorDesc& d, const char* what);
-} // namespace nd
 
 namespace {
 

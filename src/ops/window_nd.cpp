@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "core/dtype_dispatch.h"
@@ -43,31 +44,41 @@ int64_t kernel_size(const std::vector<Axis>& axes)
 
 NcnnWindow read_ncnn_window(const ParamDict& pd, int rank, const NcnnWindowIds& ids, bool kernel_required)
 {
+    check(rank >= 1 && rank <= 3, "ncnn windows have 1 to 3 axes, got ", rank);
     NcnnWindow w;
     const int kernel_w = pd.get_int(ids.kernel, 0);
     const int stride_w = pd.get_int(ids.stride, 1);
     const int dilation_w = ids.dilation < 0 ? 1 : pd.get_int(ids.dilation, 1);
     const int pad_left = pd.get_int(ids.pad_begin, 0);
     bool all_upper = true, all_lower = true, all_explicit = true;
-    for (int i = rank - 1; i >= 0; --i) { // ncnn axis i; ours rank-1-i
+    std::string pads_read; // "id=value ..." for the error message
+    const size_t n = static_cast<size_t>(rank);
+    w.kernel.resize(n), w.stride.resize(n), w.dilation.resize(n), w.pads.resize(n);
+    // In ncnn's order, so that a bad w value (which h and d default to) is reported as itself.
+    for (int i = 0; i < rank; ++i) { // ncnn axis i; ours rank-1-i
         const int k = i == 0 ? kernel_w : pd.get_int(ids.kernel + 10 * i, kernel_w);
         const int s = i == 0 ? stride_w : pd.get_int(ids.stride + 10 * i, stride_w);
         const int d = i == 0 || ids.dilation < 0 ? dilation_w : pd.get_int(ids.dilation + 10 * i, dilation_w);
-        check(kernel_required ? k > 0 : k >= 0, "kernel (param ", ids.kernel + 10 * i, ") must be > 0, got ", k);
-        check(s > 0, "stride (param ", ids.stride + 10 * i, ") must be > 0, got ", s);
-        check(d > 0, "dilation (param ", ids.dilation + 10 * i, ") must be > 0, got ", d);
+        const char axis = "whd"[i]; // ncnn's names: kernel_w, stride_h, ...
+        check(kernel_required ? k > 0 : k >= 0, "kernel_", axis, " (param ", ids.kernel + 10 * i,
+              ") must be > 0, got ", k);
+        check(s > 0, "stride_", axis, " (param ", ids.stride + 10 * i, ") must be > 0, got ", s);
+        check(d > 0, "dilation_", axis, " (param ", ids.dilation + 10 * i, ") must be > 0, got ", d);
         Span p;
         p.begin = i == 0 ? pad_left : pd.get_int(ids.pad_begin + 10 * i, pad_left);
         p.end = pd.get_int(ids.pad_end + i, static_cast<int>(p.begin));
+        pads_read += (i == 0 ? "" : " ") + std::to_string(ids.pad_begin + 10 * i) + "=" + std::to_string(p.begin) +
+                     " " + std::to_string(ids.pad_end + i) + "=" + std::to_string(p.end);
         for (int64_t v : {p.begin, p.end}) {
             all_upper = all_upper && v == kSameUpper;
             all_lower = all_lower && v == kSameLower;
             all_explicit = all_explicit && v >= 0;
         }
-        w.kernel.push_back(k), w.stride.push_back(s), w.dilation.push_back(d), w.pads.push_back(p);
+        const size_t ours = n - 1 - static_cast<size_t>(i);
+        w.kernel[ours] = k, w.stride[ours] = s, w.dilation[ours] = d, w.pads[ours] = p;
     }
-    check(all_upper || all_lower || all_explicit, "pads must all be >= 0, or all -233 (SAME_UPPER), or all -234 "
-                                                  "(SAME_LOWER)");
+    check(all_upper || all_lower || all_explicit,
+          "pads must all be >= 0, or all -233 (SAME_UPPER), or all -234 (SAME_LOWER); got ", pads_read);
     w.same = all_upper ? kSameUpper : all_lower ? kSameLower : 0;
     return w;
 }

@@ -15,35 +15,60 @@
 // see detection::write_detections. (ncnn computes this layer in place and,
 // when nothing is detected, hands back input 0 with its class channels
 // softmaxed; we return the empty table like the other detection layers.)
+#include <algorithm>
 #include <cmath>
 
 #include "ops/builtin_ops.h"
 #include "ops/nms.h"
 #include "ops/op_util.h"
+#include "ops/yolo.h"
 
 namespace kestrel {
 
 namespace {
 
-using detection::Candidate;
+using detection::CellScore;
 
-float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+// Softmax over the class channels; the label is the first class with the largest
+// probability, the confidence sigmoid(objectness) times that probability.
+class SoftmaxScore {
+public:
+    explicit SoftmaxScore(int num_class) : prob_(static_cast<size_t>(num_class)) {}
+
+    CellScore operator()(const float* ch, int64_t plane, int64_t at)
+    {
+        const int num_class = static_cast<int>(prob_.size());
+        float mx = -INFINITY;
+        for (int q = 0; q < num_class; ++q) mx = std::max(mx, ch[(5 + q) * plane + at]);
+        float sum = 0.f;
+        for (int q = 0; q < num_class; ++q) {
+            prob_[static_cast<size_t>(q)] = std::exp(ch[(5 + q) * plane + at] - mx);
+            sum += prob_[static_cast<size_t>(q)];
+        }
+        CellScore s;
+        float best = 0.f;
+        for (int q = 0; q < num_class; ++q) {
+            const float pq = prob_[static_cast<size_t>(q)] / sum;
+            if (pq > best) {
+                s.label = q;
+                best = pq;
+            }
+        }
+        s.confidence = detection::sigmoid(ch[4 * plane + at]) * best;
+        return s;
+    }
+
+private:
+    std::vector<float> prob_; // scratch
+};
 
 class YoloDetectionOutput : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        num_class_ = pd.get_int(0, 20);
-        num_box_ = pd.get_int(1, 5);
-        confidence_threshold_ = pd.get_float(2, 0.01f);
-        nms_threshold_ = pd.get_float(3, 0.45f);
-        biases_ = pd.get_floats(4);
-        check(num_class_ >= 1, "num_class (param 0) must be >= 1, got ", num_class_);
-        check(num_box_ >= 1, "num_box (param 1) must be >= 1, got ", num_box_);
-        check(biases_.size() >= 2 * static_cast<size_t>(num_box_), "biases (param 4) need a (w, h) pair per box: ",
-              2 * num_box_, " values, got ", biases_.size());
-        check(std::isfinite(confidence_threshold_), "confidence_threshold (param 2) must be finite");
-        check(std::isfinite(nms_threshold_), "nms_threshold (param 3) must be finite");
+        p_.read(pd);
+        check(p_.biases.size() >= 2 * static_cast<size_t>(p_.num_box),
+              "biases (param 4) need a (w, h) pair per box: ", 2 * p_.num_box, " values, got ", p_.biases.size());
     }
 
     bool dynamic_output_shape() const override { return true; }
@@ -54,79 +79,28 @@ public:
         expect_output_count(out, 1);
         int64_t bound = 0;
         for (size_t b = 0; b < in.size(); ++b) {
-            expect_f32(in[b]);
-            const Shape& s = in[b].shape;
-            check(s.size() == 3, "input ", b, " must be (num_box * (5 + num_class), h, w), got ", shape_str(s));
-            check(s[0] == static_cast<int64_t>(num_box_) * (5 + num_class_), "input ", b, " ", shape_str(s), " has ",
-                  s[0], " channels; num_box ", num_box_, " x (5 + num_class ", num_class_, ") = ",
-                  static_cast<int64_t>(num_box_) * (5 + num_class_));
-            bound += num_box_ * s[1] * s[2];
+            p_.check_input(in[b], b);
+            bound += p_.candidate_bound(in[b].shape);
         }
         out[0] = TensorDesc{{bound, 6}, DType::F32};
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        std::vector<Candidate> all;
+        std::vector<detection::Candidate> all;
         for (const Tensor& t : in) {
-            const int64_t h = t.dim(1), w = t.dim(2), plane = h * w;
-            const int64_t per_box = 5 + num_class_;
-            std::vector<std::vector<Candidate>> found(static_cast<size_t>(num_box_));
-            ctx.parallel_for(num_box_, [&](int64_t begin, int64_t end) {
-                std::vector<float> prob(static_cast<size_t>(num_class_));
-                for (int64_t pp = begin; pp < end; ++pp) {
-                    const float* ch = t.data<float>() + pp * per_box * plane;
-                    const float bias_w = biases_[static_cast<size_t>(2 * pp)];
-                    const float bias_h = biases_[static_cast<size_t>(2 * pp + 1)];
-                    for (int64_t i = 0; i < h; ++i) {
-                        for (int64_t j = 0; j < w; ++j) {
-                            const int64_t at = i * w + j;
-                            // softmax over the class channels at this cell
-                            float mx = -INFINITY;
-                            for (int q = 0; q < num_class_; ++q) mx = std::max(mx, ch[(5 + q) * plane + at]);
-                            float sum = 0.f;
-                            for (int q = 0; q < num_class_; ++q) {
-                                prob[static_cast<size_t>(q)] = std::exp(ch[(5 + q) * plane + at] - mx);
-                                sum += prob[static_cast<size_t>(q)];
-                            }
-                            int label = 0;
-                            float best = 0.f;
-                            for (int q = 0; q < num_class_; ++q) {
-                                const float pq = prob[static_cast<size_t>(q)] / sum;
-                                if (pq > best) {
-                                    label = q;
-                                    best = pq;
-                                }
-                            }
-                            const float confidence = sigmoid(ch[4 * plane + at]) * best;
-                            if (!(confidence >= confidence_threshold_)) continue;
-                            const float cx = (static_cast<float>(j) + sigmoid(ch[at])) / static_cast<float>(w);
-                            const float cy = (static_cast<float>(i) + sigmoid(ch[plane + at])) / static_cast<float>(h);
-                            const float bw = std::exp(ch[2 * plane + at]) * bias_w / static_cast<float>(w);
-                            const float bh = std::exp(ch[3 * plane + at]) * bias_h / static_cast<float>(h);
-                            Candidate c;
-                            c.xmin = cx - bw * 0.5f;
-                            c.ymin = cy - bh * 0.5f;
-                            c.xmax = cx + bw * 0.5f;
-                            c.ymax = cy + bh * 0.5f;
-                            c.score = confidence;
-                            c.label = label;
-                            c.area = detection::corner_area(c);
-                            found[static_cast<size_t>(pp)].push_back(c);
-                        }
-                    }
-                }
-            });
-            for (const auto& v : found) all.insert(all.end(), v.begin(), v.end());
+            // Box b uses anchor b; sizes are in grid cells.
+            const std::vector<detection::Candidate> found = detection::yolo_grid_candidates(
+                t, p_, static_cast<float>(t.dim(2)), static_cast<float>(t.dim(1)), [](int64_t b) { return b; },
+                SoftmaxScore(p_.num_class), false, ctx);
+            all.insert(all.end(), found.begin(), found.end());
         }
         detection::sort_by_score_like_ncnn(all);
-        detection::write_detections(detection::nms_sorted(all, nms_threshold_, detection::IouTest::Ratio), 1.f, out);
+        detection::write_detections(detection::nms_sorted(all, p_.nms_threshold, detection::IouTest::Ratio), 1.f, out);
     }
 
 private:
-    int num_class_ = 20, num_box_ = 5;
-    float confidence_threshold_ = 0.01f, nms_threshold_ = 0.45f;
-    std::vector<float> biases_;
+    detection::YoloParams p_;
 };
 
 } // namespace

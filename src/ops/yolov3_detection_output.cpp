@@ -22,31 +22,44 @@
 #include "ops/builtin_ops.h"
 #include "ops/nms.h"
 #include "ops/op_util.h"
+#include "ops/yolo.h"
 
 namespace kestrel {
 
 namespace {
 
-using detection::Candidate;
+using detection::CellScore;
 
-float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+// The label is the first class with the largest logit cls; the confidence
+// 1 / (1 + e^-obj * (1 + e^-cls)) as ncnn parenthesises it.
+struct LogitScore {
+    int num_class;
+
+    CellScore operator()(const float* ch, int64_t plane, int64_t at) const
+    {
+        CellScore s;
+        float cls = -FLT_MAX;
+        for (int q = 0; q < num_class; ++q) {
+            const float v = ch[(5 + q) * plane + at];
+            if (v > cls) {
+                s.label = q;
+                cls = v;
+            }
+        }
+        const float obj = ch[4 * plane + at];
+        s.confidence = 1.f / (1.f + std::exp(-obj) * (1.f + std::exp(-cls)));
+        return s;
+    }
+};
 
 class Yolov3DetectionOutput : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        num_class_ = pd.get_int(0, 20);
-        num_box_ = pd.get_int(1, 5);
-        confidence_threshold_ = pd.get_float(2, 0.01f);
-        nms_threshold_ = pd.get_float(3, 0.45f);
-        biases_ = pd.get_floats(4);
+        p_.read(pd);
         const std::vector<float> mask = detection::float_words_param(pd, 5);
         anchors_scale_ = pd.get_floats(6);
-        check(num_class_ >= 1, "num_class (param 0) must be >= 1, got ", num_class_);
-        check(num_box_ >= 1, "num_box (param 1) must be >= 1, got ", num_box_);
-        check(std::isfinite(confidence_threshold_), "confidence_threshold (param 2) must be finite");
-        check(std::isfinite(nms_threshold_), "nms_threshold (param 3) must be finite");
-        const int64_t anchors = static_cast<int64_t>(biases_.size() / 2);
+        const int64_t anchors = static_cast<int64_t>(p_.biases.size() / 2);
         mask_.clear();
         for (float m : mask) {
             // ncnn truncates the float to an int index.
@@ -64,77 +77,39 @@ public:
     {
         check(!in.empty(), "expects at least one input");
         expect_output_count(out, 1);
-        check(mask_.size() >= in.size() * static_cast<size_t>(num_box_), "mask (param 5) has ", mask_.size(),
-              " entries; ", in.size(), " input(s) x num_box ", num_box_, " need ", in.size() * num_box_);
+        const size_t num_box = static_cast<size_t>(p_.num_box);
+        check(mask_.size() >= in.size() * num_box, "mask (param 5) has ", mask_.size(), " entries; ", in.size(),
+              " input(s) x num_box ", num_box, " need ", in.size() * num_box);
         check(anchors_scale_.size() >= in.size(), "anchors_scale (param 6) has ", anchors_scale_.size(),
               " entries, one per input needs ", in.size());
         int64_t bound = 0;
         for (size_t b = 0; b < in.size(); ++b) {
-            expect_f32(in[b]);
+            p_.check_input(in[b], b);
             const Shape& s = in[b].shape;
-            check(s.size() == 3, "input ", b, " must be (num_box * (5 + num_class), h, w), got ", shape_str(s));
-            check(s[0] == static_cast<int64_t>(num_box_) * (5 + num_class_), "input ", b, " ", shape_str(s), " has ",
-                  s[0], " channels; num_box ", num_box_, " x (5 + num_class ", num_class_, ") = ",
-                  static_cast<int64_t>(num_box_) * (5 + num_class_));
             const Net n = net_size(b, s);
             check(n.w > 0 && n.h > 0, "input ", b, " ", shape_str(s), " with anchors_scale ", anchors_scale_[b],
                   " gives a network size of ", n.w, "x", n.h);
-            bound += num_box_ * s[1] * s[2];
+            bound += p_.candidate_bound(s);
         }
         out[0] = TensorDesc{{bound, 6}, DType::F32};
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        std::vector<Candidate> all;
+        std::vector<detection::Candidate> all;
         for (size_t b = 0; b < in.size(); ++b) {
-            const Tensor& t = in[b];
-            const int64_t h = t.dim(1), w = t.dim(2), plane = h * w;
-            const int64_t per_box = 5 + num_class_;
-            const Net net = net_size(b, t.shape());
-            std::vector<std::vector<Candidate>> found(static_cast<size_t>(num_box_));
-            ctx.parallel_for(num_box_, [&](int64_t begin, int64_t end) {
-                for (int64_t pp = begin; pp < end; ++pp) {
-                    const float* ch = t.data<float>() + pp * per_box * plane;
-                    const int anchor = mask_[b * static_cast<size_t>(num_box_) + static_cast<size_t>(pp)];
-                    const float bias_w = biases_[static_cast<size_t>(2 * anchor)];
-                    const float bias_h = biases_[static_cast<size_t>(2 * anchor + 1)];
-                    for (int64_t i = 0; i < h; ++i) {
-                        for (int64_t j = 0; j < w; ++j) {
-                            const int64_t at = i * w + j;
-                            int label = 0;
-                            float cls = -FLT_MAX;
-                            for (int q = 0; q < num_class_; ++q) {
-                                const float v = ch[(5 + q) * plane + at];
-                                if (v > cls) {
-                                    label = q;
-                                    cls = v;
-                                }
-                            }
-                            const float obj = ch[4 * plane + at];
-                            const float confidence = 1.f / (1.f + std::exp(-obj) * (1.f + std::exp(-cls)));
-                            if (!(confidence >= confidence_threshold_)) continue;
-                            const float cx = (static_cast<float>(j) + sigmoid(ch[at])) / static_cast<float>(w);
-                            const float cy = (static_cast<float>(i) + sigmoid(ch[plane + at])) / static_cast<float>(h);
-                            const float bw = std::exp(ch[2 * plane + at]) * bias_w / static_cast<float>(net.w);
-                            const float bh = std::exp(ch[3 * plane + at]) * bias_h / static_cast<float>(net.h);
-                            Candidate c;
-                            c.xmin = cx - bw * 0.5f;
-                            c.ymin = cy - bh * 0.5f;
-                            c.xmax = cx + bw * 0.5f;
-                            c.ymax = cy + bh * 0.5f;
-                            c.score = confidence;
-                            c.label = label;
-                            c.area = bw * bh; // the decoded size, as ncnn uses here
-                            found[static_cast<size_t>(pp)].push_back(c);
-                        }
-                    }
-                }
-            });
-            for (const auto& v : found) all.insert(all.end(), v.begin(), v.end());
+            const Net net = net_size(b, in[b].shape());
+            // Box k of input b uses anchor mask[b * num_box + k]; sizes are in network pixels.
+            const size_t first = b * static_cast<size_t>(p_.num_box);
+            const std::vector<detection::Candidate> found = detection::yolo_grid_candidates(
+                in[b], p_, static_cast<float>(net.w), static_cast<float>(net.h),
+                [&](int64_t k) { return mask_[first + static_cast<size_t>(k)]; }, LogitScore{p_.num_class}, true,
+                ctx);
+            all.insert(all.end(), found.begin(), found.end());
         }
         detection::sort_by_score_like_ncnn(all);
-        detection::write_detections(detection::nms_sorted(all, nms_threshold_, detection::IouTest::Product), 1.f, out);
+        detection::write_detections(detection::nms_sorted(all, p_.nms_threshold, detection::IouTest::Product), 1.f,
+                                    out);
     }
 
 private:
@@ -149,9 +124,8 @@ private:
         return Net{trunc(scale * static_cast<float>(s[2])), trunc(scale * static_cast<float>(s[1]))};
     }
 
-    int num_class_ = 20, num_box_ = 5;
-    float confidence_threshold_ = 0.01f, nms_threshold_ = 0.45f;
-    std::vector<float> biases_, anchors_scale_;
+    detection::YoloParams p_;
+    std::vector<float> anchors_scale_;
     std::vector<int> mask_;
 };
 
