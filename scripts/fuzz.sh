@@ -37,7 +37,7 @@ for t in $targets; do
     done
     extra=("$extra_dir")
   fi
-  budget=(-max_total_time="$seconds")
+  budget=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-1}")
   [ -n "${FUZZ_RUNS:-}" ] && budget=(-runs="$FUZZ_RUNS")
   echo "== $t (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s})"
   if ! "$build/fuzz/$t" "${budget[@]}" -timeout=1 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \

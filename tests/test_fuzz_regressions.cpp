@@ -6,6 +6,9 @@
 #include <iterator>
 
 #include "kestrel/npy.h"
+#ifdef KESTREL_HAVE_ONNX
+#include "kestrel/onnx.h"
+#endif
 #include "reference_util.h"
 
 namespace kestrel {
@@ -84,6 +87,39 @@ TEST(FuzzRegression, ParamBinTopBlobChecks)
         EXPECT_NE(std::string(e.what()).find("already produced by Input"), std::string::npos) << e.what();
     }
 }
+
+// fuzz_param_bin (UBSan, CI's bounded run): a param key of INT32_MIN was
+// negated in 32 bits to find a string/array param id.
+TEST(FuzzRegression, ParamBinParamKeyInt32Min)
+{
+    const std::string bytes = regression_file("param-bin-int-min-param-key.param.bin");
+    Net net;
+    try {
+        net.load_param_bin_mem(bytes.data(), bytes.size());
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("string param id 2147460248 out of range"), std::string::npos) << e.what();
+    }
+}
+
+#ifdef KESTREL_HAVE_ONNX
+// fuzz_onnx (ASan SEGV inside libonnx 1.12, CI's bounded run): a
+// LayerNormalization axis of -131075 on a rank-4 input made libonnx's shape
+// inference read far out of bounds. The axis is now checked against the rank
+// before libonnx's inference runs (src/onnx/safe_shape_inference.cpp).
+TEST(FuzzRegression, OnnxLayerNormAxisFarOutOfRange)
+{
+    const std::string bytes = regression_file("onnx-layernorm-axis-out-of-range.onnx");
+    Net net;
+    try {
+        load_onnx_mem(net, bytes.data(), bytes.size(), "layernorm.onnx");
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("axis -131075 is out of range for an input of rank 4"), std::string::npos)
+            << e.what();
+    }
+}
+#endif
 
 } // namespace
 } // namespace kestrel

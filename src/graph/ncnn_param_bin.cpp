@@ -75,18 +75,18 @@ void read_params(WordReader& r, Layer& layer, const std::string& where)
         const int32_t key = r.next("param id");
         if (key == -233) return;
         if (key <= -23400) { // string
-            const int32_t id = -key - 23400;
+            const int64_t id = -int64_t{key} - 23400; // 64-bit: the key may be INT32_MIN
             if (id >= ParamDict::kMaxId) fail(where, "string param id ", id, " out of range");
             const int32_t len = r.next_in("string length", 0, 255);
             const uint8_t* s = r.bytes(static_cast<size_t>(len), "string param");
-            layer.params.set_string(id, std::string(reinterpret_cast<const char*>(s), static_cast<size_t>(len)));
+            layer.params.set_string(static_cast<int>(id), std::string(reinterpret_cast<const char*>(s), static_cast<size_t>(len)));
         } else if (key <= -23300) { // array of raw words
-            const int32_t id = -key - 23300;
+            const int64_t id = -int64_t{key} - 23300;
             if (id >= ParamDict::kMaxId) fail(where, "array param id ", id, " out of range");
             const int32_t len = r.next_in("array length", 0, kMaxCount);
             std::vector<uint32_t> words(static_cast<size_t>(len));
             for (auto& w : words) w = static_cast<uint32_t>(r.next("array element"));
-            layer.params.set_raw_array(id, std::move(words));
+            layer.params.set_raw_array(static_cast<int>(id), std::move(words));
         } else {
             if (key < 0 || key >= ParamDict::kMaxId) fail(where, "param id ", key, " out of range 0..31");
             layer.params.set_raw_scalar(key, static_cast<uint32_t>(r.next("param value")));

@@ -8,7 +8,7 @@
 #include "kestrel/onnx.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_tensor.h"
-#include "onnx/shape_inference/implementation.h"
+#include "onnx/safe_shape_inference.h"
 
 namespace kestrel::onnx_import {
 
@@ -359,11 +359,7 @@ void check_and_infer(onnx::ModelProto& model, const std::string& source)
         if (const size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
         fail(source, ": invalid ONNX model: ", msg);
     }
-    try {
-        onnx::shape_inference::InferShapes(model);
-    } catch (const std::exception&) {
-        // Shape inference only adds hints for converters; a model it cannot type still converts.
-    }
+    onnx_import::infer_shapes_safely(model, source);
 }
 
 void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
