@@ -119,6 +119,20 @@ TEST(FuzzRegression, OnnxLayerNormAxisFarOutOfRange)
             << e.what();
     }
 }
+
+// fuzz_onnx (ASan SEGV in libonnx's convTransposeShapeInference, local bounded
+// run): a ConvTranspose weight of rank 2 for an input of rank 3.
+TEST(FuzzRegression, OnnxConvTransposeWeightRankBelowInputRank)
+{
+    const std::string bytes = regression_file("onnx-convtranspose-weight-rank.onnx");
+    Net net;
+    try {
+        load_onnx_mem(net, bytes.data(), bytes.size(), "convtranspose.onnx");
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("weight rank 2 differs from input rank 3"), std::string::npos) << e.what();
+    }
+}
 #endif
 
 } // namespace

@@ -1,6 +1,8 @@
 #include "onnx/safe_shape_inference.h"
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "kestrel/error.h"
 #include "onnx/shape_inference/implementation.h"
@@ -9,29 +11,92 @@ namespace kestrel::onnx_import {
 
 namespace {
 
-// Ops whose inference in libonnx reads dims at an attribute-given axis of
-// input 0 without checking it against the rank. The attribute must lie in
-// [-rank, rank); add an op here when fuzzing finds another one.
-struct AxisCheckedOp {
-    const char* op_type;
-    const char* attribute;
-    int64_t default_value;
-};
-const AxisCheckedOp kAxisCheckedOps[] = {{"LayerNormalization", "axis", -1}};
-
-const AxisCheckedOp* axis_checked(const onnx::NodeProto& node)
-{
-    if (!node.domain().empty() && node.domain() != "ai.onnx") return nullptr;
-    for (const AxisCheckedOp& op : kAxisCheckedOps)
-        if (node.op_type() == op.op_type) return &op;
-    return nullptr;
-}
+using Ranks = std::map<std::string, int>;
 
 int64_t attribute_or(const onnx::NodeProto& node, const char* name, int64_t def)
 {
     for (const auto& a : node.attribute())
         if (a.name() == name) return a.i();
     return def;
+}
+
+std::vector<int64_t> attribute_ints(const onnx::NodeProto& node, const char* name)
+{
+    for (const auto& a : node.attribute())
+        if (a.name() == name) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    return {};
+}
+
+// libonnx 1.12's inference functions index dims with attributes and input
+// ranks they do not check (found by fuzz_onnx: a LayerNormalization axis far
+// outside the rank; a ConvTranspose weight of lower rank than its input).
+// Each risky op gets a validator; all of them keep input 0's rank in their
+// output, which the first, probing inference pass relies on. Add ops here when
+// fuzzing finds more.
+using Validator = std::string (*)(const onnx::NodeProto&, const Ranks&);
+
+int rank_of(const onnx::NodeProto& node, int input, const Ranks& ranks)
+{
+    if (input >= node.input_size()) return -1;
+    const auto it = ranks.find(node.input(input));
+    return it == ranks.end() ? -1 : it->second;
+}
+
+std::string check_axis(const onnx::NodeProto& node, const Ranks& ranks)
+{
+    const int rank = rank_of(node, 0, ranks);
+    const int64_t axis = attribute_or(node, "axis", -1);
+    if (rank >= 0 && (axis < -rank || axis >= rank))
+        return "axis " + std::to_string(axis) + " is out of range for an input of rank " + std::to_string(rank);
+    return "";
+}
+
+// Conv/pool family: input 0 is (N, C, spatial...); the weight (if any) has the
+// same rank; per-axis attribute lists have one value per spatial axis (pads two).
+std::string check_window(const onnx::NodeProto& node, const Ranks& ranks, int weight_input)
+{
+    const int rank = rank_of(node, 0, ranks);
+    if (rank < 0) return "";
+    if (rank < 3) return "input rank " + std::to_string(rank) + " has no spatial axis";
+    const int spatial = rank - 2;
+    if (weight_input >= 0) {
+        const int w = rank_of(node, weight_input, ranks);
+        if (w >= 0 && w != rank)
+            return "weight rank " + std::to_string(w) + " differs from input rank " + std::to_string(rank);
+    }
+    const struct { const char* name; int count; int64_t min; } lists[] = {
+        {"kernel_shape", spatial, 1}, {"strides", spatial, 1},       {"dilations", spatial, 1},
+        {"pads", 2 * spatial, 0},     {"output_padding", spatial, 0}, {"output_shape", spatial, 0}};
+    for (const auto& l : lists) {
+        const std::vector<int64_t> v = attribute_ints(node, l.name);
+        if (v.empty()) continue;
+        if (static_cast<int>(v.size()) != l.count)
+            return std::string(l.name) + " has " + std::to_string(v.size()) + " values, expected " +
+                   std::to_string(l.count);
+        for (int64_t x : v)
+            if (x < l.min) return std::string(l.name) + " value " + std::to_string(x) + " is out of range";
+    }
+    return "";
+}
+
+std::string check_pool(const onnx::NodeProto& n, const Ranks& r) { return check_window(n, r, -1); }
+std::string check_conv(const onnx::NodeProto& n, const Ranks& r) { return check_window(n, r, 1); }
+std::string check_qlinear_conv(const onnx::NodeProto& n, const Ranks& r) { return check_window(n, r, 3); }
+
+const std::map<std::string, Validator>& risky_ops()
+{
+    static const std::map<std::string, Validator> ops = {
+        {"LayerNormalization", check_axis}, {"Conv", check_conv},       {"ConvTranspose", check_conv},
+        {"ConvInteger", check_conv},        {"QLinearConv", check_qlinear_conv}, {"MaxPool", check_pool},
+        {"AveragePool", check_pool},        {"LpPool", check_pool},      {"MaxUnpool", check_pool}};
+    return ops;
+}
+
+Validator validator_of(const onnx::NodeProto& node)
+{
+    if (!node.domain().empty() && node.domain() != "ai.onnx") return nullptr;
+    const auto it = risky_ops().find(node.op_type());
+    return it == risky_ops().end() ? nullptr : it->second;
 }
 
 bool has_subgraphs(const onnx::GraphProto& graph)
@@ -46,7 +111,7 @@ bool has_subgraphs(const onnx::GraphProto& graph)
 // the risky nodes replaced by Identity of input 0 (only the rank of their
 // input matters here) and large initializers stripped of their data (their
 // type and dims stay; shape-computing constants are small and keep theirs).
-std::map<std::string, int> ranks_before_risky_nodes(const onnx::ModelProto& model)
+Ranks ranks_before_risky_nodes(const onnx::ModelProto& model)
 {
     onnx::ModelProto probe;
     *probe.mutable_opset_import() = model.opset_import();
@@ -71,7 +136,7 @@ std::map<std::string, int> ranks_before_risky_nodes(const onnx::ModelProto& mode
     }
     for (const auto& node : src.node()) {
         onnx::NodeProto* n = g->add_node();
-        if (axis_checked(node) && node.input_size() > 0 && node.output_size() > 0) {
+        if (validator_of(node) && node.input_size() > 0 && node.output_size() > 0) {
             n->set_op_type("Identity");
             n->add_input(node.input(0));
             n->add_output(node.output(0));
@@ -83,7 +148,7 @@ std::map<std::string, int> ranks_before_risky_nodes(const onnx::ModelProto& mode
         onnx::shape_inference::InferShapes(probe);
     } catch (const std::exception&) {
     }
-    std::map<std::string, int> ranks;
+    Ranks ranks;
     const auto note = [&](const onnx::ValueInfoProto& v) {
         if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
             ranks[v.name()] = v.type().tensor_type().shape().dim_size();
@@ -95,21 +160,17 @@ std::map<std::string, int> ranks_before_risky_nodes(const onnx::ModelProto& mode
     return ranks;
 }
 
-void check_axes(const onnx::ModelProto& model, const std::string& source)
+void check_risky_nodes(const onnx::ModelProto& model, const std::string& source)
 {
     bool any = false;
-    for (const auto& node : model.graph().node()) any = any || axis_checked(node);
+    for (const auto& node : model.graph().node()) any = any || validator_of(node);
     if (!any) return;
-    const std::map<std::string, int> ranks = ranks_before_risky_nodes(model);
+    const Ranks ranks = ranks_before_risky_nodes(model);
     for (const auto& node : model.graph().node()) {
-        const AxisCheckedOp* op = axis_checked(node);
-        if (op == nullptr || node.input_size() == 0) continue;
-        const auto it = ranks.find(node.input(0));
-        if (it == ranks.end()) continue; // rank unknown: libonnx's inference skips the node too
-        const int64_t axis = attribute_or(node, op->attribute, op->default_value), rank = it->second;
-        if (axis < -rank || axis >= rank)
-            fail(source, ": node '", node.name(), "' (", node.op_type(), "): ", op->attribute, " ", axis,
-                 " is out of range for an input of rank ", rank);
+        const Validator validate = validator_of(node);
+        if (validate == nullptr) continue;
+        const std::string problem = validate(node, ranks); // unknown ranks: libonnx skips the node too
+        if (!problem.empty()) fail(source, ": node '", node.name(), "' (", node.op_type(), "): ", problem);
     }
 }
 
@@ -121,7 +182,7 @@ void infer_shapes_safely(onnx::ModelProto& model, const std::string& source)
     // without the checks above: such models get no hints (they fail to
     // convert anyway, with an "unsupported operator" error).
     if (has_subgraphs(model.graph())) return;
-    check_axes(model, source);
+    check_risky_nodes(model, source);
     try {
         onnx::shape_inference::InferShapes(model);
     } catch (const std::exception&) {
