@@ -1,11 +1,20 @@
 #include "onnx/safe_shape_inference.h"
 
+#include <cerrno>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kestrel/error.h"
 #include "onnx/shape_inference/implementation.h"
+
+#if defined(__unix__)
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 namespace kestrel::onnx_import {
 
@@ -174,6 +183,73 @@ void check_risky_nodes(const onnx::ModelProto& model, const std::string& source)
     }
 }
 
+// What inference adds to a model: the types of intermediate values and of the
+// graph outputs.
+onnx::GraphProto inferred_types(onnx::ModelProto& model)
+{
+    try {
+        onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception&) {
+        // Shape inference only adds hints for converters; a model it cannot type still converts.
+    }
+    onnx::GraphProto types;
+    *types.mutable_value_info() = model.graph().value_info();
+    *types.mutable_output() = model.graph().output();
+    return types;
+}
+
+#if defined(__unix__)
+// libonnx's inference functions have more unchecked paths than the validators
+// above can know (fuzzing keeps finding them: STFT, ConvTranspose, ...), so it
+// runs in a forked child, on the child's copy-on-write view of the model: a
+// crash or hang there costs the hints, never the caller's process. The child
+// only runs inference, serializes, writes and _exit()s.
+std::optional<onnx::GraphProto> inferred_types_isolated(onnx::ModelProto& model)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return std::nullopt;
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return std::nullopt;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        const std::string bytes = inferred_types(model).SerializeAsString();
+        for (size_t done = 0; done < bytes.size();) {
+            const ssize_t n = write(fds[1], bytes.data() + done, bytes.size() - done);
+            if (n <= 0) _exit(1);
+            done += static_cast<size_t>(n);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string bytes;
+    char buf[65536];
+    bool timed_out = false;
+    for (;;) {
+        pollfd p{fds[0], POLLIN, 0};
+        if (poll(&p, 1, 60'000) <= 0) { // a minute without output: treat as a hang
+            timed_out = true;
+            break;
+        }
+        const ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n <= 0) break;
+        bytes.append(buf, static_cast<size_t>(n));
+    }
+    close(fds[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+    onnx::GraphProto types;
+    if (!types.ParseFromString(bytes)) return std::nullopt;
+    return types;
+}
+#endif
+
 } // namespace
 
 void infer_shapes_safely(onnx::ModelProto& model, const std::string& source)
@@ -183,11 +259,14 @@ void infer_shapes_safely(onnx::ModelProto& model, const std::string& source)
     // convert anyway, with an "unsupported operator" error).
     if (has_subgraphs(model.graph())) return;
     check_risky_nodes(model, source);
-    try {
-        onnx::shape_inference::InferShapes(model);
-    } catch (const std::exception&) {
-        // Shape inference only adds hints for converters; a model it cannot type still converts.
-    }
+#if defined(__unix__)
+    const std::optional<onnx::GraphProto> types = inferred_types_isolated(model);
+    if (!types) return; // inference crashed or hung: convert without hints
+    *model.mutable_graph()->mutable_value_info() = types->value_info();
+    if (types->output_size() == model.graph().output_size()) *model.mutable_graph()->mutable_output() = types->output();
+#else
+    inferred_types(model);
+#endif
 }
 
 } // namespace kestrel::onnx_import
