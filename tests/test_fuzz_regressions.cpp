@@ -102,6 +102,21 @@ TEST(FuzzRegression, ParamBinParamKeyInt32Min)
     }
 }
 
+// fuzz_param_bin (UBSan): a YoloDetectionOutput with num_box 1953384705; the
+// biases-count message computed 2 * num_box in 32 bits.
+TEST(FuzzRegression, ParamBinYoloNumBoxOverflow)
+{
+    const std::string bytes = regression_file("param-bin-yolo-num-box-overflow.param.bin");
+    Net net;
+    try {
+        net.load_param_bin_mem(bytes.data(), bytes.size());
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("need a (w, h) pair per box: 3906769410 values"), std::string::npos)
+            << e.what();
+    }
+}
+
 #ifdef KESTREL_HAVE_ONNX
 // fuzz_onnx (ASan SEGV inside libonnx 1.12, CI's bounded run): a
 // LayerNormalization axis of -131075 on a rank-4 input made libonnx's shape

@@ -41,7 +41,7 @@ struct YoloParams {
     {
         expect_f32(d);
         const Shape& s = d.shape;
-        const int64_t channels = static_cast<int64_t>(num_box) * (5 + num_class);
+        const int64_t channels = static_cast<int64_t>(num_box) * (5 + int64_t{num_class});
         check(s.size() == 3, "input ", b, " must be (num_box * (5 + num_class), h, w), got ", shape_str(s));
         check(s[0] == channels, "input ", b, " ", shape_str(s), " has ", s[0], " channels; num_box ", num_box,
               " x (5 + num_class ", num_class, ") = ", channels);
@@ -74,7 +74,7 @@ std::vector<Candidate> yolo_grid_candidates(const Tensor& t, const YoloParams& p
                                             const ExecContext& ctx)
 {
     const int64_t h = t.dim(1), w = t.dim(2), plane = h * w;
-    const int64_t per_box = 5 + p.num_class;
+    const int64_t per_box = 5 + int64_t{p.num_class};
     std::vector<std::vector<Candidate>> found(static_cast<size_t>(p.num_box));
     ctx.parallel_for(p.num_box, [&](int64_t begin, int64_t end) {
         ScoreFn cell_score = score;

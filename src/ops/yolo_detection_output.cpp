@@ -68,7 +68,7 @@ public:
     {
         p_.read(pd);
         check(p_.biases.size() >= 2 * static_cast<size_t>(p_.num_box),
-              "biases (param 4) need a (w, h) pair per box: ", 2 * p_.num_box, " values, got ", p_.biases.size());
+              "biases (param 4) need a (w, h) pair per box: ", 2 * int64_t{p_.num_box}, " values, got ", p_.biases.size());
     }
 
     bool dynamic_output_shape() const override { return true; }
