@@ -38,8 +38,19 @@ for t in $targets; do
     extra=("$extra_dir")
   fi
   budget=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-1}")
-  [ -n "${FUZZ_RUNS:-}" ] && budget=(-runs="$FUZZ_RUNS")
-  echo "== $t (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s})"
+  [ -n "${FUZZ_RUNS:-}" ] && budget=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
+  # FUZZ_CI=1: a fixed number of inputs per target (about a minute each on a
+  # 2-core machine) with a fixed seed, so CI replays exactly the inputs that were
+  # checked before merging instead of whatever a minute reaches on its machine.
+  if [ "${FUZZ_CI:-0}" = 1 ]; then
+    case $t in
+      fuzz_npy) runs=3000000 ;; fuzz_expression) runs=1000000 ;; fuzz_param_bin) runs=900000 ;;
+      fuzz_model_bin) runs=200000 ;; fuzz_param_text) runs=85000 ;; fuzz_run_graph) runs=80000 ;;
+      *) runs=40000 ;;
+    esac
+    budget=(-runs="$runs" -seed="${FUZZ_SEED:-1}")
+  fi
+  echo "== $t (${budget[*]})"
   if ! "$build/fuzz/$t" "${budget[@]}" -timeout=1 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
        -artifact_prefix="$build/artifacts/$t-" "$work" "$seeds" "${extra[@]}" 2>"$build/$t.log"; then
     echo "FAILED: $t (log: $build/$t.log)"; tail -40 "$build/$t.log"; status=1
