@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,16 @@ inline Tensor f32(const Shape& s, const std::vector<float>& v) { return make<flo
 inline Tensor i64(const Shape& s, const std::vector<int64_t>& v) { return make<int64_t>(s, DType::I64, v); }
 inline Tensor i64v(const std::vector<int64_t>& v) { return i64({static_cast<int64_t>(v.size())}, v); }
 inline Tensor i32v(const std::vector<int32_t>& v) { return make<int32_t>({static_cast<int64_t>(v.size())}, DType::I32, v); }
+
+// Uniform random floats in [lo, hi), the same for the same seed.
+inline Tensor random_f32(const Shape& s, unsigned seed, float lo = -2.f, float hi = 2.f)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    Tensor t(s, DType::F32);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    return t;
+}
 
 template <class T> std::vector<T> values(const Tensor& t)
 {

@@ -14,16 +14,13 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 
 namespace kestrel::conv_test {
 
 inline Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f)
 {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    Tensor t(shape, DType::F32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-    return t;
+    return layer_test::random_f32(shape, seed, lo, hi);
 }
 
 inline std::vector<float> random_vector(int64_t n, uint32_t seed, float lo = -1.f, float hi = 1.f)

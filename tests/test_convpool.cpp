@@ -16,19 +16,13 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 
 using namespace kestrel;
 
 namespace {
 
-Tensor random_tensor(const Shape& shape, uint32_t seed)
-{
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    Tensor t(shape, DType::F32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-    return t;
-}
+Tensor random_tensor(const Shape& shape, uint32_t seed) { return layer_test::random_f32(shape, seed, -1.f, 1.f); }
 
 ParamDict ints(std::initializer_list<std::pair<int, int>> values)
 {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
 #include "onnx/onnx_pb.h"
@@ -41,14 +42,7 @@ std::string error_text(const std::function<void()>& fn)
     return ::testing::AssertionFailure() << "'" << message << "' does not mention '" << part << "'";
 }
 
-Tensor random_f32(const Shape& s, unsigned seed, float lo = -2.f, float hi = 2.f)
-{
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    Tensor t(s, DType::F32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
-    return t;
-}
+using layer_test::random_f32;
 
 Tensor floats(const Shape& s, const std::vector<float>& v)
 {

@@ -1,10 +1,11 @@
 // Graph optimizer on imported ONNX models: the importer optimizes by default;
-// MatMul (+ bias Add) -> InnerProduct; the LayerNorm, GELU, Swish and
-// HardSwish patterns; the older passes on ONNX graphs; MatMul of any rank
+// MatMul (+ bias Add) -> InnerProduct; the LayerNorm, GELU, Swish, HardSwish
+// and attention patterns; the older passes on ONNX graphs; MatMul of any rank
 // with numpy batch broadcasting. Each rewrite is checked three ways: the
 // layer types after optimizing, the outputs against the unoptimized graph, and
-// against a naive reference written here from the formula. Each pattern also
-// has negative cases (not exact) that must be left alone.
+// against a naive reference written from the formula (here; for attention, the
+// SDPA layer's in tests/test_sdpa.cpp). Each pattern also has negative cases
+// (not exact) that must be left alone.
 #include <cmath>
 #include <random>
 
@@ -19,14 +20,7 @@ using layer_test::f32;
 using layer_test::values;
 using testing::expect_close_to_reference;
 
-Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -2.f, float hi = 2.f)
-{
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    Tensor t(shape, DType::F32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
-    return t;
-}
+using layer_test::random_f32;
 
 Tensor from_doubles(const Shape& shape, const std::vector<double>& v)
 {
@@ -158,7 +152,7 @@ TEST(MatMulAnyRank, BatchAxesBroadcastLikeNumpy)
     uint32_t seed = 1;
     for (const auto& [as, bs] : cases) {
         SCOPED_TRACE(shape_str(as) + " . " + shape_str(bs));
-        const Tensor a = random_tensor(as, seed++), b = random_tensor(bs, seed++);
+        const Tensor a = random_f32(as, seed++), b = random_f32(bs, seed++);
         expect_close_to_reference(run_matmul_layer(a, b), matmul_ref(a, b), 1e-5);
     }
 }
@@ -166,7 +160,7 @@ TEST(MatMulAnyRank, BatchAxesBroadcastLikeNumpy)
 TEST(MatMulAnyRank, MismatchedBatchAxesAreAnError)
 {
     const std::string msg = layer_test::error_of([] {
-        run_matmul_layer(random_tensor({2, 2, 3, 4}, 1), random_tensor({3, 1, 3, 4, 5}, 2));
+        run_matmul_layer(random_f32({2, 2, 3, 4}, 1), random_f32({3, 1, 3, 4, 5}, 2));
     });
     EXPECT_TRUE(layer_test::contains(msg, "do not broadcast")) << msg;
 }
@@ -274,12 +268,17 @@ struct Both {
     Net plain, optimized;
     Tensor plain_out, optimized_out;
 };
-Both load_both(const OnnxGraph& g, const Tensor& x, const std::string& output = "y")
+Both load_both(const OnnxGraph& g, const std::vector<std::pair<std::string, Tensor>>& inputs,
+               const std::string& output = "y")
 {
     Both b{g.load(false), g.load(true), Tensor(), Tensor()};
-    b.plain_out = run_net(b.plain, {{"x", x}}, output);
-    b.optimized_out = run_net(b.optimized, {{"x", x}}, output);
+    b.plain_out = run_net(b.plain, inputs, output);
+    b.optimized_out = run_net(b.optimized, inputs, output);
     return b;
+}
+Both load_both(const OnnxGraph& g, const Tensor& x, const std::string& output = "y")
+{
+    return load_both(g, {{"x", x}}, output);
 }
 
 // ---- the importer optimizes by default ------------------------------------------------------
@@ -291,7 +290,7 @@ TEST(OnnxOptimize, ImporterOptimizesUnlessTurnedOff)
     g.node("Identity", {"x"}, {"i"});
     g.node("Relu", {"i"}, {"y"});
     g.output("y", 2);
-    const Tensor x = random_tensor({2, 3}, 5);
+    const Tensor x = random_f32({2, 3}, 5);
     const Both b = load_both(g, x);
     EXPECT_EQ(compute_layers(b.plain), (std::vector<std::string>{"Noop", "ReLU"}));
     EXPECT_EQ(compute_layers(b.optimized), (std::vector<std::string>{"ReLU"}));
@@ -323,14 +322,14 @@ TEST(OnnxOptimize, ConvBatchNormReluIdentityDropoutConstantsAndDeadNodes)
 {
     OnnxGraph g;
     g.input("x", {1, 3, 6, 6});
-    g.init("w", random_tensor({4, 3, 3, 3}, 1, -0.5f, 0.5f));
-    g.init("b", random_tensor({4}, 2));
-    g.init("scale", random_tensor({4}, 3, 0.5f, 1.5f));
-    g.init("bias", random_tensor({4}, 4));
-    g.init("mean", random_tensor({4}, 5));
-    g.init("var", random_tensor({4}, 6, 0.2f, 2.f));
-    g.init("k1", random_tensor({4, 1, 1}, 7));
-    g.init("k2", random_tensor({4, 1, 1}, 8));
+    g.init("w", random_f32({4, 3, 3, 3}, 1, -0.5f, 0.5f));
+    g.init("b", random_f32({4}, 2));
+    g.init("scale", random_f32({4}, 3, 0.5f, 1.5f));
+    g.init("bias", random_f32({4}, 4));
+    g.init("mean", random_f32({4}, 5));
+    g.init("var", random_f32({4}, 6, 0.2f, 2.f));
+    g.init("k1", random_f32({4, 1, 1}, 7));
+    g.init("k2", random_f32({4, 1, 1}, 8));
     g.node("Conv", {"x", "w", "b"}, {"c"});
     g.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"});
     g.node("Relu", {"bn"}, {"r"});
@@ -340,7 +339,7 @@ TEST(OnnxOptimize, ConvBatchNormReluIdentityDropoutConstantsAndDeadNodes)
     g.node("Add", {"k1", "k2"}, {"k"}); // two constants
     g.node("Add", {"d", "k"}, {"y"});
     g.output("y", 4);
-    const Tensor x = random_tensor({1, 3, 6, 6}, 9);
+    const Tensor x = random_f32({1, 3, 6, 6}, 9);
     const Both b = load_both(g, x);
     EXPECT_EQ(compute_layers(b.optimized), (std::vector<std::string>{"Convolution", "BinaryOp"}));
     EXPECT_EQ(b.optimized.graph().layers[count_layers(b.optimized, "Input")].type, "Constant"); // k, folded
@@ -352,16 +351,16 @@ TEST(OnnxOptimize, BatchNormFoldsIntoGemm)
 {
     OnnxGraph g;
     g.input("x", {2, 5});
-    g.init("w", random_tensor({3, 5}, 1));
-    g.init("c", random_tensor({3}, 2));
-    g.init("scale", random_tensor({3}, 3, 0.5f, 1.5f));
-    g.init("bias", random_tensor({3}, 4));
-    g.init("mean", random_tensor({3}, 5));
-    g.init("var", random_tensor({3}, 6, 0.2f, 2.f));
+    g.init("w", random_f32({3, 5}, 1));
+    g.init("c", random_f32({3}, 2));
+    g.init("scale", random_f32({3}, 3, 0.5f, 1.5f));
+    g.init("bias", random_f32({3}, 4));
+    g.init("mean", random_f32({3}, 5));
+    g.init("var", random_f32({3}, 6, 0.2f, 2.f));
     OnnxGraph::attr_int(g.node("Gemm", {"x", "w", "c"}, {"gm"}), "transB", 1);
     g.node("BatchNormalization", {"gm", "scale", "bias", "mean", "var"}, {"y"});
     g.output("y", 2);
-    const Tensor x = random_tensor({2, 5}, 9);
+    const Tensor x = random_f32({2, 5}, 9);
     const Both b = load_both(g, x);
     EXPECT_EQ(compute_layers(b.optimized), (std::vector<std::string>{"InnerProduct"}));
     expect_close_to_reference(b.optimized_out, b.plain_out, 1e-5);
@@ -375,7 +374,7 @@ TEST(OnnxOptimize, ConstantFoldingDoesNotMaterializeLargeTensors)
     g.node("ConstantOfShape", {"shape"}, {"ones"}); // 0 by default: 360 KB if folded
     g.node("Add", {"x", "ones"}, {"y"});
     g.output("y", 2);
-    const Tensor x = random_tensor({300, 300}, 3);
+    const Tensor x = random_f32({300, 300}, 3);
     const Both b = load_both(g, x);
     EXPECT_EQ(count_layers(b.optimized, "ConstantOfShape"), 1);
     expect_close_to_reference(b.optimized_out, x, 0);
@@ -399,10 +398,10 @@ OnnxGraph matmul_add_model(const Shape& x_shape, const Tensor& b, const Tensor& 
 
 TEST(FuseMatMul, MatMulAndBiasBecomeInnerProductForRanks1To3)
 {
-    const Tensor b = random_tensor({4, 5}, 1), bias = random_tensor({5}, 2);
+    const Tensor b = random_f32({4, 5}, 1), bias = random_f32({5}, 2);
     for (const Shape& xs : {Shape{4}, Shape{3, 4}, Shape{2, 3, 4}}) {
         SCOPED_TRACE(shape_str(xs));
-        const Tensor x = random_tensor(xs, 3);
+        const Tensor x = random_f32(xs, 3);
         const Both r = load_both(matmul_add_model(xs, b, bias), x);
         EXPECT_EQ(compute_layers(r.optimized), (std::vector<std::string>{"InnerProduct"}));
         expect_close_to_reference(r.optimized_out, r.plain_out, 1e-5);
@@ -412,17 +411,17 @@ TEST(FuseMatMul, MatMulAndBiasBecomeInnerProductForRanks1To3)
 
 TEST(FuseMatMul, LeftAloneWhereInnerProductWouldNotBeExact)
 {
-    const Tensor b = random_tensor({4, 5}, 1);
+    const Tensor b = random_f32({4, 5}, 1);
     // Rank 4: InnerProduct would flatten each sample.
     {
-        const Tensor x = random_tensor({2, 2, 3, 4}, 3), bias = random_tensor({5}, 2);
+        const Tensor x = random_f32({2, 2, 3, 4}, 3), bias = random_f32({5}, 2);
         const Both r = load_both(matmul_add_model(x.shape(), b, bias), x);
         EXPECT_EQ(compute_layers(r.optimized), (std::vector<std::string>{"MatMul", "BinaryOp"}));
         expect_close_to_reference(r.optimized_out, add_last_axis(matmul_ref(x, b), bias), 1e-5);
     }
     // A bias per row and column (3, 5) is no bias along the last axis: MatMul alone is fused.
     {
-        const Tensor x = random_tensor({3, 4}, 3), bias = random_tensor({3, 5}, 2);
+        const Tensor x = random_f32({3, 4}, 3), bias = random_f32({3, 5}, 2);
         const Both r = load_both(matmul_add_model(x.shape(), b, bias), x);
         EXPECT_EQ(compute_layers(r.optimized), (std::vector<std::string>{"InnerProduct", "BinaryOp"}));
         Tensor ref = matmul_ref(x, b);
@@ -431,7 +430,7 @@ TEST(FuseMatMul, LeftAloneWhereInnerProductWouldNotBeExact)
     }
     // The product is also a graph output: the Add stays.
     {
-        const Tensor x = random_tensor({3, 4}, 3), bias = random_tensor({5}, 2);
+        const Tensor x = random_f32({3, 4}, 3), bias = random_f32({5}, 2);
         const OnnxGraph g = matmul_add_model(x.shape(), b, bias, true);
         const Net net = g.load(true);
         EXPECT_EQ(compute_layers(net), (std::vector<std::string>{"InnerProduct", "BinaryOp"}));
@@ -441,7 +440,7 @@ TEST(FuseMatMul, LeftAloneWhereInnerProductWouldNotBeExact)
 
 TEST(FuseMatMul, NetApiNeedsShapeHintsAndHonoursTransB)
 {
-    const Tensor bt = random_tensor({5, 4}, 1); // (N, K)
+    const Tensor bt = random_f32({5, 4}, 1); // (N, K)
     auto build = [&](Net& net) {
         net.add_layer("Input", "in", {}, {"x"});
         net.add_layer("Constant", "B", {}, {"B"}, layer_test::constant_params(bt), {bt});
@@ -461,7 +460,7 @@ TEST(FuseMatMul, NetApiNeedsShapeHintsAndHonoursTransB)
     Tensor b({4, 5}); // B = transpose(bt)
     for (int64_t k = 0; k < 4; ++k)
         for (int64_t n = 0; n < 5; ++n) b.data<float>()[k * 5 + n] = bt.data<float>()[n * 4 + k];
-    const Tensor x = random_tensor({2, 3, 4}, 2);
+    const Tensor x = random_f32({2, 3, 4}, 2);
     expect_close_to_reference(run_net(with_hints, {{"x", x}}, "y"), matmul_ref(x, b), 1e-5);
     expect_close_to_reference(run_net(without_hints, {{"x", x}}, "y"), matmul_ref(x, b), 1e-5);
 }
@@ -512,9 +511,9 @@ OnnxGraph layer_norm_model(const LayerNormForm& f, const Tensor& gamma, const Te
 Both run_layer_norm_form(const LayerNormForm& f, std::vector<float>& gamma, std::vector<float>& beta, Tensor& x)
 {
     const int64_t c = f.shape.back();
-    const Tensor gm = random_tensor(f.gamma_per_row ? Shape{f.shape[f.shape.size() - 2], c} : Shape{c}, 11, 0.5f, 1.5f);
-    const Tensor bt = random_tensor({c}, 12);
-    x = random_tensor(f.shape, 13, -3.f, 3.f);
+    const Tensor gm = random_f32(f.gamma_per_row ? Shape{f.shape[f.shape.size() - 2], c} : Shape{c}, 11, 0.5f, 1.5f);
+    const Tensor bt = random_f32({c}, 12);
+    x = random_f32(f.shape, 13, -3.f, 3.f);
     gamma = f.affine ? values<float>(gm) : std::vector<float>();
     beta = f.affine ? (f.with_beta ? values<float>(bt) : std::vector<float>(static_cast<size_t>(c), 0.f)) : std::vector<float>();
     return load_both(layer_norm_model(f, gm, bt), x);
@@ -597,7 +596,7 @@ OnnxGraph gelu_model(int form, float half = 0.5f, bool erf_is_output = false)
 
 TEST(FuseGelu, ExportedOrdersBecomeGelu)
 {
-    const Tensor x = random_tensor({2, 3, 4}, 21, -4.f, 4.f);
+    const Tensor x = random_f32({2, 3, 4}, 21, -4.f, 4.f);
     for (int form = 1; form <= 3; ++form) {
         SCOPED_TRACE(form);
         const Both r = load_both(gelu_model(form), x);
@@ -609,7 +608,7 @@ TEST(FuseGelu, ExportedOrdersBecomeGelu)
 
 TEST(FuseGelu, OtherConstantsOrSharedIntermediatesAreLeftAlone)
 {
-    const Tensor x = random_tensor({2, 3, 4}, 21, -4.f, 4.f);
+    const Tensor x = random_f32({2, 3, 4}, 21, -4.f, 4.f);
     for (const Both& r : {load_both(gelu_model(1, 0.6f), x), load_both(gelu_model(2, 0.5f, true), x)}) {
         EXPECT_EQ(count_layers(r.optimized, "GELU"), 0);
         EXPECT_EQ(count_layers(r.optimized, "Unary"), 1); // the Erf
@@ -621,7 +620,7 @@ TEST(FuseGelu, OtherConstantsOrSharedIntermediatesAreLeftAlone)
 
 TEST(FuseSwish, XTimesSigmoidXBecomesSwish)
 {
-    const Tensor x = random_tensor({3, 5}, 31, -6.f, 6.f);
+    const Tensor x = random_f32({3, 5}, 31, -6.f, 6.f);
     for (bool sigmoid_first : {false, true}) {
         OnnxGraph g;
         g.input("x", {3, 5});
@@ -643,7 +642,7 @@ TEST(FuseSwish, SigmoidOfAnotherBlobIsLeftAlone)
     g.node("Sigmoid", {"x"}, {"s"});
     g.node("Mul", {"z", "s"}, {"y"});
     g.output("y", 2);
-    const Both r = load_both(g, random_tensor({3, 5}, 32));
+    const Both r = load_both(g, random_f32({3, 5}, 32));
     EXPECT_EQ(compute_layers(r.optimized), (std::vector<std::string>{"ReLU", "Sigmoid", "BinaryOp"}));
     expect_close_to_reference(r.optimized_out, r.plain_out, 0);
 }
@@ -680,7 +679,7 @@ OnnxGraph hard_swish_model(int form, float clip_max = 6.f)
 
 TEST(FuseHardSwish, ExportedFormsBecomeHardSwish)
 {
-    const Tensor x = random_tensor({4, 6}, 41, -5.f, 5.f);
+    const Tensor x = random_f32({4, 6}, 41, -5.f, 5.f);
     for (int form = 0; form <= 2; ++form) {
         SCOPED_TRACE(form);
         const Both r = load_both(hard_swish_model(form), x);
@@ -692,7 +691,7 @@ TEST(FuseHardSwish, ExportedFormsBecomeHardSwish)
 
 TEST(FuseHardSwish, AnotherClipBoundIsLeftAlone)
 {
-    const Tensor x = random_tensor({4, 6}, 41, -5.f, 5.f);
+    const Tensor x = random_f32({4, 6}, 41, -5.f, 5.f);
     const Both r = load_both(hard_swish_model(1, 5.f), x);
     EXPECT_EQ(count_layers(r.optimized, "HardSwish"), 0);
     EXPECT_EQ(count_layers(r.optimized, "Clip"), 1);
@@ -708,7 +707,7 @@ TEST(MatMulAnyRank, OnnxRank5BroadcastAndVectorDot)
     g.input("w", {3, 1, 4, 5});
     g.node("MatMul", {"x", "w"}, {"y"});
     g.output("y", 5);
-    const Tensor x = random_tensor({2, 1, 2, 3, 4}, 1), w = random_tensor({3, 1, 4, 5}, 2);
+    const Tensor x = random_f32({2, 1, 2, 3, 4}, 1), w = random_f32({3, 1, 4, 5}, 2);
     const Net net = g.load(true);
     expect_close_to_reference(run_net(net, {{"x", x}, {"w", w}}, "y"), matmul_ref(x, w), 1e-5);
 
@@ -723,6 +722,112 @@ TEST(MatMulAnyRank, OnnxRank5BroadcastAndVectorDot)
     EXPECT_FLOAT_EQ(y.data<float>()[0], 0.5f - 2 + 6 + 1);
 }
 
+// ---- attention --------------------------------------------------------------------------------
+
+// softmax(Q . K^T * scale [+ mask]) . V as exporters write it. Q, K and V are
+// graph inputs of the given shapes; K is transposed by `key_perm`.
+struct AttentionForm {
+    Shape q{2, 3, 5, 8}, k{2, 3, 7, 8}, v{2, 3, 7, 4};
+    std::vector<int64_t> key_perm{0, 1, 3, 2};
+    enum Scale { kScoresDiv, kQueryAndKeyMul, kScoresAfterMask } scale = kScoresDiv;
+    Shape mask;              // empty: no mask
+    int64_t softmax_axis = -1;
+    bool scores_are_output = false;
+};
+
+OnnxGraph attention_model(const AttentionForm& f)
+{
+    OnnxGraph g;
+    g.input("q", f.q);
+    g.input("k", f.k);
+    g.input("v", f.v);
+    const float d = static_cast<float>(f.q.back());
+    g.scalar("sqrt_d", std::sqrt(d));
+    g.scalar("root4", 1.f / std::sqrt(std::sqrt(d)));
+    OnnxGraph::attr_ints(g.node("Transpose", {"k"}, {"kt"}), "perm", f.key_perm);
+    std::string q = "q", kt = "kt";
+    if (f.scale == AttentionForm::kQueryAndKeyMul) { // PyTorch's scaled_dot_product_attention export
+        g.node("Mul", {"q", "root4"}, {"qs"});
+        g.node("Mul", {"kt", "root4"}, {"kts"});
+        q = "qs";
+        kt = "kts";
+    }
+    g.node("MatMul", {q, kt}, {"s"});
+    std::string scores = "s";
+    if (f.scale == AttentionForm::kScoresDiv) {
+        g.node("Div", {"s", "sqrt_d"}, {"ss"});
+        scores = "ss";
+    }
+    if (!f.mask.empty()) {
+        g.init("mask", random_f32(f.mask, 77, -2.f, 0.f));
+        g.node("Add", {scores, "mask"}, {"sm"});
+        scores = "sm";
+    }
+    if (f.scale == AttentionForm::kScoresAfterMask) {
+        g.node("Div", {scores, "sqrt_d"}, {"sd"});
+        scores = "sd";
+    }
+    OnnxGraph::attr_int(g.node("Softmax", {scores}, {"p"}), "axis", f.softmax_axis);
+    g.node("MatMul", {"p", "v"}, {"y"});
+    g.output("y", static_cast<int>(f.q.size() == 1 ? f.v.size() - 1 : std::max(f.q.size(), f.v.size())));
+    if (f.scores_are_output) g.output("s", static_cast<int>(f.q.size()));
+    return g;
+}
+
+Both run_attention_form(const AttentionForm& f)
+{
+    return load_both(attention_model(f), {{"q", random_f32(f.q, 31)}, {"k", random_f32(f.k, 32)}, {"v", random_f32(f.v, 33)}});
+}
+
+TEST(FuseAttention, ExportedFormsBecomeSdpa)
+{
+    std::vector<AttentionForm> forms(5);
+    forms[1].scale = AttentionForm::kQueryAndKeyMul;
+    forms[1].mask = {5, 7};
+    forms[2].softmax_axis = 3;
+    forms[2].mask = {3, 1, 7};
+    // PyTorch's MultiheadAttention: (L, batch * heads, E) and K^T by perm [1, 2, 0].
+    forms[3].q = {6, 5, 8};
+    forms[3].k = {7, 6, 8};
+    forms[3].v = {6, 7, 4};
+    forms[3].key_perm = {1, 2, 0};
+    // Broadcast batch axes, as MatMul broadcasts them.
+    forms[4].q = {5, 8};
+    forms[4].v = {1, 3, 7, 4};
+    for (size_t i = 0; i < forms.size(); ++i) {
+        SCOPED_TRACE("form " + std::to_string(i));
+        const Both r = run_attention_form(forms[i]);
+        const std::vector<std::string> expected =
+            forms[i].key_perm == std::vector<int64_t>{0, 1, 3, 2} ? std::vector<std::string>{"SDPA"}
+                                                                  : std::vector<std::string>{"Transpose", "SDPA"};
+        EXPECT_EQ(compute_layers(r.optimized), expected);
+        EXPECT_EQ(count_layers(r.plain, "SDPA"), 0);
+        expect_close_to_reference(r.optimized_out, r.plain_out, 1e-5);
+    }
+}
+
+TEST(FuseAttention, NotExactFormsAreLeftAlone)
+{
+    std::vector<AttentionForm> forms(5);
+    forms[0].scores_are_output = true;                // an intermediate is a graph output
+    forms[1].softmax_axis = -2;                       // not over the keys
+    forms[2].scale = AttentionForm::kScoresAfterMask; // (scores + mask) / c scales the mask too
+    forms[2].mask = {5, 7};
+    forms[3].q = {2, 3, 1, 8}; // a mask with more rows than the scores widens them
+    forms[3].mask = {4, 7};
+    forms[4].q = {8}; // a vector query: MatMul treats it specially
+    forms[4].k = {7, 8};
+    forms[4].v = {7, 4};
+    forms[4].key_perm = {1, 0};
+    for (size_t i = 0; i < forms.size(); ++i) {
+        SCOPED_TRACE("form " + std::to_string(i));
+        const Both r = run_attention_form(forms[i]);
+        EXPECT_EQ(count_layers(r.optimized, "SDPA"), 0);
+        EXPECT_EQ(count_layers(r.optimized, "Softmax"), 1);
+        expect_close_to_reference(r.optimized_out, r.plain_out, 0);
+    }
+}
+
 // ---- tiny_vit (PyTorch export) ----------------------------------------------------------------
 
 TEST(OnnxOptimize, TinyVitPatternsFuseAndStillMatchPyTorch)
@@ -735,6 +840,8 @@ TEST(OnnxOptimize, TinyVitPatternsFuseAndStillMatchPyTorch)
     load_onnx(plain, dir + "model.onnx", off);
     EXPECT_EQ(count_layers(optimized, "LayerNorm"), 5); // 2 blocks x 2 + the final one
     EXPECT_EQ(count_layers(optimized, "GELU"), 2);
+    EXPECT_EQ(count_layers(optimized, "SDPA"), 2); // one attention per block
+    EXPECT_EQ(count_layers(optimized, "Softmax"), 0);
     EXPECT_EQ(count_layers(optimized, "Unary"), 0); // no Erf left
     EXPECT_EQ(count_layers(optimized, "Reduction"), 0);
     EXPECT_GE(count_layers(optimized, "InnerProduct"), count_layers(plain, "InnerProduct") + 6); // the MatMul+Add pairs

@@ -37,16 +37,6 @@ void apply(Graph& g, const Match& m, const std::string& type, int input, const P
     compact(g);
 }
 
-// The one layer reading `blob` (which is no graph output), or -1.
-int only_reader(const Graph& g, int blob)
-{
-    const std::vector<int>& c = g.blobs[blob].consumers;
-    if (c.empty() || is_graph_output(g, blob)) return -1;
-    for (int li : c)
-        if (li != c[0]) return -1;
-    return c[0];
-}
-
 // A two-input Mul of `blob` and `x` (any broadcast rule: both have x's shape).
 bool is_product_with(const Layer& l, int blob, int x)
 {

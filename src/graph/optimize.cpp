@@ -305,6 +305,7 @@ OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
         changes += fuse_gelu_pattern(g, report);
         changes += fuse_swish_pattern(g, report);
         changes += fuse_hard_swish_pattern(g, report);
+        changes += fuse_attention_pattern(g, hints, report);
         changes += fold_batchnorm_into_conv(g, report);
         changes += fuse_activation_into_conv(g, report);
         changes += remove_dead_layers(g, report);

@@ -32,6 +32,8 @@ int fuse_layer_norm_pattern(Graph& g, const ShapeHints& hints, OptimizeReport& r
 int fuse_gelu_pattern(Graph& g, OptimizeReport& report);       // x * 0.5 * (1 + erf(x / sqrt 2))
 int fuse_swish_pattern(Graph& g, OptimizeReport& report);      // x * Sigmoid(x)
 int fuse_hard_swish_pattern(Graph& g, OptimizeReport& report); // x * HardSigmoid(x), x * Clip(x + 3, 0, 6) / 6
+// Softmax(Q . K^T * scale [+ mask]) . V -> SDPA (fuse_attention.cpp).
+int fuse_attention_pattern(Graph& g, const ShapeHints& hints, OptimizeReport& report);
 
 // All passes, to a fixed point.
 OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints = {});

@@ -65,6 +65,15 @@ bool is_unary(const Layer& l, int ncnn_op, int our_op)
     return false;
 }
 
+int only_reader(const Graph& g, int blob)
+{
+    const std::vector<int>& c = g.blobs[blob].consumers;
+    if (c.empty() || is_graph_output(g, blob)) return -1;
+    for (int li : c)
+        if (li != c[0]) return -1;
+    return c[0];
+}
+
 const Shape* hint_of(const Graph& g, const ShapeHints& hints, int blob)
 {
     const auto it = hints.find(g.blobs[blob].name);

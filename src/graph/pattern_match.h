@@ -19,6 +19,9 @@ int producer_index(const Graph& g, int blob);
 // (a layer may read it more than once). Intermediates of a pattern must be.
 bool read_only_by(const Graph& g, int blob, const std::vector<int>& readers);
 
+// The one layer reading `blob` (which is no graph output), or -1.
+int only_reader(const Graph& g, int blob);
+
 // The value of a Constant layer's output, or nullptr.
 const Tensor* constant_of(const Graph& g, int blob);
 

@@ -11,6 +11,7 @@ std::unique_ptr<Op> make_reduction();
 std::unique_ptr<Op> make_gemm();
 std::unique_ptr<Op> make_matmul();
 std::unique_ptr<Op> make_multi_head_attention();
+std::unique_ptr<Op> make_sdpa();
 std::unique_ptr<Op> make_interp();
 
 std::vector<BuiltinOp> math_ops()
@@ -25,6 +26,7 @@ std::vector<BuiltinOp> math_ops()
         {"Gemm", make_gemm},
         {"MatMul", make_matmul},
         {"MultiHeadAttention", make_multi_head_attention},
+        {"SDPA", make_sdpa},
         {"Interp", make_interp},
     };
 }
