@@ -120,14 +120,35 @@ void expect_infer_error(const LayerSpec& l, const std::vector<TensorDesc>& in, c
 
 // ---------------------------------------------------------------- convolution reference
 
-struct ConvCase {
+// What convolution and deconvolution cases share: the window, the channels
+// and the params ncnn gives the same ids in both layers.
+struct WindowCase {
     int outch = 4, inch = 3, kw = 3, kh = 3, dw = 1, dh = 1, sw = 1, sh = 1;
-    int pl = 0, pr = 0, pt = 0, pb = 0; // all -233 / -234 for SAME
-    float pad_value = 0.f;
+    int pl = 0, pr = 0, pt = 0, pb = 0; // all -233 / -234 for SAME (convolution)
     bool bias = false;
     int group = 1;
     int act = 0;
     int h = 7, w = 6;
+
+    int64_t weight_count() const { return static_cast<int64_t>(outch) * (inch / group) * kh * kw; }
+    PD window_params() const
+    {
+        PD p;
+        p.i(0, outch).i(1, kw).i(11, kh).i(2, dw).i(12, dh).i(3, sw).i(13, sh);
+        p.i(4, pl).i(15, pr).i(14, pt).i(16, pb).i(5, bias ? 1 : 0);
+        return p;
+    }
+    ParamDict finish_params(PD p, bool depthwise) const
+    {
+        p.i(6, static_cast<int>(weight_count()));
+        if (depthwise) p.i(7, group);
+        if (act) p.i(9, act).fs(10, act_params_for(act));
+        return p.pd;
+    }
+};
+
+struct ConvCase : WindowCase {
+    float pad_value = 0.f;
 
     std::string str() const
     {
@@ -137,18 +158,7 @@ struct ConvCase {
            << " act=" << act << " in=" << inch << "x" << h << "x" << w << " out=" << outch;
         return os.str();
     }
-    int64_t weight_count() const { return static_cast<int64_t>(outch) * (inch / group) * kh * kw; }
-
-    ParamDict params(bool depthwise) const
-    {
-        PD p;
-        p.i(0, outch).i(1, kw).i(11, kh).i(2, dw).i(12, dh).i(3, sw).i(13, sh);
-        p.i(4, pl).i(15, pr).i(14, pt).i(16, pb).f(18, pad_value).i(5, bias ? 1 : 0);
-        p.i(6, static_cast<int>(weight_count()));
-        if (depthwise) p.i(7, group);
-        if (act) p.i(9, act).fs(10, act_params_for(act));
-        return p.pd;
-    }
+    ParamDict params(bool depthwise) const { return finish_params(window_params().f(18, pad_value), depthwise); }
 };
 
 // Naive grouped convolution in double; W is [outch][inch/group][kh][kw].
@@ -367,16 +377,17 @@ TEST(ConvOps, ConvolutionRejectsBadInputs)
 
 // ---------------------------------------------------------------- deconvolution
 
-struct DeconvCase {
-    int outch = 3, inch = 2, kw = 3, kh = 3, dw = 1, dh = 1, sw = 1, sh = 1;
-    int pl = 0, pr = 0, pt = 0, pb = 0;
+struct DeconvCase : WindowCase {
     int opr = 0, opb = 0; // output_pad right/bottom
     int out_w = 0, out_h = 0;
-    bool bias = false;
-    int group = 1;
-    int act = 0;
-    int h = 4, w = 5;
 
+    DeconvCase()
+    {
+        outch = 3;
+        inch = 2;
+        h = 4;
+        w = 5;
+    }
     std::string str() const
     {
         std::ostringstream os;
@@ -385,17 +396,12 @@ struct DeconvCase {
            << out_h << " bias=" << bias << " group=" << group << " act=" << act;
         return os.str();
     }
-    int64_t weight_count() const { return static_cast<int64_t>(outch) * (inch / group) * kh * kw; }
     ParamDict params(bool depthwise) const
     {
-        PD p;
-        p.i(0, outch).i(1, kw).i(11, kh).i(2, dw).i(12, dh).i(3, sw).i(13, sh);
-        p.i(4, pl).i(15, pr).i(14, pt).i(16, pb).i(18, opr).i(19, opb).i(5, bias ? 1 : 0);
+        PD p = window_params();
+        p.i(18, opr).i(19, opb);
         if (out_w) p.i(20, out_w).i(21, out_h);
-        p.i(6, static_cast<int>(weight_count()));
-        if (depthwise) p.i(7, group);
-        if (act) p.i(9, act).fs(10, act_params_for(act));
-        return p.pd;
+        return finish_params(p, depthwise);
     }
 };
 

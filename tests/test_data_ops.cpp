@@ -17,6 +17,7 @@
 #include "core/thread_pool.h"
 #include "kestrel/kestrel.h"
 #include "kestrel/op.h"
+#include "layer_test_util.h"
 
 using namespace kestrel;
 
@@ -26,17 +27,8 @@ namespace {
 
 const std::vector<DType> kDtypes = {DType::F32, DType::I8, DType::I32};
 
-std::string error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using layer_test::contains;
+using layer_test::error_of;
 
 // Random bytes: data-movement layers must carry any bit pattern unchanged.
 Tensor random_tensor(const Shape& s, DType t, unsigned seed)

@@ -24,6 +24,7 @@
 #include "core/thread_pool.h"
 #include "kestrel/kestrel.h"
 #include "kestrel/op.h"
+#include "layer_test_util.h"
 #include "kestrel/param_dict.h"
 #include "kestrel/tensor.h"
 #include "runtime/analysis.h"
@@ -122,15 +123,7 @@ Tensor run_inplace(const Op& op, const std::vector<Tensor>& in, int threads = 1)
     return out[0];
 }
 
-std::string error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using layer_test::error_of;
 
 #define EXPECT_ERROR(stmt, substr)                                                                                     \
     do {                                                                                                               \

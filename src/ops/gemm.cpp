@@ -13,6 +13,7 @@
 // 3-D (c, 1, w) seen as (c, w), as ncnn's N1M form. The output is (M, N),
 // (N, M) with output_transpose, or 3-D (M, 1, N) / (N, 1, M) with output_N1M.
 #include <algorithm>
+#include <tuple>
 
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
@@ -216,6 +217,14 @@ private:
         return t;
     }
 
+    // An operand's outer size (M of A, N of B) and K. B is laid out as A
+    // transposed, so its rows are outer when transB is set, A's when transA is not.
+    static std::pair<int64_t, int64_t> outer_and_k(const Shape& s, const char* what, bool rows_are_outer)
+    {
+        const MatShape m = as_matrix(s, what);
+        return rows_are_outer ? std::make_pair(m.rows, m.cols) : std::make_pair(m.cols, m.rows);
+    }
+
     // M, N, K and C's broadcast type from the operands, with every consistency check.
     Dims dims(const std::vector<TensorDesc>& in) const
     {
@@ -226,17 +235,13 @@ private:
             g.M = M_;
             kA = K_;
         } else {
-            const MatShape a = as_matrix(in[next++].shape, "A");
-            g.M = transA_ ? a.cols : a.rows;
-            kA = transA_ ? a.rows : a.cols;
+            std::tie(g.M, kA) = outer_and_k(in[next++].shape, "A", !transA_);
         }
         if (constantB_) {
             g.N = N_;
             kB = K_;
         } else {
-            const MatShape b = as_matrix(in[next++].shape, "B");
-            g.N = transB_ ? b.rows : b.cols;
-            kB = transB_ ? b.cols : b.rows;
+            std::tie(g.N, kB) = outer_and_k(in[next++].shape, "B", transB_);
         }
         check(kA == kB, "K of A (", kA, ") and of B (", kB, ") differ");
         g.K = kA;

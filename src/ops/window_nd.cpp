@@ -159,27 +159,44 @@ int64_t column_major(int64_t flat, const Shape& dims)
 
 } // namespace
 
+namespace {
+
+// Grouped channel geometry shared by convolution and deconvolution: output
+// channel oc reads the inch_g input planes of its group.
+struct GroupedPlanes {
+    GroupedPlanes(const Tensor& x, const Tensor& y, int64_t group, const std::vector<Axis>& axes)
+        : in_dims(spatial_dims(x.shape())), out_dims(output_dims(axes)), taps(axes), in_plane(shape_numel(in_dims)),
+          out_plane(shape_numel(out_dims)), inch_g(x.dim(0) / group), out_per_group(y.dim(0) / group)
+    {
+    }
+    // The first input plane of output channel oc's group.
+    int64_t first_input_plane(int64_t oc) const { return oc / out_per_group * inch_g; }
+
+    Shape in_dims, out_dims;
+    Taps taps;
+    int64_t in_plane, out_plane, inch_g, out_per_group;
+};
+
+} // namespace
+
 void conv_forward(const Tensor& x, const float* weight, const float* bias, int64_t group,
                   const std::vector<Axis>& axes, float pad_value, Tensor& y, const ExecContext& ctx)
 {
-    const Shape in_dims = spatial_dims(x.shape()), out_dims = output_dims(axes);
-    const Taps taps(axes);
-    const int64_t in_plane = shape_numel(in_dims), out_plane = shape_numel(out_dims);
-    const int64_t inch_g = x.dim(0) / group, outch = y.dim(0), out_per_group = outch / group;
+    const GroupedPlanes g(x, y, group, axes);
     const float* src = x.data<float>();
     float* dst = y.data<float>();
-    ctx.parallel_for(outch, [&](int64_t begin, int64_t end) {
+    ctx.parallel_for(y.dim(0), [&](int64_t begin, int64_t end) {
         for (int64_t oc = begin; oc < end; ++oc) {
-            const float* in_group = src + oc / out_per_group * inch_g * in_plane;
-            const float* w_oc = weight + oc * inch_g * taps.count;
-            float* o = dst + oc * out_plane;
-            for_each_window(out_dims, axes, [&](int64_t p, const int64_t* start) {
+            const float* in_group = src + g.first_input_plane(oc) * g.in_plane;
+            const float* w_oc = weight + oc * g.inch_g * g.taps.count;
+            float* o = dst + oc * g.out_plane;
+            for_each_window(g.out_dims, axes, [&](int64_t p, const int64_t* start) {
                 float sum = bias ? bias[oc] : 0.f;
-                for (int64_t ic = 0; ic < inch_g; ++ic) {
-                    const float* plane = in_group + ic * in_plane;
-                    const float* w = w_oc + ic * taps.count;
-                    taps.visit(start, in_dims,
-                               [&](int64_t t, int64_t at) { sum += w[t] * (at >= 0 ? plane[at] : pad_value); });
+                for (int64_t ic = 0; ic < g.inch_g; ++ic) {
+                    const float* plane = in_group + ic * g.in_plane;
+                    const float* w = w_oc + ic * g.taps.count;
+                    g.taps.visit(start, g.in_dims,
+                                 [&](int64_t t, int64_t at) { sum += w[t] * (at >= 0 ? plane[at] : pad_value); });
                 }
                 o[p] = sum;
             });
@@ -190,23 +207,20 @@ void conv_forward(const Tensor& x, const float* weight, const float* bias, int64
 void deconv_forward(const Tensor& x, const float* weight, const float* bias, int64_t group,
                     const std::vector<Axis>& axes, Tensor& y, const ExecContext& ctx)
 {
-    const Shape in_dims = spatial_dims(x.shape()), out_dims = output_dims(axes);
-    const Taps taps(axes);
-    const int64_t in_plane = shape_numel(in_dims), out_plane = shape_numel(out_dims);
-    const int64_t inch_g = x.dim(0) / group, outch = y.dim(0), out_per_group = outch / group;
+    const GroupedPlanes g(x, y, group, axes);
     const float* src = x.data<float>();
     float* dst = y.data<float>();
-    ctx.parallel_for(outch, [&](int64_t begin, int64_t end) {
+    ctx.parallel_for(y.dim(0), [&](int64_t begin, int64_t end) {
         for (int64_t oc = begin; oc < end; ++oc) {
-            float* o = dst + oc * out_plane;
-            std::fill(o, o + out_plane, bias ? bias[oc] : 0.f);
-            for (int64_t ic = 0; ic < inch_g; ++ic) {
-                const float* plane = src + (oc / out_per_group * inch_g + ic) * in_plane;
-                const float* w = weight + (oc * inch_g + ic) * taps.count;
+            float* o = dst + oc * g.out_plane;
+            std::fill(o, o + g.out_plane, bias ? bias[oc] : 0.f);
+            for (int64_t ic = 0; ic < g.inch_g; ++ic) {
+                const float* plane = src + (g.first_input_plane(oc) + ic) * g.in_plane;
+                const float* w = weight + (oc * g.inch_g + ic) * g.taps.count;
                 // Scatter: input position p spreads over the window it starts in the output.
-                for_each_window(in_dims, axes, [&](int64_t p, const int64_t* start) {
+                for_each_window(g.in_dims, axes, [&](int64_t p, const int64_t* start) {
                     const float v = plane[p];
-                    taps.visit(start, out_dims, [&](int64_t t, int64_t at) {
+                    g.taps.visit(start, g.out_dims, [&](int64_t t, int64_t at) {
                         if (at >= 0) o[at] += v * w[t];
                     });
                 });
