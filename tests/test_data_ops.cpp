@@ -1156,4 +1156,12 @@ TEST(Reshape, Errors)
     ParamDict two;
     two.set_string(6, "1w,-1");
     EXPECT_THROW(reshape_shape(two, {2, 3, 4}), Error);
+    // target dims whose product overflows int64 (2^31-1 to the 3rd and 5th power): an error, not UB
+    const int big = 2147483647;
+    m = error_of([&] { reshape_shape(params({{0, big}, {1, big}, {2, big}}), {2, 3, 4}); });
+    EXPECT_TRUE(contains(m, "overflow")) << m;
+    ParamDict batched = params({{12, 0}, {13, 0}});
+    batched.set_string(6, "2147483647,2147483647,2147483647,2147483647,1");
+    m = error_of([&] { reshape_shape(batched, {3, 4}); });
+    EXPECT_TRUE(contains(m, "overflow")) << m;
 }

@@ -163,6 +163,27 @@ TEST(FuzzRegression, OnnxInferenceCrashInLibonnxIsContained)
         EXPECT_NE(std::string(e.what()).find("unsupported operator type 'STFT'"), std::string::npos) << e.what();
     }
 }
+
+// fuzz_onnx (UBSan signed overflow in the ONNX Reshape's shape check): the
+// target [0, 120, 144115188075855871] multiplied its known dims in plain int64.
+// The product is now checked, and the model fails with an overflow error when
+// its shapes are inferred (on load or when a session is prepared).
+TEST(FuzzRegression, OnnxReshapeTargetDimsOverflow)
+{
+    const std::string bytes = regression_file("onnx-reshape-dims-overflow.onnx");
+    try {
+        Net net;
+        load_onnx_mem(net, bytes.data(), bytes.size(), "reshape.onnx");
+        Session session(net);
+        session.set_input("x", Tensor::zeros({3, 5, 2}, DType::F32));
+        session.set_input("y", Tensor::zeros({3, 2}, DType::I64));
+        session.set_input("w", Tensor::zeros({5}, DType::F32));
+        session.run(net.output_names());
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("has too many elements (overflow)"), std::string::npos) << e.what();
+    }
+}
 #endif
 
 } // namespace

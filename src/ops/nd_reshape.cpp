@@ -47,9 +47,8 @@ private:
     Shape target(const Shape& in, const Tensor& shape_value) const
     {
         const std::vector<int64_t> v = nd::int_values(shape_value, "shape (input 1)");
-        Shape s(v.size());
+        Shape s(v.size(), 1); // the -1 dim counts as 1 until it is inferred
         int infer_at = -1;
-        int64_t known = 1;
         for (size_t i = 0; i < v.size(); ++i) {
             if (v[i] == -1) {
                 check(infer_at < 0, "shape ", shape_str(v), " has more than one -1");
@@ -64,8 +63,8 @@ private:
             } else {
                 s[i] = v[i];
             }
-            known *= s[i];
         }
+        const int64_t known = shape_numel(s); // throws on int64 overflow
         const int64_t total = shape_numel(in);
         if (infer_at >= 0) {
             check(known != 0, "shape ", shape_str(v), " cannot infer the -1 dim next to a zero dim");

@@ -9,6 +9,8 @@
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
 
+#include <limits>
+
 namespace kestrel {
 
 namespace {
@@ -96,8 +98,8 @@ private:
                 check(infer_at < 0, "more than one -1 in the target shape");
                 infer_at = i;
             } else {
-                if (wh_dc[i] > 0 && known > total / wh_dc[i])
-                    fail("cannot reshape ", shape_str(input), " (", total, " elements): the target dims multiply to more");
+                if (wh_dc[i] > 0 && known > std::numeric_limits<int64_t>::max() / wh_dc[i])
+                    fail("cannot reshape ", shape_str(input), ": the target dims overflow int64");
                 known *= wh_dc[i];
             }
         }
@@ -158,6 +160,8 @@ private:
                 continue;
             }
             check(target[i] > 0, "bad target dim ", target[i]);
+            if (known > std::numeric_limits<int64_t>::max() / target[i])
+                fail("cannot reshape ", shape_str(physical), ": the target dims overflow int64");
             known *= target[i];
         }
         if (infer_at >= 0) {
