@@ -4,6 +4,7 @@
 #include <map>
 
 #include "reference_util.h"
+#include "test_helpers.h"
 #include "runtime/analysis.h"
 
 namespace kestrel {
@@ -81,6 +82,32 @@ TEST(ModelInfo, CliReportsMacsAndPeakMemory)
     EXPECT_NE(text.find("total MACs: 1.816 GMAC"), std::string::npos) << text.substr(text.size() - 300);
     EXPECT_NE(text.find("peak activation memory"), std::string::npos);
     EXPECT_NE(text.find("/conv1/Conv"), std::string::npos);
+}
+
+// `kestrel bench` prints benchncnn's line plus the median, each consistent
+// with the others, and --profile lists the layers by their median time.
+TEST(ModelBench, CliReportsMinMaxAvgMedianAndProfile)
+{
+    ktest::TempDir dir;
+    ktest::write_file(dir.file("tiny.param"),
+                      std::string("7767517\n2 2\nInput in 0 1 in 0=64 1=32 2=8\nReLU relu_layer 1 1 in out\n"));
+    const ktest::CliResult r = ktest::run_cli({"bench", dir.file("tiny.param"), "--loops", "7", "--profile"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    const size_t at = r.out.find("tiny.param  min =");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    double tmin = -1, tmax = -1, avg = -1, med = -1;
+    ASSERT_EQ(std::sscanf(r.out.c_str() + at, "tiny.param  min = %lf  max = %lf  avg = %lf  median = %lf", &tmin, &tmax,
+                          &avg, &med),
+              4)
+        << r.out;
+    EXPECT_GE(tmin, 0);
+    EXPECT_LE(tmin, med);
+    EXPECT_LE(med, tmax);
+    EXPECT_LE(tmin, avg);
+    EXPECT_LE(avg, tmax);
+    EXPECT_NE(r.out.find("loop_count = 7"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("relu_layer"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("total of layer medians"), std::string::npos) << r.out;
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <tuple>
 #include <random>
@@ -58,6 +59,11 @@ Tensor int64s(const std::vector<int64_t>& v)
     return t;
 }
 
+bool same_bits(const Tensor& a, const Tensor& b)
+{
+    return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
 std::vector<double> doubles_of(const Tensor& t)
 {
     const Tensor d = t.to(DType::F64);
@@ -90,7 +96,7 @@ std::vector<int64_t> coords(int64_t flat, const Shape& s)
 // Runs one layer whose inputs are all graph inputs fed at run time, except
 // those listed in `planned`, which are Constant layers (known while planning).
 std::vector<Tensor> run_op(const std::string& type, const ParamDict& pd, const std::vector<Tensor>& inputs,
-                           int outputs = 1, const std::vector<size_t>& planned = {})
+                           int outputs = 1, const std::vector<size_t>& planned = {}, int threads = 1)
 {
     Net net;
     std::vector<std::string> bottoms, tops;
@@ -109,7 +115,9 @@ std::vector<Tensor> run_op(const std::string& type, const ParamDict& pd, const s
     for (int i = 0; i < outputs; ++i) tops.push_back("out" + std::to_string(i));
     net.add_layer(type, "op", bottoms, tops, pd);
     net.finish_graph();
-    Session s(net);
+    Options options;
+    options.threads = threads;
+    Session s(net, options);
     for (size_t i = 0; i < inputs.size(); ++i)
         if (std::find(planned.begin(), planned.end(), i) == planned.end()) s.set_input(bottoms[i], inputs[i]);
     return s.run(tops);
@@ -237,6 +245,26 @@ TEST(NormsNormalize, MeanVarianceEpsilonOutsideTheRoot)
     EXPECT_TRUE(near_all(run_op("NormalizeND", pd, {x})[0], x.shape(), want.y, 1e-5));
 }
 
+// Statistics over axes that are not adjacent, with groups split across
+// threads: the reference's values, and the same bits at every thread count.
+TEST(NormsNormalize, ScatteredAxesAnyThreadCount)
+{
+    const Tensor x = random_f32({3, 5, 4, 6}, 30);
+    for (const std::vector<int>& axes : std::vector<std::vector<int>>{{1, 3}, {0, 2}, {0, 1, 2, 3}, {3}}) {
+        const NormReference want = normalize_reference(
+            x, axes, 1e-5, false, [](const auto&) { return 1.0; }, [](const auto&) { return 0.0; });
+        ParamDict pd;
+        pd.set_ints(0, axes);
+        const std::vector<Tensor> one = run_op("NormalizeND", pd, {x}, 3);
+        EXPECT_TRUE(near_all(one[0], x.shape(), want.y, 1e-5)) << axes.size() << " axes from " << axes[0];
+        EXPECT_TRUE(near_all(one[1].to(DType::F64), one[1].shape(), want.mean, 1e-6));
+        for (int threads : {2, 3, 4}) {
+            const std::vector<Tensor> many = run_op("NormalizeND", pd, {x}, 3, {}, threads);
+            for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(same_bits(one[i], many[i])) << threads << " threads, output " << i;
+        }
+    }
+}
+
 TEST(NormsNormalize, GivenStatisticsPerChannel)
 {
     const Tensor x = random_f32({2, 3, 4}, 10), scale = random_f32({3}, 11), bias = random_f32({3}, 12);
@@ -350,6 +378,33 @@ TEST(NormsReduce, EveryOperationWithRunTimeAndPlannedAxes)
             }
         }
     }
+}
+
+// Axis sets that leave gaps, merge, or cover everything, on a 4-D input with
+// outputs split across threads: the reference's values, the same bits at every
+// thread count. A zero-sized reduced axis gives the operation's identity.
+TEST(NormsReduce, ScatteredAxesAnyThreadCountAndEmptyGroups)
+{
+    const Tensor x = random_f32({3, 5, 4, 6}, 31, 0.1f, 2.f);
+    const std::vector<std::vector<int>> axis_sets = {{0, 2}, {1, 3}, {2, 3}, {0}, {1, 2}, {0, 1, 2, 3}};
+    for (int op : {0, 3, 4, 8, 10}) {
+        for (const auto& axes : axis_sets) {
+            Shape shape;
+            const std::vector<double> want = reduce_reference(x, axes, op, &shape, true);
+            const Tensor axes_t = int64s(std::vector<int64_t>(axes.begin(), axes.end()));
+            const ParamDict pd = params({{0, op}});
+            const Tensor one = run_op("ReduceND", pd, {x, axes_t}, 1, {1})[0];
+            EXPECT_TRUE(near_all(one, shape, want, 1e-5)) << "op " << op << ", first axis " << axes[0];
+            for (int threads : {2, 3})
+                EXPECT_TRUE(same_bits(one, run_op("ReduceND", pd, {x, axes_t}, 1, {1}, threads)[0]))
+                    << "op " << op << ", " << threads << " threads";
+        }
+    }
+    const Tensor empty({2, 0, 3}, DType::F32);
+    const Tensor sum = run_op("ReduceND", params({{0, 0}, {1, 0}}), {empty, int64s({1})}, 1, {1}, 2)[0];
+    EXPECT_TRUE(near_all(sum, Shape{2, 3}, std::vector<double>(6, 0.0), 0));
+    const Tensor prod = run_op("ReduceND", params({{0, 6}, {1, 0}}), {empty, int64s({1})}, 1, {1}, 2)[0];
+    EXPECT_TRUE(near_all(prod, Shape{2, 3}, std::vector<double>(6, 1.0), 0));
 }
 
 TEST(NormsReduce, EmptyAxesReduceAllOrPassThrough)

@@ -19,6 +19,11 @@ struct bfloat16_t {
     uint16_t bits;
 };
 
+// The float storage types (what dtype_is_float accepts), for `if constexpr`.
+template <class T>
+constexpr bool is_float_storage_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>;
+
 template <class T> struct TypeTag {
     using type = T;
 };

@@ -75,7 +75,7 @@ public:
             stat_strides = operand_strides(x.shape(), in[3].shape(), kPerChannel);
         } else {
             stat_strides = operand_strides(x.shape(), stats_shape(x.shape()), kNumpy);
-            compute_stats(x, stat_strides, mean, inv_std);
+            compute_stats(x, mean, inv_std, ctx);
             for (size_t i = 1; i < out.size(); ++i) {
                 const std::vector<double>& src = i == 1 ? mean : inv_std;
                 std::transform(src.begin(), src.end(), out[i].data<float>(), [](double v) { return static_cast<float>(v); });
@@ -90,7 +90,7 @@ public:
                                                  : operand_strides(x.shape(), {}, kNumpy);
         visit_dtype(x.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
-            if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
+            if constexpr (is_float_storage_v<T>) {
                 const T* src = x.data<T>();
                 T* dst = out[0].data<T>();
                 ctx.parallel_for(x.numel(), [&](int64_t begin, int64_t end) {
@@ -110,12 +110,22 @@ private:
         return eps_outside_ ? 1.0 / (std::sqrt(var) + eps_) : 1.0 / std::sqrt(var + eps_);
     }
 
+    // Which of X's axes the statistics are taken over.
+    std::vector<bool> normalized_axes(const Shape& x) const
+    {
+        std::vector<bool> normalized(x.size(), false);
+        for (int a : axes_) normalized[static_cast<size_t>(nd::normalize_axis(a, static_cast<int64_t>(x.size()), "axis (param 0)"))] = true;
+        return normalized;
+    }
+
     // X's shape with the normalized axes set to 1.
     Shape stats_shape(const Shape& x) const
     {
         if (given_stats_) return x;
+        const std::vector<bool> normalized = normalized_axes(x);
         Shape s = x;
-        for (int a : axes_) s[nd::normalize_axis(a, static_cast<int64_t>(x.size()), "axis (param 0)")] = 1;
+        for (size_t k = 0; k < s.size(); ++k)
+            if (normalized[k]) s[k] = 1;
         return s;
     }
 
@@ -136,24 +146,34 @@ private:
         return nd::broadcast_strides(x, aligned);
     }
 
-    // Two passes over X (mean, then mean squared deviation) into per-group slots.
-    void compute_stats(const Tensor& x, const Shape& stat_strides, std::vector<double>& mean,
-                       std::vector<double>& inv_std) const
+    // Per group: the mean, then the mean squared deviation from it (two passes,
+    // in double), groups split across threads.
+    void compute_stats(const Tensor& x, std::vector<double>& mean, std::vector<double>& inv_std,
+                       const ExecContext& ctx) const
     {
-        const size_t groups = static_cast<size_t>(shape_numel(stats_shape(x.shape())));
-        const double count = groups ? static_cast<double>(x.numel()) / static_cast<double>(groups) : 1.0;
-        const std::vector<double> v = nd::as_doubles(x);
-        mean.assign(groups, 0.0);
-        inv_std.assign(groups, 0.0);
-        nd::Walker w(x.shape(), {stat_strides}, 0);
-        for (size_t i = 0; i < v.size(); ++i, w.next()) mean[w.offset(0)] += v[i];
-        for (double& m : mean) m /= count;
-        nd::Walker w2(x.shape(), {stat_strides}, 0);
-        for (size_t i = 0; i < v.size(); ++i, w2.next()) {
-            const double d = v[i] - mean[w2.offset(0)];
-            inv_std[w2.offset(0)] += d * d;
-        }
-        for (double& s : inv_std) s = inverse_std(s / count);
+        const nd::GroupWalk walk(x.shape(), normalized_axes(x.shape()));
+        mean.assign(static_cast<size_t>(walk.groups()), 0.0);
+        inv_std.assign(mean.size(), 0.0);
+        const double count = static_cast<double>(walk.group_size());
+        visit_dtype(x.dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            if constexpr (is_float_storage_v<T>) {
+                const T* src = x.data<T>();
+                ctx.parallel_for(walk.groups(), [&](int64_t begin, int64_t end) {
+                    for (int64_t g = begin; g < end; ++g) {
+                        double sum = 0.0, squares = 0.0;
+                        walk.visit(g, [&](int64_t i) { sum += to_double(src[i]); });
+                        const double m = sum / count;
+                        walk.visit(g, [&](int64_t i) {
+                            const double d = to_double(src[i]) - m;
+                            squares += d * d;
+                        });
+                        mean[static_cast<size_t>(g)] = m;
+                        inv_std[static_cast<size_t>(g)] = inverse_std(squares / count);
+                    }
+                });
+            }
+        });
     }
 
     std::vector<int> axes_;

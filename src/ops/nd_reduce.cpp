@@ -59,7 +59,7 @@ public:
 
     bool dynamic_output_shape() const override { return dynamic_; }
 
-    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Tensor& x = in[0];
         const std::vector<bool> reduced = reduced_axes(x.shape(), in.size() == 2 ? in[1] : Tensor());
@@ -69,14 +69,16 @@ public:
             std::memcpy(out[0].raw(), x.raw(), x.nbytes()); // no axes: the input passes through
             return;
         }
-        Shape kept = x.shape();
-        for (size_t k = 0; k < kept.size(); ++k)
-            if (reduced[k]) kept[k] = 1;
-        const std::vector<double> result = reduce(nd::as_doubles(x), x.shape(), nd::broadcast_strides(x.shape(), kept),
-                                                  static_cast<size_t>(shape_numel(kept)));
+        const nd::GroupWalk walk(x.shape(), reduced);
         visit_dtype(x.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
-            std::transform(result.begin(), result.end(), out[0].data<T>(), [](double v) { return convert_value<T>(v); });
+            if constexpr (is_float_storage_v<T>) {
+                const T* src = x.data<T>();
+                T* dst = out[0].data<T>();
+                ctx.parallel_for(walk.groups(), [&](int64_t begin, int64_t end) {
+                    for (int64_t g = begin; g < end; ++g) dst[g] = convert_value<T>(reduce_group(walk, g, src));
+                });
+            }
         });
     }
 
@@ -102,46 +104,34 @@ private:
         return o;
     }
 
-    // One walk over x per pass, accumulating into the output slot of each element.
-    std::vector<double> reduce(const std::vector<double>& x, const Shape& shape, const Shape& out_strides,
-                               size_t outputs) const
+    // Folds group g of x in double.
+    template <class T> double reduce_group(const nd::GroupWalk& walk, int64_t g, const T* x) const
     {
-        const double count = outputs ? static_cast<double>(x.size()) / static_cast<double>(outputs) : 1.0;
         auto fold = [&](double init, auto combine) {
-            std::vector<double> acc(outputs, init);
-            nd::Walker w(shape, {out_strides}, 0);
-            for (size_t i = 0; i < x.size(); ++i, w.next()) {
-                double& a = acc[static_cast<size_t>(w.offset(0))];
-                a = combine(a, x[i], static_cast<size_t>(w.offset(0)));
-            }
-            return acc;
+            double a = init;
+            walk.visit(g, [&](int64_t i) { a = combine(a, to_double(x[i])); });
+            return a;
         };
         const double inf = std::numeric_limits<double>::infinity();
         switch (op_) {
-        case MAX: return fold(-inf, [](double a, double v, size_t) { return std::max(a, v); });
-        case MIN: return fold(inf, [](double a, double v, size_t) { return std::min(a, v); });
-        case PROD: return fold(1.0, [](double a, double v, size_t) { return a * v; });
+        case MAX: return fold(-inf, [](double a, double v) { return std::max(a, v); });
+        case MIN: return fold(inf, [](double a, double v) { return std::min(a, v); });
+        case PROD: return fold(1.0, [](double a, double v) { return a * v; });
         case LOGSUMEXP: {
             // Shift by the maximum so large inputs do not overflow exp().
-            std::vector<double> shift = fold(-inf, [](double a, double v, size_t) { return std::max(a, v); });
-            for (double& m : shift) m = std::isfinite(m) ? m : 0.0;
-            std::vector<double> r = fold(0.0, [&](double a, double v, size_t o) { return a + std::exp(v - shift[o]); });
-            for (size_t o = 0; o < r.size(); ++o) r[o] = std::log(r[o]) + shift[o];
-            return r;
+            double shift = fold(-inf, [](double a, double v) { return std::max(a, v); });
+            if (!std::isfinite(shift)) shift = 0.0;
+            return std::log(fold(0.0, [&](double a, double v) { return a + std::exp(v - shift); })) + shift;
         }
+        case L1: return fold(0.0, [](double a, double v) { return a + std::fabs(v); });
+        case SUMSQ: return fold(0.0, [](double a, double v) { return a + v * v; });
+        case L2: return std::sqrt(fold(0.0, [](double a, double v) { return a + v * v; }));
         default: break;
         }
-        std::vector<double> r = fold(0.0, [&](double a, double v, size_t) {
-            if (op_ == L1) return a + std::fabs(v);
-            if (op_ == SUMSQ || op_ == L2) return a + v * v;
-            return a + v;
-        });
-        for (double& v : r) {
-            if (op_ == MEAN) v /= count;
-            else if (op_ == L2) v = std::sqrt(v);
-            else if (op_ == LOGSUM) v = std::log(v);
-        }
-        return r;
+        const double sum = fold(0.0, [](double a, double v) { return a + v; });
+        if (op_ == MEAN) return sum / static_cast<double>(walk.group_size());
+        if (op_ == LOGSUM) return std::log(sum);
+        return sum;
     }
 
     int op_ = SUM;

@@ -174,16 +174,18 @@ void bench_model(const ModelJob& job, const std::map<std::string, Shape>& cli_sh
                                   layers[it->second].ms.push_back(ms);
                               });
     }
-    double tmin = 1e300, tmax = 0, tsum = 0;
+    std::vector<double> times;
     for (int i = 0; i < loops; ++i) {
         const Clock::time_point t0 = Clock::now();
         run_once();
-        const double ms = ms_since(t0);
-        tmin = std::min(tmin, ms);
-        tmax = std::max(tmax, ms);
-        tsum += ms;
+        times.push_back(ms_since(t0));
     }
-    std::printf("%20s  min = %7.2f  max = %7.2f  avg = %7.2f\n", job.name.c_str(), tmin, tmax, tsum / loops);
+    // benchncnn's columns, then the median: the figure to quote on a noisy machine.
+    const auto [tmin, tmax] = std::minmax_element(times.begin(), times.end());
+    double tsum = 0;
+    for (double t : times) tsum += t;
+    std::printf("%20s  min = %7.2f  max = %7.2f  avg = %7.2f  median = %7.2f\n", job.name.c_str(), *tmin, *tmax,
+                tsum / loops, median(times));
     std::fflush(stdout);
     if (profile) print_profile(layers, session.peak_bytes());
 }
