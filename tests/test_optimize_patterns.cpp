@@ -11,6 +11,7 @@
 
 #include "graph/graph.h"
 #include "layer_test_util.h"
+#include "onnx_test_graph.h"
 #include "reference_util.h"
 
 namespace kestrel {
@@ -169,99 +170,7 @@ TEST(MatMulAnyRank, MismatchedBatchAxesAreAnError)
 
 // ---- building ONNX models in memory --------------------------------------------------------
 
-class OnnxGraph {
-public:
-    explicit OnnxGraph(int opset = 13)
-    {
-        model_.set_ir_version(8);
-        model_.add_opset_import()->set_version(opset);
-        graph_ = model_.mutable_graph();
-        graph_->set_name("g");
-    }
-
-    void input(const std::string& name, const Shape& shape)
-    {
-        onnx::ValueInfoProto* vi = graph_->add_input();
-        vi->set_name(name);
-        auto* tt = vi->mutable_type()->mutable_tensor_type();
-        tt->set_elem_type(onnx::TensorProto::FLOAT);
-        for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-    }
-
-    void init(const std::string& name, const Tensor& t)
-    {
-        onnx::TensorProto* init = graph_->add_initializer();
-        init->set_name(name);
-        init->set_data_type(onnx::TensorProto::FLOAT);
-        for (int64_t d : t.shape()) init->add_dims(d);
-        for (int64_t i = 0; i < t.numel(); ++i) init->add_float_data(t.data<float>()[i]);
-    }
-    void scalar(const std::string& name, float v) { init(name, f32({}, {v})); }
-    void int64s(const std::string& name, const std::vector<int64_t>& v)
-    {
-        onnx::TensorProto* init = graph_->add_initializer();
-        init->set_name(name);
-        init->set_data_type(onnx::TensorProto::INT64);
-        init->add_dims(static_cast<int64_t>(v.size()));
-        for (int64_t x : v) init->add_int64_data(x);
-    }
-
-    onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs)
-    {
-        onnx::NodeProto* n = graph_->add_node();
-        n->set_op_type(op);
-        n->set_name(op + "_" + std::to_string(graph_->node_size()));
-        for (const auto& i : ins) n->add_input(i);
-        for (const auto& o : outs) n->add_output(o);
-        return n;
-    }
-    static void attr_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v)
-    {
-        onnx::AttributeProto* a = n->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::INTS);
-        for (int64_t x : v) a->add_ints(x);
-    }
-    static void attr_int(onnx::NodeProto* n, const std::string& name, int64_t v)
-    {
-        onnx::AttributeProto* a = n->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::INT);
-        a->set_i(v);
-    }
-    static void attr_float(onnx::NodeProto* n, const std::string& name, float v)
-    {
-        onnx::AttributeProto* a = n->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::FLOAT);
-        a->set_f(v);
-    }
-
-    // A float output of `rank` symbolic dims (ONNX shape inference fills them in).
-    void output(const std::string& name, int rank)
-    {
-        onnx::ValueInfoProto* vi = graph_->add_output();
-        vi->set_name(name);
-        auto* tt = vi->mutable_type()->mutable_tensor_type();
-        tt->set_elem_type(onnx::TensorProto::FLOAT);
-        tt->mutable_shape(); // rank 0 is a shape too
-        for (int k = 0; k < rank; ++k) tt->mutable_shape()->add_dim()->set_dim_param(name + std::to_string(k));
-    }
-
-    Net load(bool optimize) const
-    {
-        const std::string bytes = model_.SerializeAsString();
-        OnnxImportOptions options;
-        options.optimize = optimize;
-        Net net;
-        load_onnx_mem(net, bytes.data(), bytes.size(), "test.onnx", ".", options);
-        return net;
-    }
-
-private:
-    onnx::ModelProto model_;
-    onnx::GraphProto* graph_ = nullptr;
-};
+using layer_test::OnnxGraph;
 
 // The optimized and unoptimized nets of a model with one input "x", their outputs for `x`.
 struct Both {

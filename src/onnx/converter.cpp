@@ -65,7 +65,8 @@ const std::map<std::string, NodeConverter>& converter_table()
     static const std::map<std::string, NodeConverter> table = [] {
         std::map<std::string, NodeConverter> m;
         for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters, elementwise_converters,
-                            norms_converters, seqmisc_converters, losses_converters, convpool_converters})
+                            norms_converters, seqmisc_converters, losses_converters, convpool_converters,
+                            quantized_converters})
             for (const ConverterEntry& e : family()) m[e.op_type] = e.convert;
         return m;
     }();
@@ -212,6 +213,27 @@ void NodeContext::emit(const std::string& type, const std::vector<std::string>& 
 void NodeContext::set_constant_output(int i, const Tensor& value) { model_.set_constant(node_.output(i), value); }
 
 std::string NodeContext::temp(const std::string& suffix) { return model_.unique_blob(name_ + "/" + suffix); }
+
+std::string NodeContext::constant_name(const Tensor& value, const std::string& suffix)
+{
+    const std::string name = temp(suffix);
+    model_.set_constant(name, value);
+    return name;
+}
+
+void NodeContext::share_input_type(int i, const std::string& name)
+{
+    if (const onnx::TypeProto* t = has_input(i) ? model_.type_of(node_.input(i)) : nullptr) model_.set_type(name, *t);
+}
+
+void NodeContext::convert_stand_in(onnx::NodeProto stand_in)
+{
+    stand_in.set_name(name_ + "/" + stand_in.op_type());
+    NodeContext sub(model_, stand_in, 0, opset_);
+    const auto it = converter_table().find(stand_in.op_type());
+    check(it != converter_table().end(), "no converter for the stand-in ", stand_in.op_type());
+    it->second(sub);
+}
 
 // ---- ModelConverter ----------------------------------------------------------
 

@@ -56,6 +56,17 @@ public:
     void set_constant_output(int i, const Tensor& value);
     // A fresh intermediate blob name.
     std::string temp(const std::string& suffix);
+    // A value known at conversion time under a fresh name (emitted as a
+    // Constant only if a layer reads it as a blob).
+    std::string constant_name(const Tensor& value, const std::string& suffix);
+    // Input i's ONNX type (shape hints) also describes blob `name`.
+    void share_input_type(int i, const std::string& name);
+
+    // Lowering: converts `stand_in`, a node built by this node's converter
+    // (e.g. the float op an integer op becomes), in this node's place. Its
+    // inputs are this node's inputs, blobs emitted here, or constant_name()s;
+    // its layers are named after this node.
+    void convert_stand_in(onnx::NodeProto stand_in);
 
     template <class... Args> [[noreturn]] void fail(const Args&... args) const
     {
@@ -93,6 +104,7 @@ std::vector<ConverterEntry> norms_converters();        // InstanceNormalization,
 std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSuppression, QuantizeLinear, Einsum, GridSample, RoiAlign
 std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SCE losses, Dropout, windows, Det, ...
 std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
+std::vector<ConverterEntry> quantized_converters();    // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.
@@ -124,6 +136,7 @@ public:
     const Tensor* constant(const std::string& onnx_name) const;
     void set_constant(const std::string& onnx_name, const Tensor& value);
     const onnx::TypeProto* type_of(const std::string& onnx_name) const;
+    void set_type(const std::string& onnx_name, const onnx::TypeProto& type) { types_[onnx_name] = type; }
     void add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,
                    const std::vector<std::string>& tops, const ParamDict& params, const std::vector<Tensor>& weights);
     std::string unique_blob(const std::string& base);

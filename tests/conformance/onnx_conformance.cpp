@@ -63,6 +63,13 @@ std::string compare(const Tensor& got, const Tensor& want)
     return "";
 }
 
+// ONNX's test generator writes bfloat16 data as uint16 (numpy has no
+// bfloat16): where the other side is bfloat16, read those bits as bfloat16.
+Tensor as_bf16_if_stored_as_u16(const Tensor& t, DType wanted)
+{
+    return wanted == DType::BF16 && t.dtype() == DType::U16 ? t.view_as(t.shape(), DType::BF16) : t;
+}
+
 // Runs one case in this process; returns "" on pass, else the reason.
 std::string run_case(const std::string& dir)
 {
@@ -77,14 +84,17 @@ std::string run_case(const std::string& dir)
             Session session(net);
             const std::vector<std::string> in_files = list_dir(sd, "input_");
             for (size_t i = 0; i < in_files.size() && i < inputs.size(); ++i)
-                session.set_input(inputs[i], read_onnx_tensor_file(sd + "/input_" + std::to_string(i) + ".pb"));
+                session.set_input(inputs[i],
+                                  as_bf16_if_stored_as_u16(read_onnx_tensor_file(sd + "/input_" + std::to_string(i) + ".pb"),
+                                                           net.input_dtype(inputs[i])));
             const std::vector<std::string> out_files = list_dir(sd, "output_");
             if (out_files.size() != outputs.size())
                 return "model has " + std::to_string(outputs.size()) + " outputs, test data " +
                        std::to_string(out_files.size());
             const std::vector<Tensor> got = session.run(outputs);
             for (size_t i = 0; i < outputs.size(); ++i) {
-                const Tensor want = read_onnx_tensor_file(sd + "/output_" + std::to_string(i) + ".pb");
+                const Tensor want = as_bf16_if_stored_as_u16(
+                    read_onnx_tensor_file(sd + "/output_" + std::to_string(i) + ".pb"), got[i].dtype());
                 const std::string diff = compare(got[i], want);
                 if (!diff.empty()) return set + " output " + std::to_string(i) + ": " + diff;
             }
