@@ -16,6 +16,7 @@
 
 #include "kestrel/kestrel.h"
 #include "layer_test_util.h"
+#include "onnx_test_graph.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
 #include "onnx/onnx_pb.h"
@@ -407,6 +408,58 @@ TEST(NormsReduce, ScatteredAxesAnyThreadCountAndEmptyGroups)
     EXPECT_TRUE(near_all(prod, Shape{2, 3}, std::vector<double>(6, 1.0), 0));
 }
 
+// Integers reduce exactly in 64 bits (values past 2^53 included), sums wrap
+// like the element type, MEAN truncates toward zero; the reference is plain
+// integer loops here.
+TEST(NormsReduce, IntegersReduceExactly)
+{
+    const int64_t big = (int64_t(1) << 60) + 1;
+    const std::vector<int64_t> v = {big, 3, -7, 5, -2, big, 9, -1, 4, 4, -4, 6};
+    Tensor x({3, 4}, DType::I64);
+    std::copy(v.begin(), v.end(), x.data<int64_t>());
+    for (int op : {0, 2, 3, 4, 5, 6, 7}) {
+        const Tensor y = run_op("ReduceND", params({{0, op}, {1, 0}}), {x, int64s({1})}, 1, {1}, 2)[0];
+        ASSERT_EQ(y.dtype(), DType::I64);
+        ASSERT_EQ(y.shape(), Shape{3});
+        for (int r = 0; r < 3; ++r) {
+            uint64_t sum = 0, product = 1, squares = 0, abs_sum = 0;
+            int64_t lo = v[r * 4], hi = v[r * 4];
+            for (int c = 0; c < 4; ++c) {
+                const int64_t e = v[r * 4 + c];
+                sum += static_cast<uint64_t>(e);
+                product *= static_cast<uint64_t>(e);
+                squares += static_cast<uint64_t>(e) * static_cast<uint64_t>(e);
+                abs_sum += static_cast<uint64_t>(e < 0 ? -e : e);
+                lo = std::min(lo, e);
+                hi = std::max(hi, e);
+            }
+            const int64_t want = op == 0   ? static_cast<int64_t>(sum)
+                                 : op == 2 ? static_cast<int64_t>(squares)
+                                 : op == 3 ? static_cast<int64_t>(sum) / 4
+                                 : op == 4 ? hi
+                                 : op == 5 ? lo
+                                 : op == 6 ? static_cast<int64_t>(product)
+                                           : static_cast<int64_t>(abs_sum);
+            EXPECT_EQ(y.data<int64_t>()[r], want) << "op " << op << " row " << r;
+        }
+    }
+    Tensor bytes({2, 3}, DType::U8);
+    const uint8_t b[] = {200, 100, 50, 1, 2, 3};
+    std::copy(b, b + 6, bytes.data<uint8_t>());
+    const Tensor wrapped = run_op("ReduceND", params({{0, 0}, {1, 0}}), {bytes, int64s({1})}, 1, {1})[0];
+    EXPECT_EQ(wrapped.data<uint8_t>()[0], (200 + 100 + 50) % 256);
+    EXPECT_EQ(wrapped.data<uint8_t>()[1], 6);
+    Tensor ints({2, 2}, DType::I32);
+    const int32_t iv[] = {-7, 2, 3, 4};
+    std::copy(iv, iv + 4, ints.data<int32_t>());
+    const Tensor mean = run_op("ReduceND", params({{0, 3}, {1, 0}}), {ints, int64s({1})}, 1, {1})[0];
+    EXPECT_EQ(mean.data<int32_t>()[0], -2); // -2.5 truncated toward zero
+    EXPECT_EQ(mean.data<int32_t>()[1], 3);
+    const Tensor l2 = run_op("ReduceND", params({{0, 8}, {1, 0}}), {ints, int64s({1})}, 1, {1})[0];
+    EXPECT_EQ(l2.data<int32_t>()[1], 5); // sqrt(9 + 16)
+    EXPECT_EQ(l2.data<int32_t>()[0], 7); // sqrt(53) = 7.28, truncated
+}
+
 TEST(NormsReduce, EmptyAxesReduceAllOrPassThrough)
 {
     const Tensor x = random_f32({3, 2, 2}, 21);
@@ -448,7 +501,8 @@ TEST(NormsReduce, RejectsBadAxesAndDtypes)
     const Tensor x = random_f32({2, 3}, 23);
     EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({{20, 1}}), {x, int64s({2})}); }), "out of range"));
     EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({}), {x, int64s({1})}); }), "20=dynamic=1"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({}), {int64s({1, 2})}); }), "float tensor"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({}), {Tensor({2}, DType::Bool)}); }),
+                         "float or integer tensor"));
     EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({{0, 11}}), {x}); }), "param 0"));
     EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({{20, 1}}), {x, floats({1}, {1})}); }),
                          "integer"));
@@ -675,6 +729,27 @@ TEST(NormsConverters, ReduceSumWithRunTimeAxes)
     Shape shape;
     const std::vector<double> want = reduce_reference(x, {1}, 0, &shape, false);
     EXPECT_TRUE(near_all(run_model(m, {x, int64s({-2})})[0], shape, want, 1e-6));
+}
+
+// Detection exports reduce int64 shape values (torchvision's transform:
+// ReduceMin over image sizes): the converter takes integer reductions.
+TEST(NormsConverters, ReduceMinOfInt64)
+{
+    layer_test::OnnxGraph g(13);
+    g.input("x", {2, 3}, onnx::TensorProto::INT64);
+    layer_test::OnnxGraph::attr_ints(g.node("ReduceMin", {"x"}, {"y"}), "axes", {1});
+    g.output("y", 2, onnx::TensorProto::INT64);
+    const Net net = g.load(true);
+    Session s(net);
+    Tensor x({2, 3}, DType::I64);
+    const int64_t v[] = {(int64_t(1) << 55) + 3, (int64_t(1) << 55) + 1, (int64_t(1) << 55) + 2, 9, -4, 7};
+    std::copy(v, v + 6, x.data<int64_t>());
+    s.set_input("x", x);
+    const Tensor y = s.get("y");
+    ASSERT_EQ(y.dtype(), DType::I64);
+    ASSERT_EQ(y.shape(), (Shape{2, 1}));
+    EXPECT_EQ(y.data<int64_t>()[0], v[1]);
+    EXPECT_EQ(y.data<int64_t>()[1], -4);
 }
 #endif
 

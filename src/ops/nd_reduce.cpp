@@ -1,5 +1,5 @@
-// ReduceND (our layer, ONNX Reduce* semantics): reduces input 0 (float16,
-// bfloat16, float32 or float64) over the axes in input 1 (1-D integers,
+// ReduceND (our layer, ONNX Reduce* semantics): reduces input 0 (any float or
+// integer dtype) over the axes in input 1 (1-D integers,
 // negative from the end; optional). Params:
 //   0=operation: 0 SUM, 2 SUMSQ, 3 MEAN, 4 MAX, 5 MIN, 6 PROD, 7 L1, 8 L2,
 //     9 LOGSUM, 10 LOGSUMEXP (the codes of the ncnn Reduction layer; its 1 ASUM
@@ -9,11 +9,14 @@
 //   2=noop_with_empty_axes (0): no axes (absent or empty) pass the input
 //     through; otherwise no axes reduce every axis
 //   20=dynamic (0): 1 accepts axes known only at run time (see nd_common.cpp)
-// Accumulates in double; the output has the input's dtype.
+// Integer inputs (any width) are reduced exactly in 64 bits (MEAN truncates
+// toward zero; L2, LOGSUM, LOGSUMEXP go through double); floats accumulate in
+// double. The output has the input's dtype.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "core/dtype_dispatch.h"
 #include "ops/nd_common.h"
@@ -42,7 +45,8 @@ public:
     {
         expect_input_count(in, 1, 2);
         expect_output_count(out, 1);
-        check(dtype_is_float(in[0].dtype), "input must be a float tensor, got ", dtype_name(in[0].dtype));
+        check(dtype_is_float(in[0].dtype) || nd::is_integer_dtype(in[0].dtype),
+              "input must be a float or integer tensor, got ", dtype_name(in[0].dtype));
         if (in.size() == 2) {
             check(in[1].shape.size() == 1, "axes (input 1) must be 1-D, got ", shape_str(in[1].shape));
             // Empty axes are known from the shape alone.
@@ -72,11 +76,11 @@ public:
         const nd::GroupWalk walk(x.shape(), reduced);
         visit_dtype(x.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
-            if constexpr (is_float_storage_v<T>) {
+            if constexpr (!std::is_same_v<T, bool>) {
                 const T* src = x.data<T>();
                 T* dst = out[0].data<T>();
                 ctx.parallel_for(walk.groups(), [&](int64_t begin, int64_t end) {
-                    for (int64_t g = begin; g < end; ++g) dst[g] = convert_value<T>(reduce_group(walk, g, src));
+                    for (int64_t g = begin; g < end; ++g) dst[g] = reduce_group(walk, g, src);
                 });
             }
         });
@@ -104,8 +108,48 @@ private:
         return o;
     }
 
+    // Folds group g of x: integers exactly where the operation stays in the
+    // integers, everything else in double.
+    template <class T> T reduce_group(const nd::GroupWalk& walk, int64_t g, const T* x) const
+    {
+        if constexpr (std::is_integral_v<T>)
+            if (op_ != L2 && op_ != LOGSUM && op_ != LOGSUMEXP) return integer_group(walk, g, x);
+        return convert_value<T>(double_group(walk, g, x));
+    }
+
+    // Sums, products and extremes of integers in 64 bits; sums and products
+    // wrap around (unsigned arithmetic) as the element type would. MEAN
+    // truncates toward zero, as ONNX's reference (mean, then astype) does.
+    template <class T> T integer_group(const nd::GroupWalk& walk, int64_t g, const T* x) const
+    {
+        using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+        Wide lo = std::numeric_limits<T>::max(), hi = std::numeric_limits<T>::lowest();
+        uint64_t sum = 0, product = 1, abs_sum = 0, squares = 0;
+        walk.visit(g, [&](int64_t i) {
+            const Wide v = static_cast<Wide>(x[i]);
+            const uint64_t u = static_cast<uint64_t>(v);
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+            sum += u;
+            product *= u;
+            squares += u * u;
+            abs_sum += v < 0 ? 0 - u : u;
+        });
+        switch (op_) {
+        case MAX: return static_cast<T>(hi);
+        case MIN: return static_cast<T>(lo);
+        case PROD: return static_cast<T>(product);
+        case L1: return static_cast<T>(abs_sum);
+        case SUMSQ: return static_cast<T>(squares);
+        case MEAN:
+            if (walk.group_size() == 0) return T(0);
+            return static_cast<T>(static_cast<Wide>(sum) / static_cast<Wide>(walk.group_size()));
+        default: return static_cast<T>(sum);
+        }
+    }
+
     // Folds group g of x in double.
-    template <class T> double reduce_group(const nd::GroupWalk& walk, int64_t g, const T* x) const
+    template <class T> double double_group(const nd::GroupWalk& walk, int64_t g, const T* x) const
     {
         auto fold = [&](double init, auto combine) {
             double a = init;
