@@ -227,6 +227,48 @@ TEST(NcnnFormatParamText, LayersBlobsInputsOutputsAndCompute)
     for (int i = 0; i < 24; ++i) EXPECT_EQ(y.data<float>()[i], (x[i] < 0 ? x[i] * 0.5f : x[i]) + x[i]) << i;
 }
 
+// Outputs that a layer also reads, or listed in another order (ONNX graphs
+// name theirs), survive writing and reading through a trailing `Output`
+// record, which ncnn skips like any record after the declared layers.
+TEST(NcnnFormatParamText, DeclaredOutputsRoundTripThroughAnOutputRecord)
+{
+    Net built;
+    built.add_layer("Input", "in", {}, {"x"});
+    built.add_layer("ReLU", "relu", {"x"}, {"y1"});
+    built.add_layer("Sigmoid", "sig", {"y1"}, {"y2"});
+    built.set_output_names({"y2", "y1"});
+    const std::string text = built.param_text();
+    EXPECT_NE(text.find("\nOutput outputs 2 0 y2 y1\n"), std::string::npos) << text;
+    Net loaded;
+    loaded.load_param_mem(text, "outputs.param");
+    EXPECT_EQ(loaded.graph().layers.size(), 3u);
+    ASSERT_EQ(loaded.output_names(), (std::vector<std::string>{"y2", "y1"}));
+    Session s(loaded);
+    s.set_input("x", make_f32({3}, {-1.f, 0.5f, 2.f}));
+    const std::vector<Tensor> out = s.run(loaded.output_names());
+    for (int i = 0; i < 3; ++i) {
+        const float relu = std::max(0.f, std::vector<float>{-1.f, 0.5f, 2.f}[i]);
+        EXPECT_EQ(out[1].data<float>()[i], relu);
+        EXPECT_FLOAT_EQ(out[0].data<float>()[i], 1.f / (1.f + std::exp(-relu)));
+    }
+    // Outputs that are just the unread blobs need no record: ncnn files are written back as they were.
+    Net plain;
+    plain.load_param_mem(kSplitModelLines, "split.param");
+    EXPECT_EQ(plain.param_text().find("Output"), std::string::npos);
+    // A record naming a blob nobody produces, or a second record, is an error naming the file.
+    const std::string base = text.substr(0, text.find("Output"));
+    for (const std::string& bad : {base + "Output outputs 1 0 nowhere\n",
+                                   base + "Output outputs 1 0 y1\nOutput outputs 1 0 y2\n"}) {
+        Net n;
+        try {
+            n.load_param_mem(bad, "bad_outputs.param");
+            ADD_FAILURE() << "expected an error for:\n" << bad;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("bad_outputs.param"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(NcnnFormatParamText, BlobCountMayExceedTheBlobsUsed)
 {
     // ncnn sizes its blob table from the header; more room than needed is fine.

@@ -20,6 +20,7 @@ constexpr int kMagic = 7767517;
 constexpr int kMaxLayers = 1 << 20;
 constexpr int kMaxBlobsPerLayer = 1 << 12;
 constexpr size_t kMaxNameLength = 255;
+constexpr const char* kOutputRecord = "Output"; // after the declared layers: the graph outputs
 
 struct Token {
     std::string text;
@@ -272,7 +273,9 @@ Graph parse_ncnn_param_text(const std::string& text, const std::string& source)
     }
     // Like ncnn, read exactly the declared number of layers and ignore further
     // well-formed layer records (ncnn's own nanodet_m.param has one); anything
-    // else after them is an error.
+    // else after them is an error. One of them is ours: `Output` with no tops
+    // lists the graph outputs (written when they are not simply the blobs no
+    // layer reads; ncnn skips it).
     while (!tz.at_end()) {
         const Token type = tz.next("layer type");
         if (!std::isalpha(static_cast<unsigned char>(type.text[0])))
@@ -282,12 +285,31 @@ Graph parse_ncnn_param_text(const std::string& text, const std::string& source)
         extra.name = expect_name(tz, "layer name");
         const int nb = expect_int(tz, "bottom count", 0, kMaxBlobsPerLayer);
         const int nt = expect_int(tz, "top count", 0, kMaxBlobsPerLayer);
-        for (int i = 0; i < nb + nt; ++i) expect_name(tz, "blob name");
+        std::vector<std::string> names;
+        for (int i = 0; i < nb + nt; ++i) names.push_back(expect_name(tz, "blob name"));
         while (tz.next_is_param()) parse_param(tz, extra);
+        if (extra.type == kOutputRecord && nt == 0 && nb > 0) {
+            if (!g.declared_outputs.empty()) bad(tz, type.line, "more than one Output record");
+            g.declared_outputs = names; // finalize() checks that each is produced
+        }
     }
     g.finalize();
     return g;
 }
+
+namespace {
+
+// Graph outputs that are not exactly the blobs no layer reads, in blob order
+// (what a reader infers without an Output record).
+bool outputs_need_a_record(const Graph& graph)
+{
+    std::vector<int> unread;
+    for (int b = 0; b < static_cast<int>(graph.blobs.size()); ++b)
+        if (graph.blobs[b].producer >= 0 && graph.blobs[b].consumers.empty()) unread.push_back(b);
+    return graph.outputs != unread;
+}
+
+} // namespace
 
 std::string write_ncnn_param_text(const Graph& graph)
 {
@@ -298,6 +320,11 @@ std::string write_ncnn_param_text(const Graph& graph)
         for (int t : l.tops) out += " " + graph.blobs[t].name;
         const std::string params = l.params.to_text();
         if (!params.empty()) out += " " + params;
+        out += "\n";
+    }
+    if (outputs_need_a_record(graph)) {
+        out += std::string(kOutputRecord) + " outputs " + std::to_string(graph.outputs.size()) + " 0";
+        for (int b : graph.outputs) out += " " + graph.blobs[b].name;
         out += "\n";
     }
     return out;
