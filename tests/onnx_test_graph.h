@@ -16,13 +16,12 @@ public:
     {
         model_.set_ir_version(8);
         model_.add_opset_import()->set_version(opset);
-        graph_ = model_.mutable_graph();
-        graph_->set_name("g");
+        graph()->set_name("g");
     }
 
     void input(const std::string& name, const Shape& shape, int elem_type = onnx::TensorProto::FLOAT)
     {
-        onnx::ValueInfoProto* vi = graph_->add_input();
+        onnx::ValueInfoProto* vi = graph()->add_input();
         vi->set_name(name);
         auto* tt = vi->mutable_type()->mutable_tensor_type();
         tt->set_elem_type(elem_type);
@@ -32,7 +31,7 @@ public:
 
     void init(const std::string& name, const Tensor& t)
     {
-        onnx::TensorProto* init = graph_->add_initializer();
+        onnx::TensorProto* init = graph()->add_initializer();
         init->set_name(name);
         init->set_data_type(onnx::TensorProto::FLOAT);
         for (int64_t d : t.shape()) init->add_dims(d);
@@ -42,7 +41,7 @@ public:
     // An initializer of any dtype, as raw little-endian bytes.
     void raw_init(const std::string& name, const Tensor& t, int elem_type)
     {
-        onnx::TensorProto* init = graph_->add_initializer();
+        onnx::TensorProto* init = graph()->add_initializer();
         init->set_name(name);
         init->set_data_type(elem_type);
         for (int64_t d : t.shape()) init->add_dims(d);
@@ -50,7 +49,7 @@ public:
     }
     void int64s(const std::string& name, const std::vector<int64_t>& v)
     {
-        onnx::TensorProto* init = graph_->add_initializer();
+        onnx::TensorProto* init = graph()->add_initializer();
         init->set_name(name);
         init->set_data_type(onnx::TensorProto::INT64);
         init->add_dims(static_cast<int64_t>(v.size()));
@@ -59,9 +58,9 @@ public:
 
     onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs)
     {
-        onnx::NodeProto* n = graph_->add_node();
+        onnx::NodeProto* n = graph()->add_node();
         n->set_op_type(op);
-        n->set_name(op + "_" + std::to_string(graph_->node_size()));
+        n->set_name(op + "_" + std::to_string(graph()->node_size()));
         for (const auto& i : ins) n->add_input(i);
         for (const auto& o : outs) n->add_output(o);
         return n;
@@ -91,13 +90,24 @@ public:
     // An output of `rank` symbolic dims (ONNX shape inference fills them in).
     void output(const std::string& name, int rank, int elem_type = onnx::TensorProto::FLOAT)
     {
-        onnx::ValueInfoProto* vi = graph_->add_output();
+        onnx::ValueInfoProto* vi = graph()->add_output();
         vi->set_name(name);
         auto* tt = vi->mutable_type()->mutable_tensor_type();
         tt->set_elem_type(elem_type);
         tt->mutable_shape(); // rank 0 is a shape too
         for (int k = 0; k < rank; ++k) tt->mutable_shape()->add_dim()->set_dim_param(name + std::to_string(k));
     }
+
+    // Subgraphs (If branches): a graph built with another OnnxGraph, as an attribute.
+    static void attr_graph(onnx::NodeProto* n, const std::string& name, const OnnxGraph& body)
+    {
+        onnx::AttributeProto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        *a->mutable_g() = body.model_.graph();
+    }
+    const onnx::ModelProto& model() const { return model_; }
+    onnx::GraphProto* graph() { return model_.mutable_graph(); } // no cached pointer: copies stay valid
 
     Net load(bool optimize) const
     {
@@ -111,7 +121,6 @@ public:
 
 private:
     onnx::ModelProto model_;
-    onnx::GraphProto* graph_ = nullptr;
 };
 
 } // namespace kestrel::layer_test

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -267,6 +268,37 @@ TEST(NcnnFormatParamText, DeclaredOutputsRoundTripThroughAnOutputRecord)
             EXPECT_NE(std::string(e.what()).find("bad_outputs.param"), std::string::npos) << e.what();
         }
     }
+}
+
+// Our Input params: 21=dtype alone (what an ONNX If branch declares for a
+// value whose rank is unknown) checks the dtype and takes any rank; 20=dims
+// checks the shape too.
+TEST(NcnnFormatParamText, InputDtypeWithoutDimsTakesAnyRank)
+{
+    Net net;
+    net.load_param_mem("7767517\n3 3\nInput x 0 1 x 21=0\nInput v 0 1 v -23320=2,2,-1 21=0\nReLU r 1 1 x y\n",
+                       "inputs.param");
+    for (const Shape& shape : {Shape{}, Shape{4}, Shape{2, 3, 1}}) {
+        Session s(net);
+        Tensor x(shape, DType::F32);
+        for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(i) - 1.5f;
+        s.set_input("x", x);
+        const Tensor y = s.get("y");
+        ASSERT_EQ(y.shape(), shape);
+        for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(y.data<float>()[i], std::max(0.f, static_cast<float>(i) - 1.5f));
+    }
+    Session s(net);
+    const auto error_of = [](const std::function<void()>& fn) -> std::string {
+        try {
+            fn();
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    EXPECT_NE(error_of([&] { s.set_input("x", Tensor({2}, DType::I32)); }).find("must be float32"), std::string::npos);
+    EXPECT_NE(error_of([&] { s.set_input("v", Tensor({3, 1}, DType::F32)); }).find("must have shape"), std::string::npos);
+    EXPECT_EQ(error_of([&] { s.set_input("v", Tensor({2, 7}, DType::F32)); }), "no error");
 }
 
 TEST(NcnnFormatParamText, BlobCountMayExceedTheBlobsUsed)

@@ -5,6 +5,7 @@
 // per set of input shapes (prepare once, run many).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,6 +62,8 @@ public:
 
     void save_param(const std::string& path) const;
     void save_model(const std::string& path) const;
+    // What save_model writes: the weights in .bin encoding.
+    std::vector<uint8_t> model_bytes() const;
     std::string param_text() const;
 
     std::vector<std::string> input_names() const;

@@ -66,7 +66,7 @@ const std::map<std::string, NodeConverter>& converter_table()
         std::map<std::string, NodeConverter> m;
         for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters, elementwise_converters,
                             norms_converters, seqmisc_converters, losses_converters, convpool_converters,
-                            quantized_converters})
+                            quantized_converters, control_converters})
             for (const ConverterEntry& e : family()) m[e.op_type] = e.convert;
         return m;
     }();
@@ -226,6 +226,14 @@ void NodeContext::share_input_type(int i, const std::string& name)
     if (const onnx::TypeProto* t = has_input(i) ? model_.type_of(node_.input(i)) : nullptr) model_.set_type(name, *t);
 }
 
+std::string NodeContext::outer_blob(const std::string& onnx_name) { return model_.ensure_blob(onnx_name, where()); }
+
+Net NodeContext::convert_subgraph(const onnx::GraphProto& graph, const std::vector<std::string>& captured,
+                                  const std::string& what)
+{
+    return model_.convert_subgraph(graph, captured, what, where());
+}
+
 void NodeContext::convert_stand_in(onnx::NodeProto stand_in)
 {
     stand_in.set_name(name_ + "/" + stand_in.op_type());
@@ -303,6 +311,48 @@ std::string ModelConverter::ensure_blob(const std::string& onnx_name, const std:
     return name;
 }
 
+// The subgraph as a model of its own: the outer values it reads become graph
+// inputs typed as the outer scope knows them (dims left symbolic: a branch
+// must take whatever the outer graph produces at run time).
+Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::vector<std::string>& captured,
+                                     const std::string& what, const std::string& where)
+{
+    // Each subgraph costs a conversion and a forked shape inference: a bound
+    // keeps a small hostile file from costing seconds.
+    constexpr int kMaxDepth = 16, kMaxSubgraphs = 32;
+    kestrel::check(depth_ < kMaxDepth, where, ": subgraphs nested deeper than ", kMaxDepth);
+    kestrel::check(++*subgraph_count_ <= kMaxSubgraphs, where, ": more than ", kMaxSubgraphs, " subgraphs in the model");
+    onnx::ModelProto sub;
+    sub.set_ir_version(model_.ir_version());
+    *sub.mutable_opset_import() = model_.opset_import();
+    *sub.mutable_graph() = graph;
+    for (const std::string& name : captured) {
+        onnx::ValueInfoProto* in = sub.mutable_graph()->add_input();
+        in->set_name(name);
+        auto* tt = in->mutable_type()->mutable_tensor_type();
+        int rank = -1;
+        if (const Tensor* c = constant(name)) {
+            tt->set_elem_type(onnx_type_from_dtype(c->dtype()));
+            rank = static_cast<int>(c->shape().size());
+        } else if (const onnx::TypeProto* t = type_of(name); t && t->has_tensor_type() && t->tensor_type().elem_type()) {
+            tt->set_elem_type(t->tensor_type().elem_type());
+            if (t->tensor_type().has_shape()) rank = t->tensor_type().shape().dim_size();
+        } else {
+            fail(where, ": the type of '", name, "', read by the ", what, ", is unknown");
+        }
+        if (rank >= 0) tt->mutable_shape();
+        for (int d = 0; d < rank; ++d) tt->mutable_shape()->add_dim()->set_dim_param(name + "_" + std::to_string(d));
+    }
+    infer_shapes_safely(sub, what + " of " + where); // types inside the subgraph, for nested ones
+    Net net;
+    ModelConverter converter(sub, base_dir_, what + " of " + where, net);
+    converter.depth_ = depth_ + 1;
+    converter.subgraph_count_ = subgraph_count_;
+    converter.convert();
+    net.optimize(converter.shape_hints());
+    return net;
+}
+
 void ModelConverter::add_graph_inputs()
 {
     const onnx::GraphProto& g = model_.graph();
@@ -313,8 +363,7 @@ void ModelConverter::add_graph_inputs()
         ParamDict pd;
         std::vector<int> dims;
         for (const auto& d : tt.shape().dim()) dims.push_back(d.has_dim_value() ? static_cast<int>(d.dim_value()) : -1);
-        if (!tt.has_shape()) dims.clear();
-        pd.set_ints(20, dims);
+        if (tt.has_shape()) pd.set_ints(20, dims); // no shape: any rank
         pd.set_int(21, static_cast<int>(dtype_from_onnx(tt.elem_type(), "graph input '" + in.name() + "'")));
         const std::string name = sanitize(in.name());
         add_layer("Input", name, {}, {name}, pd, {});

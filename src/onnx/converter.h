@@ -68,6 +68,13 @@ public:
     // its layers are named after this node.
     void convert_stand_in(onnx::NodeProto stand_in);
 
+    // Control flow: the blob of an ONNX name of the enclosing scope, and a
+    // subgraph converted (and optimized) into a Net of its own whose inputs
+    // are the `captured` outer values, in that order.
+    std::string outer_blob(const std::string& onnx_name);
+    Net convert_subgraph(const onnx::GraphProto& graph, const std::vector<std::string>& captured,
+                         const std::string& what);
+
     template <class... Args> [[noreturn]] void fail(const Args&... args) const
     {
         kestrel::fail(where(), ": ", args...);
@@ -105,6 +112,7 @@ std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSu
 std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SCE losses, Dropout, windows, Det, ...
 std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
 std::vector<ConverterEntry> quantized_converters();    // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul
+std::vector<ConverterEntry> control_converters();      // If
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.
@@ -140,6 +148,8 @@ public:
     void add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,
                    const std::vector<std::string>& tops, const ParamDict& params, const std::vector<Tensor>& weights);
     std::string unique_blob(const std::string& base);
+    Net convert_subgraph(const onnx::GraphProto& graph, const std::vector<std::string>& captured,
+                         const std::string& what, const std::string& where);
     static std::string sanitize(const std::string& onnx_name);
     const std::string& base_dir() const { return base_dir_; }
 
@@ -153,6 +163,9 @@ private:
     std::set<std::string> produced_; // sanitized blob names with a producer
     std::map<std::string, onnx::TypeProto> types_;
     int temp_counter_ = 0;
+    int depth_ = 0; // subgraph nesting: 0 for the model's graph
+    int subgraphs_ = 0; // converted so far, counted at the model's converter
+    int* subgraph_count_ = &subgraphs_;
 };
 
 } // namespace kestrel::onnx_import

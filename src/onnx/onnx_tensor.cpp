@@ -31,6 +31,15 @@ DType dtype_from_onnx(int t, const std::string& what)
     }
 }
 
+int onnx_type_from_dtype(DType t)
+{
+    using TP = onnx::TensorProto;
+    for (int onnx_type : {TP::FLOAT, TP::UINT8, TP::INT8, TP::UINT16, TP::INT16, TP::INT32, TP::INT64, TP::BOOL,
+                          TP::FLOAT16, TP::DOUBLE, TP::UINT32, TP::UINT64, TP::BFLOAT16})
+        if (dtype_from_onnx(onnx_type, "") == t) return onnx_type;
+    fail("no ONNX element type for ", dtype_name(t));
+}
+
 namespace {
 
 std::string read_external(const onnx::TensorProto& p, const std::string& base_dir, size_t expected)

@@ -10,6 +10,8 @@ namespace kestrel {
 
 // Throws for unsupported element types (strings, complex) with the tensor name.
 DType dtype_from_onnx(int onnx_type, const std::string& what);
+// The ONNX element type of a dtype (the inverse of dtype_from_onnx).
+int onnx_type_from_dtype(DType t);
 // `base_dir` resolves external data locations.
 Tensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& base_dir);
 // Reads a serialized TensorProto file (conformance test data).

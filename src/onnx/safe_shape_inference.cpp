@@ -1,5 +1,6 @@
 #include "onnx/safe_shape_inference.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <optional>
@@ -109,13 +110,13 @@ Validator validator_of(const onnx::NodeProto& node)
     return it == risky_ops().end() ? nullptr : it->second;
 }
 
-bool has_subgraphs(const onnx::GraphProto& graph)
+bool has_subgraphs(const onnx::NodeProto& node)
 {
-    for (const auto& node : graph.node())
-        for (const auto& a : node.attribute())
-            if (a.has_g() || a.graphs_size() > 0) return true;
+    for (const auto& a : node.attribute())
+        if (a.has_g() || a.graphs_size() > 0) return true;
     return false;
 }
+
 
 // Ranks of every value a first, safe inference pass can type: the model with
 // the risky nodes replaced by Identity of input 0 (only the rank of their
@@ -145,6 +146,9 @@ Ranks ranks_before_risky_nodes(const onnx::ModelProto& model)
         }
     }
     for (const auto& node : src.node()) {
+        // Nodes with subgraphs (If) stay out of this in-process pass: their
+        // bodies are not validated. Their outputs just stay untyped here.
+        if (has_subgraphs(node)) continue;
         onnx::NodeProto* n = g->add_node();
         if (validator_of(node) && node.input_size() > 0 && node.output_size() > 0) {
             n->set_op_type("Identity");
@@ -261,17 +265,18 @@ std::optional<onnx::GraphProto> inferred_types_isolated(onnx::ModelProto& model)
 
 void infer_shapes_safely(onnx::ModelProto& model, const std::string& source)
 {
-    // No converter handles If/Loop/Scan, whose bodies libonnx would infer
-    // without the checks above: such models get no hints (they fail to
-    // convert anyway, with an "unsupported operator" error).
-    if (has_subgraphs(model.graph())) return;
     check_risky_nodes(model, source);
 #if defined(__unix__)
+    // Subgraph bodies (If) are not validated above; a libonnx crash inside
+    // one stays in the child.
     const std::optional<onnx::GraphProto> types = inferred_types_isolated(model);
     if (!types) return; // inference crashed or hung: convert without hints
     *model.mutable_graph()->mutable_value_info() = types->value_info();
     if (types->output_size() == model.graph().output_size()) *model.mutable_graph()->mutable_output() = types->output();
 #else
+    // In process: only graphs the validators saw whole are inferred.
+    const auto& nodes = model.graph().node();
+    if (std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return has_subgraphs(n); })) return;
     inferred_types(model);
 #endif
 }

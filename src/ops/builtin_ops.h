@@ -14,7 +14,7 @@ struct BuiltinOp {
     std::unique_ptr<Op> (*factory)();
 };
 
-std::vector<BuiltinOp> core_ops();         // graph plumbing, activations, Eltwise
+std::vector<BuiltinOp> core_ops();         // graph plumbing (If included), activations, Eltwise
 std::vector<BuiltinOp> conv_ops();         // convolution, pooling, inner product, int8
 std::vector<BuiltinOp> elementwise_ops();  // BinaryOp, UnaryOp
 std::vector<BuiltinOp> data_ops();         // concat, slice, crop, permute, padding, ...

@@ -19,6 +19,7 @@ std::unique_ptr<Op> make_mish();
 std::unique_ptr<Op> make_tanh();
 std::unique_ptr<Op> make_dropout();
 std::unique_ptr<Op> make_constant();
+std::unique_ptr<Op> make_if_branch();
 
 std::vector<BuiltinOp> core_ops()
 {
@@ -40,6 +41,7 @@ std::vector<BuiltinOp> core_ops()
         {"TanH", make_tanh},
         {"Dropout", make_dropout},
         {"Constant", make_constant},
+        {"If", make_if_branch},
     };
 }
 

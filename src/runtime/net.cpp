@@ -218,11 +218,17 @@ void Net::save_param(const std::string& path) const
     check(static_cast<bool>(out), path, ": cannot write");
 }
 
-void Net::save_model(const std::string& path) const
+std::vector<uint8_t> Net::model_bytes() const
 {
     std::vector<uint8_t> bytes;
     for (const Layer& l : graph().layers)
         for (const StoredWeight& w : l.weights) write_ncnn_weight(w, bytes);
+    return bytes;
+}
+
+void Net::save_model(const std::string& path) const
+{
+    const std::vector<uint8_t> bytes = model_bytes();
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     check(static_cast<bool>(out), path, ": cannot write");

@@ -448,14 +448,17 @@ void Session::set_input(const std::string& name, const Tensor& tensor)
     const int b = g.find_blob(name);
     check(b >= 0, g.source, ": the model has no blob named '", name, "'");
     check(tensor.defined(), "set_input '", name, "': empty tensor");
-    // Inputs that declare an exact signature (ONNX models) are checked here;
-    // ncnn Input params are only hints and are not enforced.
+    // Inputs that declare a dtype (21) or exact dims (20), as ONNX models do,
+    // are checked here; ncnn Input params are only hints and are not enforced.
     const int producer = g.blobs[b].producer;
-    if (producer >= 0 && g.layers[producer].type == "Input" && g.layers[producer].params.has(20)) {
-        const Shape declared = impl_->net->input_shape(name);
+    const ParamDict* declared_by = producer >= 0 && g.layers[producer].type == "Input" ? &g.layers[producer].params : nullptr;
+    if (declared_by && declared_by->has(21)) {
         const DType dtype = impl_->net->input_dtype(name);
         check(tensor.dtype() == dtype, g.source, ": input '", name, "' must be ", dtype_name(dtype), ", got ",
               dtype_name(tensor.dtype()));
+    }
+    if (declared_by && declared_by->has(20)) {
+        const Shape declared = impl_->net->input_shape(name);
         bool fits = declared.size() == tensor.shape().size();
         for (size_t i = 0; fits && i < declared.size(); ++i) fits = declared[i] < 0 || declared[i] == tensor.shape()[i];
         check(fits, g.source, ": input '", name, "' must have shape ", shape_str(declared), " (-1: any), got ",
