@@ -1,5 +1,6 @@
 #include "onnx/converter.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -343,7 +344,10 @@ Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::v
         if (rank >= 0) tt->mutable_shape();
         for (int d = 0; d < rank; ++d) tt->mutable_shape()->add_dim()->set_dim_param(name + "_" + std::to_string(d));
     }
-    infer_shapes_safely(sub, what + " of " + where); // types inside the subgraph, for nested ones
+    // Values a nested subgraph reads need types from inside this one; other
+    // branches convert without hints (and without the cost of a forked inference).
+    if (std::any_of(graph.node().begin(), graph.node().end(), [](const auto& n) { return has_subgraphs(n); }))
+        infer_shapes_safely(sub, what + " of " + where);
     Net net;
     ModelConverter converter(sub, base_dir_, what + " of " + where, net);
     converter.depth_ = depth_ + 1;

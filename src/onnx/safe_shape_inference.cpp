@@ -110,12 +110,6 @@ Validator validator_of(const onnx::NodeProto& node)
     return it == risky_ops().end() ? nullptr : it->second;
 }
 
-bool has_subgraphs(const onnx::NodeProto& node)
-{
-    for (const auto& a : node.attribute())
-        if (a.has_g() || a.graphs_size() > 0) return true;
-    return false;
-}
 
 
 // Ranks of every value a first, safe inference pass can type: the model with
@@ -262,6 +256,13 @@ std::optional<onnx::GraphProto> inferred_types_isolated(onnx::ModelProto& model)
 #endif
 
 } // namespace
+
+bool has_subgraphs(const onnx::NodeProto& node)
+{
+    for (const auto& a : node.attribute())
+        if (a.has_g() || a.graphs_size() > 0) return true;
+    return false;
+}
 
 void infer_shapes_safely(onnx::ModelProto& model, const std::string& source)
 {

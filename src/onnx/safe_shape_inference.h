@@ -16,4 +16,7 @@ namespace kestrel::onnx_import {
 // Failures of inference itself are ignored: it only adds hints.
 void infer_shapes_safely(onnx::ModelProto& model, const std::string& source);
 
+// A node with graph attributes (If branches).
+bool has_subgraphs(const onnx::NodeProto& node);
+
 } // namespace kestrel::onnx_import
