@@ -194,6 +194,11 @@ TEST(OnnxIf, BadBranchesAndNestingAreErrors)
     const std::vector<uint8_t> few(8, 0);
     msg = layer_test::error_of([&] { net.load_model_mem(few.data(), few.size(), "if.bin"); });
     EXPECT_TRUE(layer_test::contains(msg, "if0")) << msg;
+    // Zero weights (benchmarking a structure) leave no branch text to read.
+    Net zeros;
+    zeros.load_param_mem("7767517\n3 3\nInput c 0 1 c\nInput x 0 1 x\nIf if0 2 1 c x y 0=100 1=0 2=100 3=0\n", "if.param");
+    msg = layer_test::error_of([&] { zeros.load_model_zeros(); });
+    EXPECT_TRUE(layer_test::contains(msg, "holds zero bytes")) << msg;
 }
 
 } // namespace

@@ -59,6 +59,7 @@ public:
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
+        check(then_ && else_, "the branches come with the weights: load the .bin first");
         expect_input_count(in, inputs(), inputs());
         expect_output_count(out, static_cast<int>(then_->output_names().size()));
         check(shape_numel(in[0].shape) == 1, "cond (input 0) must have one element, got ", shape_str(in[0].shape));
@@ -97,10 +98,13 @@ private:
     {
         const Tensor text = wr.load_typed({param_bytes}, DType::U8);
         const Tensor bin = wr.load_typed({bin_bytes}, DType::U8);
+        const std::string param(static_cast<const char*>(text.raw()), static_cast<size_t>(param_bytes));
+        check(param.find('\0') == std::string::npos, "the ", which,
+              " branch's .param text holds zero bytes (were the weights loaded?)");
         auto net = std::make_shared<Net>();
-        const std::string source = where() + " " + which + " branch";
-        net->load_param_mem(std::string(static_cast<const char*>(text.raw()), static_cast<size_t>(param_bytes)), source);
-        if (net->needs_weights()) net->load_model_mem(bin.raw(), static_cast<size_t>(bin_bytes), source);
+        net->load_param_mem(param, where() + " " + which + " branch");
+        if (net->needs_weights())
+            net->load_model_mem(bin.raw(), static_cast<size_t>(bin_bytes), where() + " " + which + " branch");
         return net;
     }
 
