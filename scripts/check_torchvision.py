@@ -16,31 +16,14 @@ import sys
 
 import numpy as np
 import torch
-import torch.nn as nn
 import torchvision.models as tvm
 import torchvision.models.segmentation as seg
+
+from gen_dynamic_models import randomize_bn  # the shared tool's BatchNorm and head randomization
 
 DEFAULT = ["mobilenet_v3_small", "efficientnet_b0", "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny",
            "swin_t", "maxvit_t", "squeezenet1_1", "googlenet", "densenet121", "mnasnet0_5",
            "lraspp_mobilenet_v3_large:320", "deeplabv3_mobilenet_v3_large:320", "fcn_resnet50:320"]
-
-
-def randomize_bn(model):
-    """As ../shared/tools/gen_torch_models.py: BatchNorm statistics away from
-    identity, zero-initialized Linear heads given weights."""
-    g = torch.Generator().manual_seed(1)
-    for m in model.modules():
-        if isinstance(m, nn.Linear) and not m.weight.detach().any():  # zero-initialized heads
-            m.weight.data.copy_(torch.randn(m.weight.shape, generator=g) * 0.05)
-            if m.bias is not None:
-                m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.05)
-        if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
-            n = m.num_features
-            m.running_mean.copy_(torch.rand(n, generator=g) * 0.2 - 0.1)
-            m.running_var.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
-            m.weight.data.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
-            m.bias.data.copy_(torch.rand(n, generator=g) * 0.2 - 0.1)
-    return model
 
 
 def export(name, size, workdir):
