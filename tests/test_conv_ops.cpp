@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -854,6 +855,28 @@ TEST(InnerProductOps, FlattenedRowWiseBiasAndActivations)
             expect_all_close(run_layer("InnerProduct", p.pd, weights, {x3}),
                              ref_fc(x3.data<float>(), 1, n_in, W, bb, n_out, act), {n_out});
         }
+}
+
+// Rows in blocks of 8 and 16-lane dot products: row counts and widths that
+// leave partial blocks and tails, against the double reference, and the same
+// bits at every thread count.
+TEST(InnerProductOps, RowBlocksAndDotTailsAnyThreadCount)
+{
+    for (const auto& [rows, n_in] : std::vector<std::pair<int64_t, int64_t>>{{19, 37}, {8, 16}, {1, 5}, {9, 100}}) {
+        SCOPED_TRACE(std::to_string(rows) + " rows x " + std::to_string(n_in));
+        const int64_t n_out = 11;
+        const std::vector<float> W = random_vector(n_in * n_out, 1530), b = random_vector(n_out, 1531);
+        PD p;
+        p.i(0, n_out).i(1, 1).i(2, static_cast<int>(n_in * n_out));
+        const std::vector<Tensor> weights{from_vector(W, {n_in * n_out}), from_vector(b, {n_out})};
+        const Tensor x = random_tensor({rows, n_in}, 1532, -2.f, 2.f);
+        const Tensor one = run_layer("InnerProduct", p.pd, weights, {x});
+        expect_all_close(one, ref_fc(x.data<float>(), rows, n_in, W, b, n_out, 0), {rows, n_out});
+        for (int threads : {2, 3}) {
+            const Tensor many = run_layer("InnerProduct", p.pd, weights, {x}, threads);
+            EXPECT_EQ(std::memcmp(one.raw(), many.raw(), one.nbytes()), 0) << threads << " threads";
+        }
+    }
 }
 
 TEST(InnerProductOps, RejectsInvalidParamsAndInputs)

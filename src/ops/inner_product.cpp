@@ -7,8 +7,10 @@
 // already I8), the int32 sums are dequantized by 1/(bottom*weight scale), then
 // bias and activation. The output is always float32: ncnn's InnerProduct has no
 // requantized output and loads no top scale, whatever the value of param 8.
+#include <algorithm>
 #include <vector>
 
+#include "kernels/dot.h"
 #include "ops/activation.h"
 #include "ops/builtin_ops.h"
 #include "ops/int8.h"
@@ -97,14 +99,18 @@ public:
         if (int8_scale_term_ == 0) {
             const float* x = in[0].data<float>();
             const float* w = weight_.data<float>();
-            ctx.parallel_for(rows * num_output_, [&](int64_t begin, int64_t end) {
+            // Rows go in blocks that share each weight row while it is in cache:
+            // the weights are streamed rows / kRowBlock times, not once per row.
+            constexpr int64_t kRowBlock = 8;
+            const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
+            ctx.parallel_for(row_blocks * num_output_, [&](int64_t begin, int64_t end) {
                 for (int64_t i = begin; i < end; ++i) {
-                    const int64_t r = i / num_output_, o = i % num_output_;
-                    const float* xr = x + r * num_input_;
+                    const int64_t r0 = i / num_output_ * kRowBlock, o = i % num_output_;
                     const float* wr = w + o * num_input_;
-                    float sum = bias ? bias[o] : 0.f;
-                    for (int64_t k = 0; k < num_input_; ++k) sum += xr[k] * wr[k];
-                    y[i] = activation_(sum);
+                    for (int64_t r = r0; r < std::min(rows, r0 + kRowBlock); ++r) {
+                        const float sum = dot_f32(x + r * num_input_, wr, num_input_);
+                        y[r * num_output_ + o] = activation_(bias ? sum + bias[o] : sum);
+                    }
                 }
             });
             return;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/dot.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
 
@@ -79,11 +80,7 @@ public:
                 if (p.transB) { // b is (N, K): dot products
                     for (int64_t r = 0; r < rows; ++r)
                         for (int64_t j = 0; j < len; ++j) {
-                            const float* ar = a + r * K;
-                            const float* bj = b + (j0 + j) * K;
-                            float s = 0.f;
-                            for (int64_t k = 0; k < K; ++k) s += ar[k] * bj[k];
-                            acc[r * kColumnChunk + j] = s;
+                            acc[r * kColumnChunk + j] = dot_f32(a + r * K, b + (j0 + j) * K, K);
                         }
                 } else { // b is (K, N): row updates, each B segment shared by the row block
                     for (int64_t k = 0; k < K; ++k) {
