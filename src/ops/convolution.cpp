@@ -13,11 +13,14 @@
 //    computed as InnerProduct (output (num_output,)).
 // Params: ConvParams (conv_params.h) with dynamic weight id 19, and 8
 // int8_scale_term, 18 pad_value.
-// The kernels here are the plain reference: pad, then accumulate per output channel.
+// fp32 layers with several output channels per group run as GEMMs
+// (kernels/conv2d_gemm.h, weights packed at load); depthwise-like layers and
+// int8 keep the plain kernels here: pad, then accumulate per output channel.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "kernels/conv2d_gemm.h"
 #include "ops/activation.h"
 #include "ops/builtin_ops.h"
 #include "ops/conv_params.h"
@@ -94,6 +97,13 @@ public:
                                                : wscales[depthwise_ ? oc / (p_.num_output / p_.group) : oc];
         bottom_scale_ = bottom_scale;
         top_scale_ = top_scale;
+        if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
+            const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
+            packed_weights_ = conv2d_gemm_pack_weights(gemm_kernel(), weight.data<float>(), gemm_geometry(k, {}));
+            // The packed copy replaces the weights, except for a 1x1 kernel,
+            // whose 1-D input path (forward_flat) reads them as they are.
+            if (p_.window.kernel[0] != 1 || p_.window.kernel[1] != 1) weight = Tensor();
+        }
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
@@ -129,7 +139,7 @@ public:
 
     int64_t weight_bytes() const override
     {
-        return weights_.bytes() + static_cast<int64_t>(w_scale_.size() * sizeof(float));
+        return weights_.bytes() + static_cast<int64_t>((w_scale_.size() + packed_weights_.size()) * sizeof(float));
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
@@ -222,10 +232,44 @@ private:
         }
     }
 
+    // GEMMs pay off from a few output channels per group; below that (depthwise)
+    // the per-channel loops are as fast.
+    static bool uses_gemm(int64_t outch_per_group) { return outch_per_group >= 4; }
+
+    Conv2dGemmGeometry gemm_geometry(const KernelDims& k, const ConvGeometry& g) const
+    {
+        Conv2dGemmGeometry gg;
+        gg.groups = p_.group, gg.inch_g = k.inch_g, gg.outch_g = k.outch / p_.group;
+        gg.kh = k.kh, gg.kw = k.kw;
+        gg.stride_h = g.rows.stride, gg.stride_w = g.cols.stride;
+        gg.dilation_h = g.rows.dilation, gg.dilation_w = g.cols.dilation;
+        gg.out_h = g.rows.out, gg.out_w = g.cols.out;
+        return gg;
+    }
+
+    void forward_gemm(const Tensor& padded, const ConvGeometry& g, const KernelDims& k, const float* wt,
+                      const float* bias, Tensor& y, const ExecContext& ctx) const
+    {
+        const GemmKernel& kern = gemm_kernel();
+        Conv2dGemmGeometry gg = gemm_geometry(k, g);
+        gg.in_h = padded.dim(1), gg.in_w = padded.dim(2);
+        std::vector<float> packed_now;
+        if (p_.dynamic) packed_now = conv2d_gemm_pack_weights(kern, wt, gg);
+        std::function<void(int64_t, float*, int64_t)> post;
+        if (p_.activation.type != Activation::None)
+            post = [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
+        conv2d_gemm(kern, gg, p_.dynamic ? packed_now.data() : packed_weights_.data(), padded.data<float>(), bias,
+                    y.data<float>(), post, ctx);
+    }
+
     void forward_f32(const Tensor& x, const ConvGeometry& g, const KernelDims& k, const float* wt, const float* bias,
                      Tensor& y, const ExecContext& ctx) const
     {
         const Tensor padded = pad_input<float>(x, g, pad_value_, ctx);
+        if (uses_gemm(k.outch / p_.group)) {
+            forward_gemm(padded, g, k, wt, bias, y, ctx);
+            return;
+        }
         const int64_t ph = padded.dim(1), pw = padded.dim(2);
         const float* src = padded.data<float>();
         float* dst = y.data<float>();
@@ -348,6 +392,7 @@ private:
     int int8_scale_term_ = 0;
     ConvWeights weights_; // weight int8 with int8_scale_term
     std::vector<float> w_scale_; // per output channel (int8)
+    std::vector<float> packed_weights_; // for the GEMM path (static fp32 weights)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;
 };
 

@@ -1,0 +1,13 @@
+// The AVX2 + FMA GEMM tile: 6 rows x 16 columns (12 of the 16 ymm registers
+// accumulate).
+#include "kernels/gemm_tile.h"
+
+namespace kestrel::detail {
+
+const GemmKernel& gemm_kernel_avx2()
+{
+    static const GemmKernel k{"avx2", 6, 16, gemm_tile<VectorOf<8>, 6, 2>};
+    return k;
+}
+
+} // namespace kestrel::detail

@@ -1,0 +1,13 @@
+// The AVX-512 GEMM tile: 12 rows x 32 columns (24 of the 32 zmm registers
+// accumulate).
+#include "kernels/gemm_tile.h"
+
+namespace kestrel::detail {
+
+const GemmKernel& gemm_kernel_avx512()
+{
+    static const GemmKernel k{"avx512", 12, 32, gemm_tile<VectorOf<16>, 12, 2>};
+    return k;
+}
+
+} // namespace kestrel::detail

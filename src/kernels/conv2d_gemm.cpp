@@ -1,0 +1,97 @@
+#include "kernels/conv2d_gemm.h"
+
+#include <cstring>
+
+namespace kestrel {
+
+std::vector<float> conv2d_gemm_pack_weights(const GemmKernel& kern, const float* weights, const Conv2dGemmGeometry& g)
+{
+    const int64_t k = g.depth();
+    std::vector<float> packed;
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const std::vector<float> p = gemm_pack_a(kern, weights + grp * g.outch_g * k, g.outch_g, k, k);
+        packed.insert(packed.end(), p.begin(), p.end());
+    }
+    return packed;
+}
+
+namespace {
+
+// Columns [col0, col0+cols) of one group's image-to-column matrix, as panels of
+// nr pixels: panel[r*nr + j] = x[ic][oy*sh + ky*dh][ox*sw + kx*dw] for row
+// r = (ic*kh + ky)*kw + kx and pixel col0 + j = oy*out_w + ox. A panel's pixels
+// are copied in runs along one output row (a memcpy when stride_w is 1).
+class ColumnPacker {
+public:
+    ColumnPacker(const Conv2dGemmGeometry& g, int nr, const float* x) : g_(g), nr_(nr), x_(x)
+    {
+        for (int64_t ic = 0; ic < g.inch_g; ++ic)
+            for (int64_t ky = 0; ky < g.kh; ++ky)
+                for (int64_t kx = 0; kx < g.kw; ++kx)
+                    row_offset_.push_back((ic * g.in_h + ky * g.dilation_h) * g.in_w + kx * g.dilation_w);
+    }
+
+    void operator()(int64_t col0, int64_t cols, float* dst) const
+    {
+        for (int64_t j0 = 0; j0 < cols; j0 += nr_, dst += nr_ * g_.depth())
+            pack_panel(col0 + j0, std::min<int64_t>(nr_, cols - j0), dst);
+    }
+
+private:
+    struct Run {
+        int64_t j, len, src; // panel column, pixels, offset in the input plane
+    };
+
+    void pack_panel(int64_t pixel0, int64_t valid, float* dst) const
+    {
+        Run runs[64]; // a panel crosses at most nr output rows
+        int n_runs = 0;
+        for (int64_t j = 0; j < valid;) {
+            const int64_t p = pixel0 + j, oy = p / g_.out_w, ox = p % g_.out_w;
+            const int64_t len = std::min(valid - j, g_.out_w - ox);
+            runs[n_runs++] = Run{j, len, oy * g_.stride_h * g_.in_w + ox * g_.stride_w};
+            j += len;
+        }
+        const int64_t sw = g_.stride_w;
+        for (size_t r = 0; r < row_offset_.size(); ++r) {
+            float* d = dst + static_cast<int64_t>(r) * nr_;
+            const float* plane = x_ + row_offset_[r];
+            for (int i = 0; i < n_runs; ++i) {
+                const Run& run = runs[i];
+                const float* s = plane + run.src;
+                if (sw == 1)
+                    std::memcpy(d + run.j, s, sizeof(float) * run.len);
+                else
+                    for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[t * sw];
+            }
+            std::fill(d + valid, d + nr_, 0.f);
+        }
+    }
+
+    const Conv2dGemmGeometry& g_;
+    int64_t nr_;
+    const float* x_;
+    std::vector<int64_t> row_offset_;
+};
+
+} // namespace
+
+void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
+                 const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
+                 const ExecContext& ctx)
+{
+    const int64_t k = g.depth(), pixels = g.out_h * g.out_w;
+    const int64_t panels = (g.outch_g + kern.mr - 1) / kern.mr;
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const ColumnPacker pack(g, kern.nr, x + grp * g.inch_g * g.in_h * g.in_w);
+        const int64_t oc0 = grp * g.outch_g;
+        gemm_f32(kern, g.outch_g, pixels, k, packed_weights + grp * panels * kern.mr * k, bias ? bias + oc0 : nullptr,
+                 y + oc0 * pixels, pixels, pack,
+                 [&](int64_t row, float* values, int64_t count) {
+                     if (post) post(oc0 + row, values, count);
+                 },
+                 ctx);
+    }
+}
+
+} // namespace kestrel

@@ -1,0 +1,34 @@
+// 2-D convolution as one GEMM per group (gemm.h): the weights of a group are
+// A (out channels x in channels*kh*kw, ncnn's weight order), and the image-to-
+// column view of the padded input is B (in channels*kh*kw x output pixels),
+// packed panel by panel straight from the input without a full column buffer.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kernels/gemm.h"
+
+namespace kestrel {
+
+struct Conv2dGemmGeometry {
+    int64_t groups = 1, inch_g = 0, outch_g = 0; // channels per group
+    int64_t in_h = 0, in_w = 0;                  // the padded input plane
+    int64_t out_h = 0, out_w = 0;
+    int64_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+
+    int64_t depth() const { return inch_g * kh * kw; } // GEMM k
+};
+
+// Weights [groups*outch_g][inch_g][kh][kw] packed for `kern`, group after group.
+std::vector<float> conv2d_gemm_pack_weights(const GemmKernel& kern, const float* weights,
+                                            const Conv2dGemmGeometry& g);
+
+// y [groups*outch_g][out_h][out_w] = bias + convolution of x [groups*inch_g][in_h][in_w]
+// (already padded). post(out_channel, values, count) runs on each finished
+// piece of an output plane (the fused activation); it may be empty.
+void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
+                 const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
+                 const ExecContext& ctx);
+
+} // namespace kestrel

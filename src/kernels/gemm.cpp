@@ -1,0 +1,53 @@
+#include "kernels/gemm.h"
+
+#include "core/cpu_features.h"
+
+namespace kestrel {
+
+namespace detail {
+const GemmKernel& gemm_kernel_generic();
+#if defined(__x86_64__) || defined(__i386__)
+const GemmKernel& gemm_kernel_avx2();
+const GemmKernel& gemm_kernel_avx512();
+#endif
+} // namespace detail
+
+std::vector<const GemmKernel*> gemm_kernels_available()
+{
+    std::vector<const GemmKernel*> all{&detail::gemm_kernel_generic()};
+#if defined(__x86_64__) || defined(__i386__)
+    if (cpu_has_avx2()) all.push_back(&detail::gemm_kernel_avx2());
+    if (cpu_has_avx512()) all.push_back(&detail::gemm_kernel_avx512());
+#endif
+    return all;
+}
+
+const GemmKernel& gemm_kernel()
+{
+    static const GemmKernel& best = *gemm_kernels_available().back();
+    return best;
+}
+
+std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t lda)
+{
+    const int64_t panels = (m + kern.mr - 1) / kern.mr;
+    std::vector<float> packed(static_cast<size_t>(panels * kern.mr * k), 0.f);
+    for (int64_t p = 0; p < panels; ++p) {
+        float* dst = packed.data() + p * kern.mr * k;
+        const int64_t rows = std::min<int64_t>(kern.mr, m - p * kern.mr);
+        for (int64_t i = 0; i < rows; ++i) {
+            const float* row = a + (p * kern.mr + i) * lda;
+            for (int64_t kk = 0; kk < k; ++kk) dst[kk * kern.mr + i] = row[kk];
+        }
+    }
+    return packed;
+}
+
+int64_t gemm_block_cols(const GemmKernel& kern, int64_t k)
+{
+    constexpr int64_t kBlockFloats = 64 * 1024; // 256 KiB of B per task
+    const int64_t panels = std::max<int64_t>(1, kBlockFloats / (std::max<int64_t>(k, 1) * kern.nr));
+    return panels * kern.nr;
+}
+
+} // namespace kestrel

@@ -1,0 +1,85 @@
+// Single-precision GEMM for the layers that reduce to one (Convolution first):
+// C[i][j] = init[i] + sum_k A[i][k] * B[k][j].
+//
+// The work is split as in XNNPACK: a register-tile microkernel per ISA
+// (gemm_tile.h, instantiated under kernels/<isa>/) and a driver here that packs
+// the operands and walks the tiles. A is packed once (weights, at load time)
+// into panels of `mr` rows stored k-major; B is packed per call, block by
+// block, into panels of `nr` columns, also k-major, by a caller-supplied
+// packer (a convolution packs its image-to-column view straight into panels).
+//
+// Every C value is one microkernel call summing k = 0..K-1 in order from its
+// init value, so results depend on the ISA but never on the thread count or the
+// blocking.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kestrel/op.h"
+
+namespace kestrel {
+
+struct GemmKernel {
+    const char* isa;
+    int mr, nr;
+    // c[i*ldc + j] = (init ? init[i] : 0) + sum_k a[k*mr + i] * b[k*nr + j]
+    // for i < rows <= mr and j < cols <= nr; `a` and `b` are full panels
+    // (zero-padded past rows/cols), init has `rows` values.
+    void (*tile)(int64_t k, const float* a, const float* b, const float* init, float* c, int64_t ldc, int rows,
+                 int cols);
+};
+
+// The fastest kernel this CPU runs (capped by KESTREL_ISA).
+const GemmKernel& gemm_kernel();
+// Every kernel this CPU can run, generic first (for tests).
+std::vector<const GemmKernel*> gemm_kernels_available();
+
+// A (m x k, row stride lda) packed into ceil(m/mr) panels of k*mr floats.
+std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t lda);
+
+// Pixels (columns of B) per block a task packs at once: the block's k*cols
+// floats stay within about 256 KiB (in L2 while every A panel passes over it).
+int64_t gemm_block_cols(const GemmKernel& kern, int64_t k);
+
+// C (m x n, row stride ldc) = init + A*B with A from gemm_pack_a and B produced
+// by pack_b(col0, cols, dst): columns [col0, col0+cols) as ceil(cols/nr) panels
+// of k*nr floats, zero past `cols`. post(row, col0, cols) runs on each finished
+// piece of a C row (activation). Tasks are (column block, range of A panels),
+// split across the context's threads.
+template <class PackB, class Post>
+void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* a_packed, const float* init,
+              float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ExecContext& ctx)
+{
+    if (m <= 0 || n <= 0) return;
+    const int64_t block = gemm_block_cols(kern, k);
+    const int64_t col_blocks = (n + block - 1) / block;
+    const int64_t panels = (m + kern.mr - 1) / kern.mr;
+    // Enough tasks for every thread: split the A panels when there are few blocks.
+    const int64_t want = 4 * static_cast<int64_t>(ctx.threads());
+    const int64_t row_splits = std::min(panels, std::max<int64_t>(1, (want + col_blocks - 1) / col_blocks));
+    ctx.parallel_for(col_blocks * row_splits, [&](int64_t begin, int64_t end) {
+        std::vector<float> b_packed;
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t cb = task / row_splits, rs = task % row_splits;
+            const int64_t col0 = cb * block, cols = std::min(block, n - col0);
+            const int64_t col_panels = (cols + kern.nr - 1) / kern.nr;
+            b_packed.resize(static_cast<size_t>(col_panels * kern.nr * k));
+            pack_b(col0, cols, b_packed.data());
+            const int64_t p_begin = panels * rs / row_splits, p_end = panels * (rs + 1) / row_splits;
+            for (int64_t p = p_begin; p < p_end; ++p) {
+                const int64_t row0 = p * kern.mr;
+                const int rows = static_cast<int>(std::min<int64_t>(kern.mr, m - row0));
+                for (int64_t cp = 0; cp < col_panels; ++cp) {
+                    const int64_t j0 = cp * kern.nr;
+                    const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
+                    kern.tile(k, a_packed + p * kern.mr * k, b_packed.data() + cp * kern.nr * k,
+                              init ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc, rows, w);
+                }
+                for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);
+            }
+        }
+    });
+}
+
+} // namespace kestrel

@@ -1,0 +1,74 @@
+// The GEMM register tile (see gemm.h), written once for every ISA: a file
+// under kernels/<isa>/ instantiates gemm_tile<VectorOf<width>, MR, NV>, and its
+// ISA flags decide the instructions (GCC/Clang vector extensions: SSE2 or NEON
+// for 4 floats, AVX for 8, AVX-512 for 16). The ISA files are compiled with
+// -ffp-contract=fast, so a*b + c becomes one fused multiply-add there.
+//
+// The tile holds MR x NV accumulator registers (MR rows of the output, NV*width
+// columns). Per k it loads NV vectors of the B panel and broadcasts MR values
+// of the A panel: (MR + NV) loads for MR*NV fused multiply-adds.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/gemm.h"
+
+namespace kestrel {
+namespace detail {
+
+template <int W> struct VectorOf {
+    typedef float vec __attribute__((vector_size(W * sizeof(float))));
+    static constexpr int width = W;
+    static vec load(const float* p)
+    {
+        vec v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+    static void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+    static vec set1(float x) { return vec{} + x; }
+    static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
+};
+
+template <class V, int MR, int NV>
+void gemm_tile(int64_t k, const float* a, const float* b, const float* init, float* c, int64_t ldc, int rows,
+               int cols)
+{
+    using vec = typename V::vec;
+    constexpr int NR = NV * V::width;
+    vec acc[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+        const vec start = V::set1(init && i < rows ? init[i] : 0.f);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[i][v] = start;
+    }
+    for (int64_t kk = 0; kk < k; ++kk) {
+        vec bv[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) bv[v] = V::load(b + v * V::width);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) {
+            const vec av = V::set1(a[i]);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[i][v] = V::fmadd(av, bv[v], acc[i][v]);
+        }
+        a += MR;
+        b += NR;
+    }
+    if (rows == MR && cols == NR) {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) V::store(c + i * ldc + v * V::width, acc[i][v]);
+        return;
+    }
+    // A partial tile: through a buffer, keeping only rows x cols.
+    float buf[MR * NR];
+    for (int i = 0; i < MR; ++i)
+        for (int v = 0; v < NV; ++v) V::store(buf + i * NR + v * V::width, acc[i][v]);
+    for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(float) * cols);
+}
+
+} // namespace detail
+} // namespace kestrel

@@ -1,0 +1,224 @@
+// The GEMM microkernels (kernels/gemm.h) and the convolution built on them
+// (kernels/conv2d_gemm.h), for every kernel this CPU runs, against sums in
+// double written here: tails of every size, blocks, groups, strides,
+// dilations; results bit-identical at any thread count.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/conv2d_gemm.h"
+#include "kernels/gemm.h"
+#include "reference_conv.h"
+
+namespace kestrel {
+namespace {
+
+std::vector<float> random_values(int64_t n, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+ThreadPool& pool()
+{
+    static ThreadPool p(3);
+    return p;
+}
+
+// B (k x n, row-major) packed the way gemm_f32 asks for.
+struct RowMajorPacker {
+    const std::vector<float>& b;
+    int64_t k, n, nr;
+    void operator()(int64_t col0, int64_t cols, float* dst) const
+    {
+        for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k)
+            for (int64_t kk = 0; kk < k; ++kk)
+                for (int64_t j = 0; j < nr; ++j)
+                    dst[kk * nr + j] = j0 + j < cols ? b[kk * n + col0 + j0 + j] : 0.f;
+    }
+};
+
+struct GemmRun {
+    std::vector<float> c;       // m x ldc
+    std::vector<int> post_seen; // m x n: times post() covered the element
+};
+
+GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldc,
+                 const std::vector<float>& a, const std::vector<float>& b, const float* init, int threads)
+{
+    const std::vector<float> packed = gemm_pack_a(kern, a.data(), m, k, lda);
+    GemmRun r;
+    r.c.assign(static_cast<size_t>(m * ldc), std::numeric_limits<float>::quiet_NaN());
+    r.post_seen.assign(static_cast<size_t>(m * n), 0);
+    float* c = r.c.data();
+    std::vector<int>& seen = r.post_seen;
+    gemm_f32(kern, m, n, k, packed.data(), init, c, ldc, RowMajorPacker{b, k, n, kern.nr},
+             [&](int64_t row, float* values, int64_t count) {
+                 const int64_t col0 = values - (c + row * ldc);
+                 for (int64_t j = 0; j < count; ++j) ++seen[row * n + col0 + j]; // tasks own disjoint pieces
+             },
+             ExecContext(threads > 1 ? &pool() : nullptr, threads));
+    return r;
+}
+
+void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, bool with_init, uint32_t seed)
+{
+    SCOPED_TRACE(::testing::Message() << kern.isa << " m=" << m << " n=" << n << " k=" << k << " init=" << with_init);
+    const int64_t lda = k + 3, ldc = n + 2; // strides wider than the rows
+    const std::vector<float> a = random_values(m * lda, seed), b = random_values(k * n, seed + 1);
+    const std::vector<float> init = random_values(m, seed + 2);
+    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, with_init ? init.data() : nullptr, 1);
+    int bad = 0;
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+            double want = with_init ? init[i] : 0.0, scale = std::fabs(want);
+            for (int64_t kk = 0; kk < k; ++kk) {
+                want += static_cast<double>(a[i * lda + kk]) * b[kk * n + j];
+                scale += std::fabs(static_cast<double>(a[i * lda + kk]) * b[kk * n + j]);
+            }
+            const float got = r.c[i * ldc + j];
+            if (!(std::fabs(got - want) <= 1e-6 * (scale + 1.0)) && ++bad <= 5)
+                ADD_FAILURE() << "c[" << i << "][" << j << "] = " << got << ", expected " << want;
+            EXPECT_EQ(r.post_seen[i * n + j], 1) << "post() at [" << i << "][" << j << "]";
+        }
+        for (int64_t j = n; j < ldc; ++j) EXPECT_TRUE(std::isnan(r.c[i * ldc + j])) << "wrote past row " << i;
+    }
+    EXPECT_EQ(bad, 0);
+}
+
+TEST(Gemm, EveryKernelMatchesDoubleSumsOnTilesAndTails)
+{
+    uint32_t seed = 1;
+    int cases = 0;
+    for (const GemmKernel* kern : gemm_kernels_available()) {
+        const int64_t mr = kern->mr, nr = kern->nr;
+        for (int64_t m : {int64_t{1}, mr - 1, mr, mr + 1, 2 * mr + 3})
+            for (int64_t n : {int64_t{1}, nr - 1, nr, nr + 1, 3 * nr + 5})
+                for (int64_t k : {1, 7, 64}) {
+                    seed += 3;
+                    check_gemm_case(*kern, m, n, k, (seed & 1) != 0, seed);
+                    ++cases;
+                }
+        // More columns than one packed block holds.
+        check_gemm_case(*kern, 2 * mr + 1, gemm_block_cols(*kern, 40) * 2 + 5, 40, true, seed += 3);
+    }
+    EXPECT_GE(cases, 75);
+}
+
+TEST(Gemm, ResultsAreBitIdenticalAtAnyThreadCount)
+{
+    for (const GemmKernel* kern : gemm_kernels_available()) {
+        SCOPED_TRACE(kern->isa);
+        const int64_t m = 5 * kern->mr + 3, k = 150, n = gemm_block_cols(*kern, k) + 3 * kern->nr + 1;
+        const std::vector<float> a = random_values(m * k, 11), b = random_values(k * n, 12), init = random_values(m, 13);
+        const GemmRun one = run_gemm(*kern, m, n, k, k, n, a, b, init.data(), 1);
+        for (int threads : {2, 3, 4}) {
+            const GemmRun many = run_gemm(*kern, m, n, k, k, n, a, b, init.data(), threads);
+            EXPECT_EQ(0, std::memcmp(one.c.data(), many.c.data(), one.c.size() * sizeof(float))) << threads;
+        }
+    }
+}
+
+TEST(Gemm, TheChosenKernelIsTheBestAvailable)
+{
+    const std::vector<const GemmKernel*> all = gemm_kernels_available();
+    ASSERT_FALSE(all.empty());
+    EXPECT_STREQ(all.front()->isa, "generic");
+    EXPECT_EQ(&gemm_kernel(), all.back());
+}
+
+// ---------------------------------------------------------------- conv2d_gemm
+
+struct ConvGemmCase {
+    int64_t groups, inch_g, outch_g, h, w, kh, kw, sh, sw, dh, dw;
+};
+
+void check_conv_gemm(const GemmKernel& kern, const ConvGemmCase& c, uint32_t seed, int threads)
+{
+    SCOPED_TRACE(::testing::Message() << kern.isa << " groups=" << c.groups << " inch_g=" << c.inch_g << " outch_g="
+                                      << c.outch_g << " in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
+                                      << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw
+                                      << " threads=" << threads);
+    Conv2dGemmGeometry g;
+    g.groups = c.groups, g.inch_g = c.inch_g, g.outch_g = c.outch_g, g.in_h = c.h, g.in_w = c.w;
+    g.kh = c.kh, g.kw = c.kw, g.stride_h = c.sh, g.stride_w = c.sw, g.dilation_h = c.dh, g.dilation_w = c.dw;
+    g.out_h = (c.h - (c.kh - 1) * c.dh - 1) / c.sh + 1;
+    g.out_w = (c.w - (c.kw - 1) * c.dw - 1) / c.sw + 1;
+    const int64_t inch = c.groups * c.inch_g, outch = c.groups * c.outch_g;
+    const std::vector<float> x = random_values(inch * c.h * c.w, seed);
+    const std::vector<float> wt = random_values(outch * g.depth(), seed + 1), bias = random_values(outch, seed + 2);
+    const std::vector<float> packed = conv2d_gemm_pack_weights(kern, wt.data(), g);
+    std::vector<float> y(static_cast<size_t>(outch * g.out_h * g.out_w), std::numeric_limits<float>::quiet_NaN());
+    conv2d_gemm(kern, g, packed.data(), x.data(), bias.data(), y.data(),
+                [](int64_t, float* v, int64_t n) {
+                    for (int64_t i = 0; i < n; ++i) v[i] = std::max(v[i], 0.f);
+                },
+                ExecContext(threads > 1 ? &pool() : nullptr, threads));
+
+    const conv_test::ConvWindow win{c.kh, c.kw, c.sh, c.sw, c.dh, c.dw, 0, 0, 0, 0};
+    std::vector<double> want, scale;
+    const Shape shape = conv_test::naive_conv(
+        inch, c.h, c.w, outch, c.groups, win, [&](int64_t oc) { return std::pair<double, double>(bias[oc], 0.0); },
+        [&](std::pair<double, double>& s, int64_t, int64_t xi, int64_t wi) {
+            s.first += static_cast<double>(x[xi]) * wt[wi];
+            s.second += std::fabs(static_cast<double>(x[xi]) * wt[wi]);
+        },
+        [&](int64_t, const std::pair<double, double>& s) {
+            want.push_back(std::max(s.first, 0.0));
+            scale.push_back(s.second);
+        });
+    ASSERT_EQ(shape, (Shape{outch, g.out_h, g.out_w}));
+    int bad = 0;
+    for (size_t i = 0; i < y.size(); ++i)
+        if (!(std::fabs(y[i] - want[i]) <= 1e-6 * (scale[i] + 1.0)) && ++bad <= 5)
+            ADD_FAILURE() << "y[" << i << "] = " << y[i] << ", expected " << want[i];
+    EXPECT_EQ(bad, 0);
+}
+
+TEST(Conv2dGemm, EveryKernelMatchesTheNaiveConvolution)
+{
+    const ConvGemmCase cases[] = {
+        {1, 3, 16, 9, 11, 3, 3, 1, 1, 1, 1},  // 3x3, rows of 9 output pixels cut across panels
+        {1, 8, 13, 12, 12, 1, 1, 1, 1, 1, 1}, // 1x1: B is the input itself
+        {1, 5, 7, 13, 10, 3, 2, 2, 3, 1, 1},  // strides: strided runs
+        {1, 4, 20, 14, 15, 3, 3, 1, 1, 2, 3}, // dilations
+        {2, 3, 6, 8, 9, 3, 3, 1, 2, 1, 1},    // groups
+        {1, 2, 9, 40, 1, 3, 1, 1, 1, 1, 1},   // one output column: a run per pixel
+        {1, 16, 33, 30, 30, 3, 3, 1, 1, 1, 1} // more than one column block
+    };
+    uint32_t seed = 50;
+    for (const GemmKernel* kern : gemm_kernels_available())
+        for (const ConvGemmCase& c : cases) check_conv_gemm(*kern, c, seed += 5, 1);
+}
+
+TEST(Conv2dGemm, ResultsAreBitIdenticalAtAnyThreadCount)
+{
+    const ConvGemmCase c{1, 16, 40, 30, 30, 3, 3, 1, 1, 1, 1};
+    const GemmKernel& kern = gemm_kernel();
+    Conv2dGemmGeometry g;
+    g.inch_g = c.inch_g, g.outch_g = c.outch_g, g.in_h = c.h, g.in_w = c.w, g.kh = c.kh, g.kw = c.kw;
+    g.out_h = c.h - 2, g.out_w = c.w - 2;
+    const std::vector<float> x = random_values(c.inch_g * c.h * c.w, 7), wt = random_values(c.outch_g * g.depth(), 8);
+    const std::vector<float> packed = conv2d_gemm_pack_weights(kern, wt.data(), g);
+    std::vector<std::vector<float>> ys;
+    for (int threads : {1, 2, 3}) {
+        ys.emplace_back(static_cast<size_t>(c.outch_g * g.out_h * g.out_w));
+        conv2d_gemm(kern, g, packed.data(), x.data(), nullptr, ys.back().data(), {},
+                    ExecContext(threads > 1 ? &pool() : nullptr, threads));
+    }
+    EXPECT_EQ(ys[0], ys[1]);
+    EXPECT_EQ(ys[0], ys[2]);
+    check_conv_gemm(kern, c, 9, 3); // and right
+}
+
+} // namespace
+} // namespace kestrel
