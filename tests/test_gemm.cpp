@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -19,14 +18,7 @@
 namespace kestrel {
 namespace {
 
-std::vector<float> random_values(int64_t n, uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) x = d(rng);
-    return v;
-}
+std::vector<float> random_values(int64_t n, uint32_t seed) { return conv_test::random_vector(n, seed); }
 
 ThreadPool& pool()
 {

@@ -1,25 +1,19 @@
 #include "kernels/gemm.h"
 
-#include "core/cpu_features.h"
+#include "kernels/isa.h"
 
 namespace kestrel {
 
 namespace detail {
 const GemmKernel& gemm_kernel_generic();
-#if defined(__x86_64__) || defined(__i386__)
 const GemmKernel& gemm_kernel_avx2();
 const GemmKernel& gemm_kernel_avx512();
-#endif
 } // namespace detail
 
 std::vector<const GemmKernel*> gemm_kernels_available()
 {
-    std::vector<const GemmKernel*> all{&detail::gemm_kernel_generic()};
-#if defined(__x86_64__) || defined(__i386__)
-    if (cpu_has_avx2()) all.push_back(&detail::gemm_kernel_avx2());
-    if (cpu_has_avx512()) all.push_back(&detail::gemm_kernel_avx512());
-#endif
-    return all;
+    return kernels_available(
+        IsaKernels<GemmKernel>{detail::gemm_kernel_generic, detail::gemm_kernel_avx2, detail::gemm_kernel_avx512});
 }
 
 const GemmKernel& gemm_kernel()

@@ -26,7 +26,12 @@ template <int W> struct VectorOf {
         return v;
     }
     static void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
-    static vec set1(float x) { return vec{} + x; }
+    static vec set1(float x)
+    {
+        float lanes[W]; // compilers turn this into one broadcast ("vec{} + x" would add 0.f)
+        for (int i = 0; i < W; ++i) lanes[i] = x;
+        return load(lanes);
+    }
     static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
 };
 

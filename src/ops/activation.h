@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kestrel/error.h"
@@ -35,29 +36,51 @@ struct Activation {
 
     float operator()(float x) const
     {
-        switch (type) {
-        case ReLU: return std::max(x, 0.f);
-        case LeakyReLU: return x > 0.f ? x : x * a;
-        case Clip: return std::min(std::max(x, a), b);
-        case Sigmoid: {
+        return dispatch([&](auto t) { return eval<decltype(t)::value>(x); });
+    }
+
+    // The type is looked up once per call, so each loop is a plain (vectorizable) one.
+    void apply(float* data, int64_t n) const
+    {
+        if (type == None) return;
+        dispatch([&](auto t) {
+            for (int64_t i = 0; i < n; ++i) data[i] = eval<decltype(t)::value>(data[i]);
+            return 0.f;
+        });
+    }
+
+private:
+    template <int T> float eval(float x) const
+    {
+        if constexpr (T == ReLU) return std::max(x, 0.f);
+        if constexpr (T == LeakyReLU) return x > 0.f ? x : x * a;
+        if constexpr (T == Clip) return std::min(std::max(x, a), b);
+        if constexpr (T == Sigmoid) {
             const float c = std::min(std::max(x, -88.3762626647949f), 88.3762626647949f);
             return 1.f / (1.f + std::exp(-c));
         }
-        case Mish: return x * std::tanh(std::log1p(std::exp(x)));
-        case HardSwish: {
+        if constexpr (T == Mish) return x * std::tanh(std::log1p(std::exp(x)));
+        if constexpr (T == HardSwish) {
             const float lower = -b / a, upper = (1.f - b) / a;
             if (x < lower) return 0.f;
             if (x > upper) return x;
             return x * (x * a + b);
         }
-        default: return x;
-        }
+        return x;
     }
 
-    void apply(float* data, int64_t n) const
+    // f(std::integral_constant<int, type>{}).
+    template <class F> float dispatch(const F& f) const
     {
-        if (type == None) return;
-        for (int64_t i = 0; i < n; ++i) data[i] = (*this)(data[i]);
+        switch (type) {
+        case ReLU: return f(std::integral_constant<int, ReLU>{});
+        case LeakyReLU: return f(std::integral_constant<int, LeakyReLU>{});
+        case Clip: return f(std::integral_constant<int, Clip>{});
+        case Sigmoid: return f(std::integral_constant<int, Sigmoid>{});
+        case Mish: return f(std::integral_constant<int, Mish>{});
+        case HardSwish: return f(std::integral_constant<int, HardSwish>{});
+        default: return f(std::integral_constant<int, None>{});
+        }
     }
 };
 

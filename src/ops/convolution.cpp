@@ -14,13 +14,15 @@
 // Params: ConvParams (conv_params.h) with dynamic weight id 19, and 8
 // int8_scale_term, 18 pad_value.
 // fp32 layers with several output channels per group run as GEMMs
-// (kernels/conv2d_gemm.h, weights packed at load); depthwise-like layers and
+// (kernels/conv2d_gemm.h, weights packed at load), depthwise ones (a channel
+// per group) through kernels/depthwise_conv2d.h; the other grouped forms and
 // int8 keep the plain kernels here: pad, then accumulate per output channel.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "kernels/conv2d_gemm.h"
+#include "kernels/depthwise_conv2d.h"
 #include "ops/activation.h"
 #include "ops/builtin_ops.h"
 #include "ops/conv_params.h"
@@ -262,9 +264,43 @@ private:
                     y.data<float>(), post, ctx);
     }
 
+    Depthwise2dGeometry depthwise_geometry(const Tensor& x, const ConvGeometry& g, const KernelDims& k) const
+    {
+        Depthwise2dGeometry dg;
+        dg.in_h = x.dim(1), dg.in_w = x.dim(2);
+        dg.pad_top = g.rows.pad_begin, dg.pad_left = g.cols.pad_begin, dg.pad_value = pad_value_;
+        dg.out_h = g.rows.out, dg.out_w = g.cols.out;
+        dg.kh = k.kh, dg.kw = k.kw, dg.stride_h = g.rows.stride, dg.stride_w = g.cols.stride;
+        dg.dilation_h = g.rows.dilation, dg.dilation_w = g.cols.dilation;
+        return dg;
+    }
+
+    // One input channel and one output channel per group; the kernel pads by itself.
+    void forward_depthwise(const Tensor& x, const Depthwise2dGeometry& dg, const float* wt, const float* bias,
+                           Tensor& y, const ExecContext& ctx) const
+    {
+        const DepthwiseKernel& kern = depthwise_kernel();
+        const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
+        const float* src = x.data<float>();
+        float* dst = y.data<float>();
+        ctx.parallel_for(y.dim(0), [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
+            for (int64_t ch = begin; ch < end; ++ch) {
+                kern.plane(dg, src + ch * in_plane, wt + ch * taps, bias ? bias[ch] : 0.f, dst + ch * out_plane,
+                           scratch.data());
+                p_.activation.apply(dst + ch * out_plane, out_plane);
+            }
+        });
+    }
+
     void forward_f32(const Tensor& x, const ConvGeometry& g, const KernelDims& k, const float* wt, const float* bias,
                      Tensor& y, const ExecContext& ctx) const
     {
+        const Depthwise2dGeometry dg = depthwise_geometry(x, g, k);
+        if (k.inch_g == 1 && k.outch == p_.group && dg.supported()) {
+            forward_depthwise(x, dg, wt, bias, y, ctx);
+            return;
+        }
         const Tensor padded = pad_input<float>(x, g, pad_value_, ctx);
         if (uses_gemm(k.outch / p_.group)) {
             forward_gemm(padded, g, k, wt, bias, y, ctx);

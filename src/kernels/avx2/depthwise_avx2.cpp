@@ -1,0 +1,12 @@
+// The depthwise plane kernel for AVX2 + FMA, 8-float vectors.
+#include "kernels/depthwise_conv2d_rows.h"
+
+namespace kestrel::detail {
+
+const DepthwiseKernel& depthwise_kernel_avx2()
+{
+    static const DepthwiseKernel k{"avx2", depthwise_plane<VectorOf<8>>};
+    return k;
+}
+
+} // namespace kestrel::detail

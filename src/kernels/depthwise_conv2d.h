@@ -1,0 +1,48 @@
+// Depthwise 2-D convolution (one input plane, one kernel, one output plane per
+// channel), vectorized along output rows, one kernel per ISA from the template
+// in depthwise_conv2d_rows.h. Padding is applied row by row in a few small
+// buffers (never a padded copy of the plane), and a stride along the rows is
+// taken by computing the row at stride 1 and keeping every stride-th value.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace kestrel {
+
+// Larger kernels, or kernels spanning more rows (with dilation and stride),
+// take the op's plain loops.
+constexpr int64_t kMaxDepthwiseTaps = 64;
+constexpr int64_t kMaxDepthwiseRows = 64;
+
+struct Depthwise2dGeometry {
+    int64_t in_h = 0, in_w = 0;          // the input plane
+    int64_t pad_top = 0, pad_left = 0;   // padding before it; after it, as far as the outputs read
+    float pad_value = 0.f;
+    int64_t out_h = 0, out_w = 0;
+    int64_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+
+    // The extent of the padded plane the outputs read.
+    int64_t padded_h() const { return (out_h - 1) * stride_h + (kh - 1) * dilation_h + 1; }
+    int64_t padded_w() const { return (out_w - 1) * stride_w + (kw - 1) * dilation_w + 1; }
+    // Rows of padded_w() values kept while a plane is computed.
+    int64_t cached_rows() const { return (kh - 1) * dilation_h + 1 + stride_h; }
+    // Floats of scratch a plane needs.
+    int64_t scratch_floats() const;
+    bool supported() const { return kh * kw <= kMaxDepthwiseTaps && cached_rows() <= kMaxDepthwiseRows; }
+};
+
+struct DepthwiseKernel {
+    const char* isa;
+    // out[oy][ox] = bias + sum over (ky, kx) in order of weights[ky*kw + kx] *
+    //   padded[oy*stride_h + ky*dilation_h][ox*stride_w + kx*dilation_w],
+    // padded[r][c] = in[r - pad_top][c - pad_left] inside the plane, else pad_value.
+    void (*plane)(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
+                  float* scratch);
+};
+
+// The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them
+// (generic first) for tests.
+const DepthwiseKernel& depthwise_kernel();
+std::vector<const DepthwiseKernel*> depthwise_kernels_available();
+
+} // namespace kestrel

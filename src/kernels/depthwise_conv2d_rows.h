@@ -1,0 +1,170 @@
+// The depthwise plane kernel (depthwise_conv2d.h), written once for every ISA:
+// a file under kernels/<isa>/ instantiates depthwise_plane<VectorOf<width>>
+// (gemm_tile.h), compiled with that ISA's flags.
+//
+// Each output row is computed in strips of 4 vectors (independent accumulators
+// hide the FMA latency), then single vectors, the last one overlapping the one
+// before. Planes with rows narrower than a vector are computed as one long row.
+// Every output starts from the bias and adds the taps in (ky, kx) order.
+//
+// A row with a stride is computed at stride 1 and every stride-th value kept:
+// stride times the multiply-adds, but every load contiguous and no copy of the
+// row split into stride phases.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/depthwise_conv2d.h"
+#include "kernels/gemm_tile.h"
+
+namespace kestrel {
+namespace detail {
+
+// N vectors of outputs from x on: src[t] + x is where tap t reads them.
+template <class V, int N>
+void depthwise_strip(const float* const* src, int64_t x, const float* weights, int taps, float bias, float* out)
+{
+    using vec = typename V::vec;
+    vec acc[N];
+#pragma GCC unroll 4
+    for (int j = 0; j < N; ++j) acc[j] = V::set1(bias);
+    for (int t = 0; t < taps; ++t) {
+        const vec w = V::set1(weights[t]);
+        const float* s = src[t] + x;
+#pragma GCC unroll 4
+        for (int j = 0; j < N; ++j) acc[j] = V::fmadd(w, V::load(s + j * V::width), acc[j]);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < N; ++j) V::store(out + j * V::width, acc[j]);
+}
+
+// out[x] for x in [0, n): bias + sum over t of weights[t] * rows[t][offset[t] + x].
+template <class V>
+void depthwise_line(const float* const* rows, const int64_t* offset, const float* weights, int64_t taps, float bias,
+                    float* out, int64_t n)
+{
+    constexpr int64_t W = V::width;
+    const float* src[kMaxDepthwiseTaps];
+    for (int64_t t = 0; t < taps; ++t) src[t] = rows[t] + offset[t];
+    auto strip = [&](auto vectors, int64_t x) {
+        depthwise_strip<V, decltype(vectors)::value>(src, x, weights, static_cast<int>(taps), bias, out + x);
+    };
+    int64_t x = 0;
+    for (; x + 4 * W <= n; x += 4 * W) strip(std::integral_constant<int, 4>{}, x);
+    for (; x + W <= n; x += W) strip(std::integral_constant<int, 1>{}, x);
+    if (x == n) return;
+    if (n >= W) {
+        // The last vector again, overlapping: the outputs it repeats get the same bits.
+        strip(std::integral_constant<int, 1>{}, n - W);
+        return;
+    }
+    for (; x < n; ++x) {
+        float acc = bias;
+        for (int64_t t = 0; t < taps; ++t) acc = weights[t] * src[t][x] + acc;
+        out[x] = acc;
+    }
+}
+
+// Padded row r of the plane (padded_w values): a pointer into the input when
+// the row needs no padding, else a copy in `buf` with the padding filled in.
+inline const float* padded_row(const Depthwise2dGeometry& g, const float* in, int64_t r, float* buf)
+{
+    const int64_t pw = g.padded_w(), src_row = r - g.pad_top;
+    if (src_row < 0 || src_row >= g.in_h) {
+        std::fill(buf, buf + pw, g.pad_value);
+        return buf;
+    }
+    // Columns [c0, c1) come from the input.
+    const int64_t c0 = std::min(pw, std::max<int64_t>(0, g.pad_left));
+    const int64_t c1 = std::min(pw, std::max(c0, g.pad_left + g.in_w));
+    const float* src = in + src_row * g.in_w - g.pad_left;
+    if (c0 == 0 && c1 == pw) return src;
+    std::fill(buf, buf + c0, g.pad_value);
+    std::copy(src + c0, src + c1, buf + c0);
+    std::fill(buf + c1, buf + pw, g.pad_value);
+    return buf;
+}
+
+// The padded rows of the taps, each made once: consecutive output rows share
+// rows, and cached_rows() slots (row r in slot r % slots) hold every row one
+// output row reads and the next one's new rows.
+class PaddedRows {
+public:
+    PaddedRows(const Depthwise2dGeometry& g, const float* in, float* buf) : g_(g), in_(in), buf_(buf)
+    {
+        std::fill(row_in_slot_, row_in_slot_ + kMaxDepthwiseRows, -1);
+    }
+    const float* get(int64_t r)
+    {
+        const int64_t slot = r % g_.cached_rows();
+        if (row_in_slot_[slot] != r) {
+            row_in_slot_[slot] = r;
+            ptr_[slot] = padded_row(g_, in_, r, buf_ + slot * g_.padded_w());
+        }
+        return ptr_[slot];
+    }
+
+private:
+    const Depthwise2dGeometry& g_;
+    const float* in_;
+    float* buf_;
+    int64_t row_in_slot_[kMaxDepthwiseRows];
+    const float* ptr_[kMaxDepthwiseRows];
+};
+
+template <class V>
+void depthwise_plane(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
+                     float* scratch)
+{
+    constexpr int64_t W = V::width;
+    const int64_t taps = g.kh * g.kw, pw = g.padded_w(), ph = g.padded_h();
+    const float* rows[kMaxDepthwiseTaps];
+    int64_t offset[kMaxDepthwiseTaps];
+    if (g.out_w < W) {
+        // Rows narrower than a vector: the stride-1 convolution of the padded
+        // plane seen as one long row (a tap is a fixed offset in it; positions
+        // that wrap past a row's end are never kept), then the outputs picked.
+        for (int64_t r = 0; r < ph; ++r) {
+            float* dst = scratch + r * pw;
+            const float* row = padded_row(g, in, r, dst);
+            if (row != dst) std::copy(row, row + pw, dst);
+        }
+        const int64_t full_h = ph - (g.kh - 1) * g.dilation_h, full_w = pw - (g.kw - 1) * g.dilation_w;
+        const int64_t line = (full_h - 1) * pw + full_w; // its last read is the plane's last value
+        for (int64_t ky = 0; ky < g.kh; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+                rows[ky * g.kw + kx] = scratch + ky * g.dilation_h * pw;
+                offset[ky * g.kw + kx] = kx * g.dilation_w;
+            }
+        float* full = scratch + ph * pw;
+        depthwise_line<V>(rows, offset, weights, taps, bias, full, line);
+        for (int64_t oy = 0; oy < g.out_h; ++oy)
+            for (int64_t ox = 0; ox < g.out_w; ++ox)
+                out[oy * g.out_w + ox] = full[oy * g.stride_h * pw + ox * g.stride_w];
+        return;
+    }
+    // Row by row; with a stride along the row, the row at stride 1 first.
+    PaddedRows padded(g, in, scratch);
+    float* line = scratch + g.cached_rows() * pw;
+    const int64_t sw = g.stride_w, line_len = (g.out_w - 1) * sw + 1;
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+            const float* row = padded.get(oy * g.stride_h + ky * g.dilation_h);
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+                rows[ky * g.kw + kx] = row;
+                offset[ky * g.kw + kx] = kx * g.dilation_w;
+            }
+        }
+        float* orow = out + oy * g.out_w;
+        if (sw == 1) {
+            depthwise_line<V>(rows, offset, weights, taps, bias, orow, g.out_w);
+            continue;
+        }
+        depthwise_line<V>(rows, offset, weights, taps, bias, line, line_len);
+        for (int64_t ox = 0; ox < g.out_w; ++ox) orow[ox] = line[ox * sw];
+    }
+}
+
+} // namespace detail
+} // namespace kestrel

@@ -1,0 +1,98 @@
+// The depthwise plane kernels (kernels/depthwise_conv2d.h), every one this CPU
+// runs, against sums in double written here: strips of 4 vectors, single
+// vectors and scalar tails, strides (phase-split rows), dilations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/depthwise_conv2d.h"
+#include "reference_conv.h"
+
+namespace kestrel {
+namespace {
+
+std::vector<float> random_values(int64_t n, uint32_t seed) { return conv_test::random_vector(n, seed); }
+
+struct PlaneCase {
+    int64_t h, w, kh, kw, sh, sw, dh, dw;
+    int64_t pt = 0, pb = 0, pl = 0, pr = 0;
+};
+
+void check_plane(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed)
+{
+    SCOPED_TRACE(::testing::Message() << kern.isa << " in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
+                                      << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw << " pads="
+                                      << c.pt << "," << c.pb << "," << c.pl << "," << c.pr);
+    Depthwise2dGeometry g;
+    g.in_h = c.h, g.in_w = c.w, g.kh = c.kh, g.kw = c.kw;
+    g.stride_h = c.sh, g.stride_w = c.sw, g.dilation_h = c.dh, g.dilation_w = c.dw;
+    g.pad_top = c.pt, g.pad_left = c.pl, g.pad_value = 0.375f;
+    g.out_h = (c.h + c.pt + c.pb - (c.kh - 1) * c.dh - 1) / c.sh + 1;
+    g.out_w = (c.w + c.pl + c.pr - (c.kw - 1) * c.dw - 1) / c.sw + 1;
+    ASSERT_TRUE(g.supported());
+    const std::vector<float> x = random_values(c.h * c.w, seed), wt = random_values(c.kh * c.kw, seed + 1);
+    const float bias = random_values(1, seed + 2)[0];
+    // One extra output value as a guard: the kernel must not write past the plane.
+    std::vector<float> y(static_cast<size_t>(g.out_h * g.out_w + 1), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> scratch(static_cast<size_t>(g.scratch_floats()));
+    kern.plane(g, x.data(), wt.data(), bias, y.data(), scratch.data());
+    int bad = 0;
+    for (int64_t oy = 0; oy < g.out_h; ++oy)
+        for (int64_t ox = 0; ox < g.out_w; ++ox) {
+            double want = bias, scale = std::fabs(bias);
+            for (int64_t ky = 0; ky < c.kh; ++ky)
+                for (int64_t kx = 0; kx < c.kw; ++kx) {
+                    const int64_t iy = oy * c.sh + ky * c.dh - c.pt, ix = ox * c.sw + kx * c.dw - c.pl;
+                    const bool inside = iy >= 0 && iy < c.h && ix >= 0 && ix < c.w;
+                    const double t = static_cast<double>(wt[ky * c.kw + kx]) * (inside ? x[iy * c.w + ix] : g.pad_value);
+                    want += t;
+                    scale += std::fabs(t);
+                }
+            const float got = y[oy * g.out_w + ox];
+            if (!(std::fabs(got - want) <= 1e-6 * (scale + 1.0)) && ++bad <= 5)
+                ADD_FAILURE() << "out[" << oy << "][" << ox << "] = " << got << ", expected " << want;
+        }
+    EXPECT_EQ(bad, 0);
+    EXPECT_TRUE(std::isnan(y.back())) << "wrote past the output plane";
+}
+
+TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
+{
+    const PlaneCase cases[] = {
+        {9, 99, 3, 3, 1, 1, 1, 1},  // strips of 4 vectors, single vectors and a tail at every width
+        {11, 75, 3, 3, 2, 2, 1, 1}, // stride 2: phase-split rows
+        {12, 40, 5, 5, 2, 2, 1, 1}, // 5x5 (MobileNetV3, EfficientNet)
+        {10, 50, 3, 3, 1, 1, 2, 3}, // dilations
+        {7, 31, 2, 4, 3, 3, 1, 2},  // stride 3 with a dilated kernel
+        {5, 3, 3, 3, 1, 1, 1, 1},   // a plane smaller than a vector
+        {16, 16, 3, 3, 1, 1, 1, 1}, // rows narrower than a vector: the plane as one long row
+        {15, 15, 3, 3, 2, 2, 1, 1}, // the same with strides
+        {9, 12, 3, 2, 1, 3, 2, 1},  // and stride and dilation along one axis
+        {6, 70, 1, 1, 1, 2, 1, 1},  // 1x1, stride along the rows only
+        {8, 8, 8, 8, 1, 1, 1, 1},   // 64 taps, the most the kernels take
+        // Padding: rows wholly padding, rows padded at one end or both, read
+        // in place or copied; narrow planes padded too.
+        {20, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {21, 70, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+        {20, 66, 5, 5, 2, 2, 1, 1, 2, 1, 2, 1},
+        {9, 40, 3, 3, 1, 1, 2, 2, 2, 2, 0, 3},
+        {14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {7, 7, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2},
+        {6, 30, 3, 3, 1, 1, 1, 1, 4, 4, 0, 0}, // more padding rows than input rows read
+        {10, 48, 3, 3, 3, 1, 1, 1, 0, 0, 2, 0}  // stride along the columns only, padding on the left only
+    };
+    uint32_t seed = 1;
+    int n = 0;
+    for (const DepthwiseKernel* kern : depthwise_kernels_available())
+        for (const PlaneCase& c : cases) {
+            check_plane(*kern, c, seed += 3);
+            ++n;
+        }
+    EXPECT_GE(n, 8);
+    EXPECT_EQ(&depthwise_kernel(), depthwise_kernels_available().back());
+}
+
+} // namespace
+} // namespace kestrel
