@@ -2,11 +2,35 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "kestrel/op.h"
 
 namespace kestrel {
+
+namespace {
+
+// Calls done() until it returns true or about 50 microseconds have passed;
+// returns its last answer.
+template <class Done> bool spin_until(const Done& done)
+{
+    constexpr auto kSpin = std::chrono::microseconds(50);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 1;; ++i) {
+        if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+        _mm_pause();
+#endif
+        if (i % 64 == 0 && std::chrono::steady_clock::now() - start > kSpin) return done();
+    }
+}
+
+} // namespace
 
 // A parallel_for call: chunks are claimed with an atomic counter by the caller
 // and by any worker that picks the job up; the caller waits for all to finish.
@@ -59,8 +83,11 @@ ThreadPool::~ThreadPool()
 
 void ThreadPool::worker_loop()
 {
+    uint64_t seen = 0;
     for (;;) {
         std::shared_ptr<Job> job;
+        spin_until([&] { return posted_.load(std::memory_order_acquire) != seen; });
+        seen = posted_.load(std::memory_order_acquire);
         {
             std::unique_lock<std::mutex> lock(mutex_);
             wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -93,10 +120,11 @@ void ThreadPool::parallel_for(int64_t n, int max_threads, const RangeFn& fn)
     {
         std::lock_guard<std::mutex> lock(mutex_);
         queue_.push_back(job);
+        posted_.fetch_add(1, std::memory_order_release);
     }
     for (int64_t i = 1; i < chunks; ++i) wake_.notify_one();
     job->run_chunks();
-    {
+    if (!spin_until([&] { return job->done.load() >= job->chunks; })) {
         std::unique_lock<std::mutex> lock(job->mutex);
         job->finished.wait(lock, [&] { return job->done.load() >= job->chunks; });
     }

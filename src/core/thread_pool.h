@@ -1,8 +1,11 @@
 // One bounded pool of worker threads shared by every session of a process.
-// Workers sleep on a condition variable when idle (no spinning after a run).
+// Idle workers watch for new work for about 50 microseconds, then sleep on a
+// condition variable: a network's next layer usually comes sooner than a
+// sleeping thread wakes up, and nothing spins after a run.
 // parallel_for may be called from several threads at once; the caller takes
 // part in its own job, so a job always makes progress even if workers are busy.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -41,6 +44,8 @@ private:
     std::condition_variable wake_;
     std::deque<std::shared_ptr<Job>> queue_;
     bool stopping_ = false;
+    // Jobs queued so far: idle workers watch it for a moment before sleeping.
+    std::atomic<uint64_t> posted_{0};
 };
 
 // What a kernel needs to run in parallel: the pool and the thread budget.
