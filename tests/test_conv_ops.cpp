@@ -860,18 +860,29 @@ TEST(InnerProductOps, FlattenedRowWiseBiasAndActivations)
 // Rows in blocks of 8 and 16-lane dot products: row counts and widths that
 // leave partial blocks and tails, against the double reference, and the same
 // bits at every thread count.
-TEST(InnerProductOps, RowBlocksAndDotTailsAnyThreadCount)
+// Few rows take the dot products (blocks of 8 rows, 16-lane tails); from 16
+// rows on, the GEMM (outputs past one register tile, with and without bias,
+// with an activation).
+TEST(InnerProductOps, RowBlocksDotTailsAndGemmAnyThreadCount)
 {
-    for (const auto& [rows, n_in] : std::vector<std::pair<int64_t, int64_t>>{{19, 37}, {8, 16}, {1, 5}, {9, 100}}) {
-        SCOPED_TRACE(std::to_string(rows) + " rows x " + std::to_string(n_in));
-        const int64_t n_out = 11;
-        const std::vector<float> W = random_vector(n_in * n_out, 1530), b = random_vector(n_out, 1531);
+    struct Case {
+        int64_t rows, n_in, n_out;
+        bool bias;
+        int act;
+    };
+    for (const Case& c : {Case{19, 37, 11, true, 0}, Case{8, 16, 11, true, 0}, Case{1, 5, 11, true, 0},
+                          Case{9, 100, 11, true, 0}, Case{40, 70, 45, true, 1}, Case{33, 64, 70, false, 3}}) {
+        SCOPED_TRACE(std::to_string(c.rows) + " rows x " + std::to_string(c.n_in) + " -> " + std::to_string(c.n_out));
+        const std::vector<float> W = random_vector(c.n_in * c.n_out, 1530);
+        const std::vector<float> b = c.bias ? random_vector(c.n_out, 1531) : std::vector<float>{};
         PD p;
-        p.i(0, n_out).i(1, 1).i(2, static_cast<int>(n_in * n_out));
-        const std::vector<Tensor> weights{from_vector(W, {n_in * n_out}), from_vector(b, {n_out})};
-        const Tensor x = random_tensor({rows, n_in}, 1532, -2.f, 2.f);
+        p.i(0, static_cast<int>(c.n_out)).i(1, c.bias ? 1 : 0).i(2, static_cast<int>(c.n_in * c.n_out));
+        if (c.act) p.i(9, c.act).fs(10, act_params_for(c.act));
+        std::vector<Tensor> weights{from_vector(W, {c.n_in * c.n_out})};
+        if (c.bias) weights.push_back(from_vector(b, {c.n_out}));
+        const Tensor x = random_tensor({c.rows, c.n_in}, 1532, -2.f, 2.f);
         const Tensor one = run_layer("InnerProduct", p.pd, weights, {x});
-        expect_all_close(one, ref_fc(x.data<float>(), rows, n_in, W, b, n_out, 0), {rows, n_out});
+        expect_all_close(one, ref_fc(x.data<float>(), c.rows, c.n_in, W, b, c.n_out, c.act), {c.rows, c.n_out});
         for (int threads : {2, 3}) {
             const Tensor many = run_layer("InnerProduct", p.pd, weights, {x}, threads);
             EXPECT_EQ(std::memcmp(one.raw(), many.raw(), one.nbytes()), 0) << threads << " threads";

@@ -44,16 +44,20 @@ struct GemmRun {
     std::vector<int> post_seen; // m x n: times post() covered the element
 };
 
+// With GemmStart::C, C starts as c_start (m x n) and NaN past n.
 GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldc,
-                 const std::vector<float>& a, const std::vector<float>& b, const float* init, int threads)
+                 const std::vector<float>& a, const std::vector<float>& b, GemmStart start, const float* init,
+                 const std::vector<float>& c_start, int threads)
 {
     const std::vector<float> packed = gemm_pack_a(kern, a.data(), m, k, lda);
     GemmRun r;
     r.c.assign(static_cast<size_t>(m * ldc), std::numeric_limits<float>::quiet_NaN());
+    if (start == GemmStart::C)
+        for (int64_t i = 0; i < m; ++i) std::copy(&c_start[i * n], &c_start[i * n] + n, &r.c[i * ldc]);
     r.post_seen.assign(static_cast<size_t>(m * n), 0);
     float* c = r.c.data();
     std::vector<int>& seen = r.post_seen;
-    gemm_f32(kern, m, n, k, packed.data(), init, c, ldc, RowMajorPacker{b, k, n, kern.nr},
+    gemm_f32(kern, m, n, k, packed.data(), start, init, c, ldc, RowMajorPacker{b, k, n, kern.nr},
              [&](int64_t row, float* values, int64_t count) {
                  const int64_t col0 = values - (c + row * ldc);
                  for (int64_t j = 0; j < count; ++j) ++seen[row * n + col0 + j]; // tasks own disjoint pieces
@@ -62,17 +66,19 @@ GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_
     return r;
 }
 
-void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, bool with_init, uint32_t seed)
+void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed)
 {
-    SCOPED_TRACE(::testing::Message() << kern.isa << " m=" << m << " n=" << n << " k=" << k << " init=" << with_init);
+    SCOPED_TRACE(::testing::Message() << kern.isa << " m=" << m << " n=" << n << " k=" << k
+                                      << " start=" << static_cast<int>(start));
     const int64_t lda = k + 3, ldc = n + 2; // strides wider than the rows
     const std::vector<float> a = random_values(m * lda, seed), b = random_values(k * n, seed + 1);
-    const std::vector<float> init = random_values(m, seed + 2);
-    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, with_init ? init.data() : nullptr, 1);
+    const std::vector<float> init = random_values(m, seed + 2), c_start = random_values(m * n, seed + 3);
+    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, start, init.data(), c_start, 1);
     int bad = 0;
     for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
-            double want = with_init ? init[i] : 0.0, scale = std::fabs(want);
+            double want = start == GemmStart::RowInit ? init[i] : start == GemmStart::C ? c_start[i * n + j] : 0.0;
+            double scale = std::fabs(want);
             for (int64_t kk = 0; kk < k; ++kk) {
                 want += static_cast<double>(a[i * lda + kk]) * b[kk * n + j];
                 scale += std::fabs(static_cast<double>(a[i * lda + kk]) * b[kk * n + j]);
@@ -97,11 +103,12 @@ TEST(Gemm, EveryKernelMatchesDoubleSumsOnTilesAndTails)
             for (int64_t n : {int64_t{1}, nr - 1, nr, nr + 1, 3 * nr + 5})
                 for (int64_t k : {1, 7, 64}) {
                     seed += 3;
-                    check_gemm_case(*kern, m, n, k, (seed & 1) != 0, seed);
+                    check_gemm_case(*kern, m, n, k, static_cast<GemmStart>((cases + cases / 3) % 3), seed);
                     ++cases;
                 }
         // More columns than one packed block holds.
-        check_gemm_case(*kern, 2 * mr + 1, gemm_block_cols(*kern, 40) * 2 + 5, 40, true, seed += 3);
+        for (GemmStart start : {GemmStart::RowInit, GemmStart::C})
+            check_gemm_case(*kern, 2 * mr + 1, gemm_block_cols(*kern, 40) * 2 + 5, 40, start, seed += 3);
     }
     EXPECT_GE(cases, 75);
 }
@@ -112,9 +119,9 @@ TEST(Gemm, ResultsAreBitIdenticalAtAnyThreadCount)
         SCOPED_TRACE(kern->isa);
         const int64_t m = 5 * kern->mr + 3, k = 150, n = gemm_block_cols(*kern, k) + 3 * kern->nr + 1;
         const std::vector<float> a = random_values(m * k, 11), b = random_values(k * n, 12), init = random_values(m, 13);
-        const GemmRun one = run_gemm(*kern, m, n, k, k, n, a, b, init.data(), 1);
+        const GemmRun one = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, 1);
         for (int threads : {2, 3, 4}) {
-            const GemmRun many = run_gemm(*kern, m, n, k, k, n, a, b, init.data(), threads);
+            const GemmRun many = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, threads);
             EXPECT_EQ(0, std::memcmp(one.c.data(), many.c.data(), one.c.size() * sizeof(float))) << threads;
         }
     }

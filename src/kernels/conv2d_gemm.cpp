@@ -85,8 +85,8 @@ void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const floa
     for (int64_t grp = 0; grp < g.groups; ++grp) {
         const ColumnPacker pack(g, kern.nr, x + grp * g.inch_g * g.in_h * g.in_w);
         const int64_t oc0 = grp * g.outch_g;
-        gemm_f32(kern, g.outch_g, pixels, k, packed_weights + grp * panels * kern.mr * k, bias ? bias + oc0 : nullptr,
-                 y + oc0 * pixels, pixels, pack,
+        gemm_f32(kern, g.outch_g, pixels, k, packed_weights + grp * panels * kern.mr * k,
+                 bias ? GemmStart::RowInit : GemmStart::Zero, bias ? bias + oc0 : nullptr, y + oc0 * pixels, pixels, pack,
                  [&](int64_t row, float* values, int64_t count) {
                      if (post) post(oc0 + row, values, count);
                  },

@@ -22,7 +22,8 @@ const GemmKernel& gemm_kernel()
     return best;
 }
 
-std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t lda)
+std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
+                               int64_t col_stride)
 {
     const int64_t panels = (m + kern.mr - 1) / kern.mr;
     std::vector<float> packed(static_cast<size_t>(panels * kern.mr * k), 0.f);
@@ -30,11 +31,33 @@ std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m
         float* dst = packed.data() + p * kern.mr * k;
         const int64_t rows = std::min<int64_t>(kern.mr, m - p * kern.mr);
         for (int64_t i = 0; i < rows; ++i) {
-            const float* row = a + (p * kern.mr + i) * lda;
-            for (int64_t kk = 0; kk < k; ++kk) dst[kk * kern.mr + i] = row[kk];
+            const float* row = a + (p * kern.mr + i) * row_stride;
+            for (int64_t kk = 0; kk < k; ++kk) dst[kk * kern.mr + i] = row[kk * col_stride];
         }
     }
     return packed;
+}
+
+void GemmRowMajorB::operator()(int64_t col0, int64_t cols, float* dst) const
+{
+    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k) {
+        const int64_t w = std::min<int64_t>(nr, cols - j0);
+        for (int64_t kk = 0; kk < k; ++kk) {
+            std::copy(b + kk * ldb + col0 + j0, b + kk * ldb + col0 + j0 + w, dst + kk * nr);
+            std::fill(dst + kk * nr + w, dst + (kk + 1) * nr, 0.f);
+        }
+    }
+}
+
+void GemmTransposedB::operator()(int64_t col0, int64_t cols, float* dst) const
+{
+    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k) {
+        const int64_t w = std::min<int64_t>(nr, cols - j0);
+        for (int64_t j = 0; j < nr; ++j) {
+            const float* src = j < w ? b + (col0 + j0 + j) * ldb : nullptr;
+            for (int64_t kk = 0; kk < k; ++kk) dst[kk * nr + j] = src ? src[kk] : 0.f;
+        }
+    }
 }
 
 int64_t gemm_block_cols(const GemmKernel& kern, int64_t k)

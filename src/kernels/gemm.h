@@ -20,14 +20,21 @@
 
 namespace kestrel {
 
+// Where each C value's sum starts.
+enum class GemmStart {
+    Zero,
+    RowInit, // init[i] for row i (a bias per output channel)
+    C,       // the value already in C (filled by the caller: a bias per column, beta * C, ...)
+};
+
 struct GemmKernel {
     const char* isa;
     int mr, nr;
-    // c[i*ldc + j] = (init ? init[i] : 0) + sum_k a[k*mr + i] * b[k*nr + j]
-    // for i < rows <= mr and j < cols <= nr; `a` and `b` are full panels
-    // (zero-padded past rows/cols), init has `rows` values.
-    void (*tile)(int64_t k, const float* a, const float* b, const float* init, float* c, int64_t ldc, int rows,
-                 int cols);
+    // c[i*ldc + j] = start + sum_k a[k*mr + i] * b[k*nr + j] for i < rows <= mr
+    // and j < cols <= nr, the sum taken in k order from the start; `a` and `b`
+    // are full panels (zero-padded past rows/cols), init has `rows` values.
+    void (*tile)(int64_t k, const float* a, const float* b, GemmStart start, const float* init, float* c, int64_t ldc,
+                 int rows, int cols);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA).
@@ -35,21 +42,40 @@ const GemmKernel& gemm_kernel();
 // Every kernel this CPU can run, generic first (for tests).
 std::vector<const GemmKernel*> gemm_kernels_available();
 
-// A (m x k, row stride lda) packed into ceil(m/mr) panels of k*mr floats.
-std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t lda);
+// A (m x k, a[i][kk] at a[i*row_stride + kk*col_stride]: row-major or, with
+// the strides swapped, stored transposed) packed into ceil(m/mr) panels of k*mr floats.
+std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
+                               int64_t col_stride = 1);
+
+// pack_b for a row-major B (k x n, row stride ldb).
+struct GemmRowMajorB {
+    const float* b;
+    int64_t k, ldb;
+    int nr;
+    void operator()(int64_t col0, int64_t cols, float* dst) const;
+};
+
+// pack_b for B stored transposed: B[kk][j] = b[j*ldb + kk] (a weight matrix
+// [outputs][inputs] as the B of x * W^T).
+struct GemmTransposedB {
+    const float* b;
+    int64_t k, ldb;
+    int nr;
+    void operator()(int64_t col0, int64_t cols, float* dst) const;
+};
 
 // Pixels (columns of B) per block a task packs at once: the block's k*cols
 // floats stay within about 256 KiB (in L2 while every A panel passes over it).
 int64_t gemm_block_cols(const GemmKernel& kern, int64_t k);
 
-// C (m x n, row stride ldc) = init + A*B with A from gemm_pack_a and B produced
+// C (m x n, row stride ldc) = start + A*B with A from gemm_pack_a and B produced
 // by pack_b(col0, cols, dst): columns [col0, col0+cols) as ceil(cols/nr) panels
 // of k*nr floats, zero past `cols`. post(row, col0, cols) runs on each finished
 // piece of a C row (activation). Tasks are (column block, range of A panels),
 // split across the context's threads.
 template <class PackB, class Post>
-void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* a_packed, const float* init,
-              float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ExecContext& ctx)
+void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* a_packed, GemmStart start,
+              const float* init, float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ExecContext& ctx)
 {
     if (m <= 0 || n <= 0) return;
     const int64_t block = gemm_block_cols(kern, k);
@@ -73,8 +99,9 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                 for (int64_t cp = 0; cp < col_panels; ++cp) {
                     const int64_t j0 = cp * kern.nr;
                     const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                    kern.tile(k, a_packed + p * kern.mr * k, b_packed.data() + cp * kern.nr * k,
-                              init ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc, rows, w);
+                    kern.tile(k, a_packed + p * kern.mr * k, b_packed.data() + cp * kern.nr * k, start,
+                              start == GemmStart::RowInit ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc,
+                              rows, w);
                 }
                 for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);
             }

@@ -36,17 +36,24 @@ template <int W> struct VectorOf {
 };
 
 template <class V, int MR, int NV>
-void gemm_tile(int64_t k, const float* a, const float* b, const float* init, float* c, int64_t ldc, int rows,
-               int cols)
+void gemm_tile(int64_t k, const float* a, const float* b, GemmStart start, const float* init, float* c, int64_t ldc,
+               int rows, int cols)
 {
     using vec = typename V::vec;
     constexpr int NR = NV * V::width;
+    const bool full = rows == MR && cols == NR;
+    float buf[MR * NR]; // a partial tile goes through here, keeping only rows x cols
     vec acc[MR][NV];
+    if (start == GemmStart::C && !full)
+        for (int i = 0; i < rows; ++i) std::memcpy(buf + i * NR, c + i * ldc, sizeof(float) * cols);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
-        const vec start = V::set1(init && i < rows ? init[i] : 0.f);
+        const vec row_start = V::set1(start == GemmStart::RowInit && i < rows ? init[i] : 0.f);
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[i][v] = start;
+        for (int v = 0; v < NV; ++v)
+            acc[i][v] = start != GemmStart::C ? row_start
+                        : full               ? V::load(c + i * ldc + v * V::width)
+                                             : V::load(buf + i * NR + v * V::width);
     }
     for (int64_t kk = 0; kk < k; ++kk) {
         vec bv[NV];
@@ -61,15 +68,13 @@ void gemm_tile(int64_t k, const float* a, const float* b, const float* init, flo
         a += MR;
         b += NR;
     }
-    if (rows == MR && cols == NR) {
+    if (full) {
 #pragma GCC unroll 16
         for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) V::store(c + i * ldc + v * V::width, acc[i][v]);
         return;
     }
-    // A partial tile: through a buffer, keeping only rows x cols.
-    float buf[MR * NR];
     for (int i = 0; i < MR; ++i)
         for (int v = 0; v < NV; ++v) V::store(buf + i * NR + v * V::width, acc[i][v]);
     for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(float) * cols);

@@ -15,17 +15,13 @@
 #include <algorithm>
 #include <tuple>
 
+#include "kernels/gemm.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
 
 namespace {
-
-// Output block computed per work item: rows share the loads of B, column
-// chunks keep a one-row Gemm parallel.
-constexpr int64_t kRowBlock = 8;
-constexpr int64_t kColumnChunk = 256;
 
 struct MatShape {
     int64_t rows = 0, cols = 0;
@@ -152,60 +148,56 @@ public:
         }
         const float* C = constantC_ ? (typeC_ == -1 ? nullptr : C_.data<float>())
                                     : (next < in.size() ? in[next].data<float>() : nullptr);
-        const int typeC = g.typeC;
+        // y = beta * C, then + A B (kernels/gemm.h: each sum in k order from
+        // there), then * alpha: ncnn's order. A transposed output is computed
+        // (M, N) first.
+        Tensor untransposed;
         float* y = out[0].data<float>();
-        const int64_t chunks = (N + kColumnChunk - 1) / kColumnChunk;
-        const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
-
-        // A work item is up to kRowBlock rows x kColumnChunk columns: each
-        // segment of a B row is loaded once for the whole row block.
-        ctx.parallel_for(row_blocks * chunks, [&](int64_t begin, int64_t end) {
-            std::vector<float> acc(static_cast<size_t>(kRowBlock * kColumnChunk));
-            for (int64_t item = begin; item < end; ++item) {
-                const int64_t i0 = item / chunks * kRowBlock, rows = std::min(kRowBlock, M - i0);
-                const int64_t j0 = (item % chunks) * kColumnChunk, len = std::min(kColumnChunk, N - j0);
-                // acc = beta * C, then + sum_k A[i,k] B[k,j] in k order, then * alpha (ncnn's order).
-                for (int64_t r = 0; r < rows; ++r) {
-                    const int64_t i = i0 + r;
-                    float* ar = acc.data() + r * kColumnChunk;
-                    for (int64_t j = 0; j < len; ++j) {
-                        float c = 0.f;
-                        if (C) {
-                            switch (typeC) {
-                            case 0: c = C[0]; break;
-                            case 1: case 2: c = C[i]; break;
-                            case 3: c = C[i * N + j0 + j]; break;
-                            default: c = C[j0 + j]; break;
-                            }
-                            c *= beta_;
-                        }
-                        ar[j] = c;
-                    }
-                }
-                for (int64_t k = 0; k < K; ++k) {
-                    const float* brow = B + k * N + j0;
-                    for (int64_t r = 0; r < rows; ++r) {
-                        const int64_t i = i0 + r;
-                        const float a = transA_ ? A[k * M + i] : A[i * K + k];
-                        float* ar = acc.data() + r * kColumnChunk;
-                        for (int64_t j = 0; j < len; ++j) ar[j] += a * brow[j];
-                    }
-                }
-                for (int64_t r = 0; r < rows; ++r) {
-                    const int64_t i = i0 + r;
-                    const float* ar = acc.data() + r * kColumnChunk;
-                    if (output_transpose_) {
-                        for (int64_t j = 0; j < len; ++j) y[(j0 + j) * M + i] = ar[j] * alpha_;
-                    } else {
-                        float* yr = y + i * N + j0;
-                        for (int64_t j = 0; j < len; ++j) yr[j] = ar[j] * alpha_;
-                    }
-                }
-            }
-        });
+        if (output_transpose_) {
+            untransposed = Tensor({M, N}, DType::F32);
+            y = untransposed.data<float>();
+        }
+        fill_beta_c(C, g.typeC, M, N, y, ctx);
+        const GemmKernel& kern = gemm_kernel();
+        const std::vector<float> a_packed = gemm_pack_a(kern, A, M, K, transA_ ? 1 : K, transA_ ? M : 1);
+        gemm_f32(kern, M, N, K, a_packed.data(), GemmStart::C, nullptr, y, N, GemmRowMajorB{B, K, N, kern.nr},
+                 [&](int64_t, float* values, int64_t count) {
+                     if (alpha_ != 1.f)
+                         for (int64_t j = 0; j < count; ++j) values[j] *= alpha_;
+                 },
+                 ctx);
+        if (output_transpose_) {
+            float* t = out[0].data<float>();
+            ctx.parallel_for(N, [&](int64_t begin, int64_t end) {
+                for (int64_t j = begin; j < end; ++j)
+                    for (int64_t i = 0; i < M; ++i) t[j * M + i] = y[i * N + j];
+            });
+        }
     }
 
 private:
+    // y (M x N) = beta * C broadcast by its type (0 scalar, 1/2 per row, 3 full,
+    // 4 per column), or 0 without C.
+    void fill_beta_c(const float* C, int typeC, int64_t M, int64_t N, float* y, const ExecContext& ctx) const
+    {
+        ctx.parallel_for(M, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i)
+                for (int64_t j = 0; j < N; ++j) {
+                    float c = 0.f;
+                    if (C) {
+                        switch (typeC) {
+                        case 0: c = C[0]; break;
+                        case 1: case 2: c = C[i]; break;
+                        case 3: c = C[i * N + j]; break;
+                        default: c = C[j]; break;
+                        }
+                        c *= beta_;
+                    }
+                    y[i * N + j] = c;
+                }
+        });
+    }
+
     struct Dims {
         int64_t M = 0, N = 0, K = 0;
         int typeC = -1; // broadcast type of the C in use, -1 without C

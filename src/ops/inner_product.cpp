@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/dot.h"
+#include "kernels/gemm.h"
 #include "ops/activation.h"
 #include "ops/builtin_ops.h"
 #include "ops/int8.h"
@@ -91,11 +92,38 @@ public:
                                     w_scale_.size() * sizeof(float));
     }
 
+    // From this many input rows, a GEMM (kernels/gemm.h) beats one dot product
+    // per output: the weights are packed per call, which takes a few rows to repay.
+    static constexpr int64_t kGemmRows = 16;
+
+    // y (rows x out) = bias, then + x W^T in input order, then the activation.
+    void forward_gemm(const float* x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
+    {
+        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                float* yr = y + r * num_output_;
+                if (bias)
+                    std::copy(bias, bias + num_output_, yr);
+                else
+                    std::fill(yr, yr + num_output_, 0.f);
+            }
+        });
+        const GemmKernel& kern = gemm_kernel();
+        const std::vector<float> a_packed = gemm_pack_a(kern, x, rows, num_input_, num_input_);
+        gemm_f32(kern, rows, num_output_, num_input_, a_packed.data(), GemmStart::C, nullptr, y, num_output_,
+                 GemmTransposedB{weight_.data<float>(), num_input_, num_input_, kern.nr},
+                 [&](int64_t, float* values, int64_t count) { activation_.apply(values, count); }, ctx);
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const int64_t rows = in[0].numel() / num_input_;
         const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
         float* y = out[0].data<float>();
+        if (int8_scale_term_ == 0 && rows >= kGemmRows) {
+            forward_gemm(in[0].data<float>(), rows, bias, y, ctx);
+            return;
+        }
         if (int8_scale_term_ == 0) {
             const float* x = in[0].data<float>();
             const float* w = weight_.data<float>();

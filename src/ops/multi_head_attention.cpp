@@ -19,6 +19,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/dot.h"
+#include "kernels/gemm.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
 
@@ -157,12 +159,7 @@ public:
             for (int64_t item = begin; item < end; ++item) {
                 const int64_t h = item / src, i = item % src;
                 const float* qi = q + i * E + h * D;
-                for (int64_t j = 0; j < dst; ++j) {
-                    const float* kj = k + j * E + h * D;
-                    float s = 0.f;
-                    for (int64_t d = 0; d < D; ++d) s += qi[d] * kj[d];
-                    p[j] = s;
-                }
+                for (int64_t j = 0; j < dst; ++j) p[j] = dot_f32(qi, k + j * E + h * D, D);
                 if (mask) {
                     const float* m = mask + (mask_per_head ? h * src * dst : 0) + i * dst;
                     for (int64_t j = 0; j < dst; ++j) p[j] += m[j];
@@ -275,30 +272,24 @@ private:
         return t;
     }
 
-    // y[r][o] = (b[o] + sum_i x[r][i] * W[o][i]) * scale for r < rows, with WT = W transposed ([in][out]).
-    // Rows go in blocks of 8 so each WT row is loaded once per block.
+    // y[r][o] = (b[o] + sum_i x[r][i] * W[o][i]) * scale for r < rows, with WT =
+    // W transposed ([in][out]): a GEMM (kernels/gemm.h) starting from the bias.
     static void project(const float* x, int64_t rows, int64_t in_dim, const Tensor& WT, const Tensor& b, int64_t out_dim,
                         float scale, float* y, const ExecContext& ctx)
     {
-        constexpr int64_t kRowBlock = 8;
-        const float* wt = WT.data<float>();
         const float* bias = b.data<float>();
-        ctx.parallel_for((rows + kRowBlock - 1) / kRowBlock, [&](int64_t begin, int64_t end) {
-            for (int64_t blk = begin; blk < end; ++blk) {
-                const int64_t r0 = blk * kRowBlock, n = std::min(kRowBlock, rows - r0);
-                for (int64_t r = 0; r < n; ++r) std::copy(bias, bias + out_dim, y + (r0 + r) * out_dim);
-                for (int64_t i = 0; i < in_dim; ++i) {
-                    const float* wi = wt + i * out_dim;
-                    for (int64_t r = 0; r < n; ++r) {
-                        const float xi = x[(r0 + r) * in_dim + i];
-                        float* yr = y + (r0 + r) * out_dim;
-                        for (int64_t o = 0; o < out_dim; ++o) yr[o] += xi * wi[o];
-                    }
-                }
-                if (scale != 1.f)
-                    for (int64_t o = 0; o < n * out_dim; ++o) y[r0 * out_dim + o] *= scale;
-            }
+        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) std::copy(bias, bias + out_dim, y + r * out_dim);
         });
+        const GemmKernel& kern = gemm_kernel();
+        const std::vector<float> a_packed = gemm_pack_a(kern, x, rows, in_dim, in_dim);
+        gemm_f32(kern, rows, out_dim, in_dim, a_packed.data(), GemmStart::C, nullptr, y, out_dim,
+                 GemmRowMajorB{WT.data<float>(), in_dim, out_dim, kern.nr},
+                 [&](int64_t, float* values, int64_t count) {
+                     if (scale != 1.f)
+                         for (int64_t j = 0; j < count; ++j) values[j] *= scale;
+                 },
+                 ctx);
     }
 
     int embed_dim_ = 0, num_heads_ = 1, qdim_ = 0, kdim_ = 0, vdim_ = 0, attn_mask_ = 0, kv_cache_ = 0;
