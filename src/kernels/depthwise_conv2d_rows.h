@@ -75,13 +75,13 @@ inline const float* padded_row(const Depthwise2dGeometry& g, const float* in, in
         std::fill(buf, buf + pw, g.pad_value);
         return buf;
     }
-    // Columns [c0, c1) come from the input.
+    // Columns [c0, c1) come from the input (column c is input column c - pad_left).
     const int64_t c0 = std::min(pw, std::max<int64_t>(0, g.pad_left));
     const int64_t c1 = std::min(pw, std::max(c0, g.pad_left + g.in_w));
-    const float* src = in + src_row * g.in_w - g.pad_left;
-    if (c0 == 0 && c1 == pw) return src;
+    const float* row = in + src_row * g.in_w;
+    if (c0 == 0 && c1 == pw) return row - g.pad_left; // pad_left <= 0 here
     std::fill(buf, buf + c0, g.pad_value);
-    std::copy(src + c0, src + c1, buf + c0);
+    if (c1 > c0) std::copy(row + (c0 - g.pad_left), row + (c1 - g.pad_left), buf + c0);
     std::fill(buf + c1, buf + pw, g.pad_value);
     return buf;
 }
