@@ -1,6 +1,6 @@
 // The depthwise plane kernel (depthwise_conv2d.h), written once for every ISA:
 // a file under kernels/<isa>/ instantiates depthwise_plane<VectorOf<width>>
-// (gemm_tile.h), compiled with that ISA's flags.
+// (vector_of.h), compiled with that ISA's flags.
 //
 // Each output row is computed in strips of 4 vectors (independent accumulators
 // hide the FMA latency), then single vectors, the last one overlapping the one
@@ -16,7 +16,7 @@
 #include <type_traits>
 
 #include "kernels/depthwise_conv2d.h"
-#include "kernels/gemm_tile.h"
+#include "kernels/vector_of.h"
 
 namespace kestrel {
 namespace detail {

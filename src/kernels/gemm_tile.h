@@ -1,8 +1,6 @@
 // The GEMM register tile (see gemm.h), written once for every ISA: a file
-// under kernels/<isa>/ instantiates gemm_tile<VectorOf<width>, MR, NV>, and its
-// ISA flags decide the instructions (GCC/Clang vector extensions: SSE2 or NEON
-// for 4 floats, AVX for 8, AVX-512 for 16). The ISA files are compiled with
-// -ffp-contract=fast, so a*b + c becomes one fused multiply-add there.
+// under kernels/<isa>/ instantiates gemm_tile<VectorOf<width>, MR, NV>
+// (vector_of.h), compiled with that ISA's flags.
 //
 // The tile holds MR x NV accumulator registers (MR rows of the output, NV*width
 // columns). Per k it loads NV vectors of the B panel and broadcasts MR values
@@ -12,28 +10,10 @@
 #include <cstring>
 
 #include "kernels/gemm.h"
+#include "kernels/vector_of.h"
 
 namespace kestrel {
 namespace detail {
-
-template <int W> struct VectorOf {
-    typedef float vec __attribute__((vector_size(W * sizeof(float))));
-    static constexpr int width = W;
-    static vec load(const float* p)
-    {
-        vec v;
-        std::memcpy(&v, p, sizeof v);
-        return v;
-    }
-    static void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
-    static vec set1(float x)
-    {
-        float lanes[W]; // compilers turn this into one broadcast ("vec{} + x" would add 0.f)
-        for (int i = 0; i < W; ++i) lanes[i] = x;
-        return load(lanes);
-    }
-    static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
-};
 
 template <class V, int MR, int NV>
 void gemm_tile(int64_t k, const float* a, const float* b, GemmStart start, const float* init, float* c, int64_t ldc,

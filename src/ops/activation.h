@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/exp_activations.h"
 #include "kestrel/error.h"
 
 namespace kestrel {
@@ -39,10 +40,15 @@ struct Activation {
         return dispatch([&](auto t) { return eval<decltype(t)::value>(x); });
     }
 
-    // The type is looked up once per call, so each loop is a plain (vectorizable) one.
+    // The type is looked up once per call, so each loop is a plain (vectorizable)
+    // one; the exp-based types run as exp_activations.h kernels.
     void apply(float* data, int64_t n) const
     {
         if (type == None) return;
+        if (type == Sigmoid || type == Mish) {
+            exp_activation_kernel().map(type == Sigmoid ? ExpActivation::Sigmoid : ExpActivation::Mish, data, data, n);
+            return;
+        }
         dispatch([&](auto t) {
             for (int64_t i = 0; i < n; ++i) data[i] = eval<decltype(t)::value>(data[i]);
             return 0.f;

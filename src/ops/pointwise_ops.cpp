@@ -1,9 +1,12 @@
 // One-input element-wise activation layers (ncnn params), all in place. Each
-// is a small functor plugged into one PointwiseOp template.
+// is a small functor plugged into one PointwiseOp template: its map() runs a
+// range, per value through operator() (Elementwise) or as a vectorized
+// exp_activations.h kernel (ExpKernel).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/exp_activations.h"
 #include "ops/activation.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
@@ -11,6 +14,19 @@
 namespace kestrel {
 
 namespace {
+
+template <class F> struct Elementwise {
+    void map(const float* x, float* y, int64_t n) const
+    {
+        const F& f = static_cast<const F&>(*this);
+        for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+    }
+};
+
+template <ExpActivation kind> struct ExpKernel {
+    void load(const ParamDict&) {}
+    void map(const float* x, float* y, int64_t n) const { exp_activation_kernel().map(kind, x, y, n); }
+};
 
 template <class F>
 class PointwiseOp : public Op {
@@ -28,23 +44,22 @@ public:
     {
         const float* x = in[0].data<float>();
         float* y = out[0].data<float>();
-        ctx.parallel_for(in[0].numel(), [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) y[i] = f_(x[i]);
-        });
+        ctx.parallel_for(in[0].numel(),
+                         [&](int64_t begin, int64_t end) { f_.map(x + begin, y + begin, end - begin); });
     }
 
 private:
     F f_;
 };
 
-struct ReluF {
+struct ReluF : Elementwise<ReluF> {
     float slope = 0.f;
     void load(const ParamDict& pd) { slope = pd.get_float(0, 0.f); }
     // slope 0 writes 0 (not x * 0, which is NaN for -inf and -0 for negatives), as ncnn.
     float operator()(float x) const { return x < 0.f ? (slope == 0.f ? 0.f : x * slope) : x; }
 };
 
-struct ClipF {
+struct ClipF : Elementwise<ClipF> {
     float lo = -FLT_MAX, hi = FLT_MAX;
     void load(const ParamDict& pd)
     {
@@ -57,21 +72,10 @@ struct ClipF {
 
 // ncnn clamps the input to +-88.376 (where expf stays finite), so very negative
 // inputs give a tiny positive value rather than 0.
-struct SigmoidF {
-    void load(const ParamDict&) {}
-    float operator()(float x) const
-    {
-        const float c = std::min(std::max(x, -88.3762626647949f), 88.3762626647949f);
-        return 1.f / (1.f + std::exp(-c));
-    }
-};
+using SigmoidF = ExpKernel<ExpActivation::Sigmoid>;
+using SwishF = ExpKernel<ExpActivation::Swish>;
 
-struct SwishF {
-    void load(const ParamDict&) {}
-    float operator()(float x) const { return x / (1.f + std::exp(-x)); }
-};
-
-struct HardSigmoidF {
+struct HardSigmoidF : Elementwise<HardSigmoidF> {
     float alpha = 0.2f, beta = 0.5f;
     void load(const ParamDict& pd)
     {
@@ -81,7 +85,7 @@ struct HardSigmoidF {
     float operator()(float x) const { return std::min(std::max(x * alpha + beta, 0.f), 1.f); }
 };
 
-struct HardSwishF {
+struct HardSwishF : Elementwise<HardSwishF> {
     Activation act;
     void load(const ParamDict& pd)
     {
@@ -91,28 +95,26 @@ struct HardSwishF {
     float operator()(float x) const { return act(x); }
 };
 
+// 0=1 (fast) is the tanh approximation.
 struct GeluF {
     bool fast = false;
     void load(const ParamDict& pd) { fast = pd.get_int(0, 0) != 0; }
-    float operator()(float x) const
+    void map(const float* x, float* y, int64_t n) const
     {
-        if (fast) return 0.5f * x * (1.f + std::tanh(0.79788452f * (x + 0.044715f * x * x * x)));
-        return 0.5f * x * std::erfc(-x * 0.70710678f);
+        if (fast) return exp_activation_kernel().map(ExpActivation::GeluTanh, x, y, n);
+        for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * std::erfc(-x[i] * 0.70710678f);
     }
 };
 
-struct MishF {
-    void load(const ParamDict&) {}
-    float operator()(float x) const { return x * std::tanh(std::log1p(std::exp(x))); }
-};
+using MishF = ExpKernel<ExpActivation::Mish>;
 
-struct TanhF {
+struct TanhF : Elementwise<TanhF> {
     void load(const ParamDict&) {}
     float operator()(float x) const { return std::tanh(x); }
 };
 
 // ncnn Dropout at inference: multiply by `scale` (param 0, default 1).
-struct DropoutF {
+struct DropoutF : Elementwise<DropoutF> {
     float scale = 1.f;
     void load(const ParamDict& pd) { scale = pd.get_float(0, 1.f); }
     float operator()(float x) const { return x * scale; }

@@ -9,8 +9,8 @@
 // silently leaves the data unchanged for an axis it does not handle).
 #include <algorithm>
 #include <cfloat>
-#include <cmath>
 
+#include "kernels/exp_activations.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
 
@@ -66,6 +66,7 @@ public:
         // Axis with a stride: work on up to kLaneChunk neighbouring lanes at
         // once so the inner loops stay contiguous.
         const int64_t chunks = (inner + kLaneChunk - 1) / kLaneChunk;
+        const ExpActivationKernel& exp_kernel = exp_activation_kernel();
         ctx.parallel_for(outer * chunks, [&](int64_t begin, int64_t end) {
             std::vector<float> mx(static_cast<size_t>(kLaneChunk)), sum(static_cast<size_t>(kLaneChunk));
             for (int64_t item = begin; item < end; ++item) {
@@ -82,11 +83,9 @@ public:
                 for (int64_t k = 0; k < n; ++k) {
                     const float* xr = xb + k * inner;
                     float* yr = yb + k * inner;
-                    for (int64_t i = 0; i < len; ++i) {
-                        const float e = std::exp(xr[i] - mx[i]);
-                        yr[i] = e;
-                        sum[i] += e;
-                    }
+                    for (int64_t i = 0; i < len; ++i) yr[i] = xr[i] - mx[i];
+                    exp_kernel.map(ExpActivation::Exp, yr, yr, len);
+                    for (int64_t i = 0; i < len; ++i) sum[i] += yr[i];
                 }
                 for (int64_t k = 0; k < n; ++k) {
                     float* yr = yb + k * inner;
@@ -102,12 +101,10 @@ private:
     {
         float mx = -FLT_MAX;
         for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] - mx;
+        exp_activation_kernel().map(ExpActivation::Exp, y, y, n);
         float sum = 0.f;
-        for (int64_t i = 0; i < n; ++i) {
-            const float e = std::exp(x[i] - mx);
-            y[i] = e;
-            sum += e;
-        }
+        for (int64_t i = 0; i < n; ++i) sum += y[i];
         for (int64_t i = 0; i < n; ++i) y[i] /= sum;
     }
 

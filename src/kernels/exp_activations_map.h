@@ -1,0 +1,59 @@
+// The exp-based activations (exp_activations.h), written once for every ISA:
+// a file under kernels/<isa>/ instantiates map_exp_activation<VectorOf<width>>.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "kernels/exp_activations.h"
+#include "kernels/vector_exp.h"
+
+namespace kestrel::detail {
+
+// y = f(x) a vector at a time; the tail is padded into one more vector.
+template <class V, class F> void map_vectors(const float* x, float* y, int64_t n, F f)
+{
+    constexpr int W = V::width;
+    int64_t i = 0;
+    for (; i + W <= n; i += W) V::store(y + i, f(V::load(x + i)));
+    if (i == n) return;
+    float lanes[W] = {};
+    std::memcpy(lanes, x + i, sizeof(float) * static_cast<size_t>(n - i));
+    V::store(lanes, f(V::load(lanes)));
+    std::memcpy(y + i, lanes, sizeof(float) * static_cast<size_t>(n - i));
+}
+
+template <class V> void map_exp_activation(ExpActivation f, const float* x, float* y, int64_t n)
+{
+    using vec = typename V::vec;
+    using M = VectorMask<V>;
+    const vec one = V::set1(1.f), two = V::set1(2.f);
+    // 1 / (1 + e^-z) through e = e^-|z|, which never overflows: 1 / (1 + e)
+    // for z >= 0 and e / (1 + e) below. x * sigmoid(x) stays exact down to
+    // x = -103, where x / (1 + e^-x) would divide by infinity from -88.7 on.
+    const auto sigmoid = [&](vec z) {
+        const vec e = exp_vec<V>(-M::abs(z));
+        return M::select(z < V::set1(0.f), e, one) / (one + e);
+    };
+    switch (f) {
+    case ExpActivation::Exp: return map_vectors<V>(x, y, n, [](vec v) { return exp_vec<V>(v); });
+    case ExpActivation::Sigmoid:
+        return map_vectors<V>(x, y, n, [&](vec v) {
+            return one / (one + exp_vec<V>(-M::clamp(v, -88.3762626647949f, 88.3762626647949f)));
+        });
+    case ExpActivation::Swish: return map_vectors<V>(x, y, n, [&](vec v) { return v * sigmoid(v); });
+    case ExpActivation::GeluTanh:
+        return map_vectors<V>(x, y, n, [&](vec v) {
+            return v * sigmoid(v * (V::set1(1.59576912f) + V::set1(0.0713548162f) * v * v));
+        });
+    case ExpActivation::Mish:
+        // Past x = 20, t / (t + 2) is 1 in float; the clamp keeps t finite.
+        return map_vectors<V>(x, y, n, [&](vec v) {
+            const vec e = exp_vec<V>(M::clamp(v, -std::numeric_limits<float>::infinity(), 20.f));
+            const vec t = e * (e + two);
+            return v * (t / (t + two));
+        });
+    }
+}
+
+} // namespace kestrel::detail

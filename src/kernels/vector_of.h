@@ -1,0 +1,31 @@
+// A vector of W floats for the per-ISA kernel templates (GCC/Clang vector
+// extensions): a file under kernels/<isa>/ instantiates a template with
+// VectorOf<width>, and its ISA flags decide the instructions (SSE2 or NEON for
+// 4 floats, AVX for 8, AVX-512 for 16). Those files are compiled with
+// -ffp-contract=fast, so a*b + c becomes one fused multiply-add there.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace kestrel::detail {
+
+template <int W> struct VectorOf {
+    typedef float vec __attribute__((vector_size(W * sizeof(float))));
+    static constexpr int width = W;
+    static vec load(const float* p)
+    {
+        vec v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+    static void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+    static vec set1(float x)
+    {
+        float lanes[W]; // compilers turn this into one broadcast ("vec{} + x" would add 0.f)
+        for (int i = 0; i < W; ++i) lanes[i] = x;
+        return load(lanes);
+    }
+    static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
+};
+
+} // namespace kestrel::detail

@@ -1,0 +1,181 @@
+// The exp-based activation kernels (kernels/exp_activations.h), every one this
+// CPU runs, against the functions in double: accuracy over the whole float
+// range (in units in the last place), the edges (overflow, subnormal results,
+// infinities, NaN), every tail length, and position independence (a value
+// gives the same bits wherever it sits, so splitting work between threads
+// changes nothing).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/exp_activations.h"
+#include "layer_test_util.h"
+
+namespace kestrel {
+namespace {
+
+using Fn = ExpActivation;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+double reference(Fn f, double x)
+{
+    switch (f) {
+    case Fn::Exp: return std::exp(x);
+    case Fn::Sigmoid: {
+        const double bound = 88.3762626647949f; // the float the kernel clamps to
+        return 1.0 / (1.0 + std::exp(-std::min(std::max(x, -bound), bound)));
+    }
+    case Fn::Swish: return x / (1.0 + std::exp(-x));
+    case Fn::Mish: return x * std::tanh(std::log1p(std::exp(x)));
+    case Fn::GeluTanh: // x/2 (1 + tanh(u)) without 1 + tanh(u) cancelling to 0 for x << 0
+        return x / (1.0 + std::exp(-2.0 * 0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    }
+    return 0.0;
+}
+
+const char* name(Fn f)
+{
+    static const char* names[] = {"exp", "sigmoid", "swish", "mish", "gelu_tanh"};
+    return names[static_cast<int>(f)];
+}
+
+// Distance in units in the last place of the float nearest `want`.
+double ulps(float got, double want)
+{
+    const float near = static_cast<float>(want);
+    const double ulp = std::nextafter(std::fabs(near), kInf) - std::fabs(near);
+    return std::fabs(got - want) / ulp;
+}
+
+std::vector<float> sweep(float lo, float hi, int count)
+{
+    std::vector<float> xs;
+    for (int i = 0; i <= count; ++i) xs.push_back(lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(count));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(lo, hi);
+    for (int i = 0; i < count; ++i) xs.push_back(u(rng));
+    return xs;
+}
+
+const Fn kAll[] = {Fn::Exp, Fn::Sigmoid, Fn::Swish, Fn::Mish, Fn::GeluTanh};
+
+TEST(ExpActivationKernels, WithinAFewUlpsOverTheFloatRange)
+{
+    // Measured on x86-64 (all three ISAs): exp 0.99 ulps, sigmoid 2.2, swish
+    // 2.9, mish 3.7; each adds a division (mish more) to exp's error. GELU's
+    // exp argument z = 1.596 (x + 0.0447 x^3) is itself rounded (four
+    // roundings, about 1.5 ulps of z), which e^-|z| turns into up to 3|z| ulps
+    // of the result (176 at x = -9.27, where the result is 7e-31).
+    auto max_ulps = [](Fn f, float x) {
+        const double bound[] = {1.5, 3.0, 3.5, 4.5, 4.0};
+        const double z = 1.5957691216057308 * (x + 0.044715 * x * x * x);
+        return bound[static_cast<int>(f)] + (f == Fn::GeluTanh ? 3 * std::fabs(z) : 0.0);
+    };
+    const std::vector<float> xs = sweep(-103.f, 88.7f, 200000);
+    for (const ExpActivationKernel* k : exp_activation_kernels_available())
+        for (Fn f : kAll) {
+            std::vector<float> y(xs.size());
+            k->map(f, xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+            double worst = 0;
+            int bad = 0;
+            for (size_t i = 0; i < xs.size(); ++i) {
+                const double want = reference(f, xs[i]);
+                // Results near or below the normal range may come from
+                // subnormal intermediates or flush to 0 (as with FTZ): hold
+                // them to an absolute bound of the smallest normal float.
+                const bool subnormal = std::fabs(want) < 1e-36;
+                const double err = subnormal ? std::fabs(y[i] - want) / std::numeric_limits<float>::min()
+                                             : ulps(y[i], want);
+                if (!subnormal) worst = std::max(worst, err);
+                if (!(err <= max_ulps(f, xs[i])) && ++bad <= 5)
+                    ADD_FAILURE() << k->isa << " " << name(f) << "(" << xs[i] << ") = " << y[i] << ", expected "
+                                  << want << " (" << err << " ulps)";
+            }
+            EXPECT_EQ(bad, 0) << k->isa << " " << name(f);
+            RecordProperty(std::string(k->isa) + "_" + name(f) + "_max_ulps", std::to_string(worst));
+        }
+}
+
+TEST(ExpActivationKernels, EdgesInfinitiesAndNaN)
+{
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> xs = {nan, kInf, -kInf, 89.f, 88.72f, -104.f, -200.f, 0.f, -0.f, 1e-30f};
+    for (const ExpActivationKernel* k : exp_activation_kernels_available()) {
+        SCOPED_TRACE(k->isa);
+        auto run = [&](Fn f) {
+            std::vector<float> y(xs.size());
+            k->map(f, xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+            return y;
+        };
+        const std::vector<float> e = run(Fn::Exp), s = run(Fn::Sigmoid), w = run(Fn::Swish), m = run(Fn::Mish),
+                                 g = run(Fn::GeluTanh);
+        for (const auto* y : {&e, &s, &w, &m, &g}) EXPECT_TRUE(std::isnan((*y)[0]));
+        EXPECT_EQ(g[1], kInf);
+        EXPECT_EQ(g[3], 89.f);
+        EXPECT_EQ(e[1], kInf);
+        EXPECT_EQ(e[2], 0.f);
+        EXPECT_EQ(e[3], kInf);
+        EXPECT_TRUE(std::isfinite(e[4]));
+        EXPECT_NEAR(e[4], std::exp(double{88.72f}), std::exp(double{88.72f}) * 1e-6);
+        EXPECT_EQ(e[5], 0.f);
+        EXPECT_EQ(e[6], 0.f);
+        EXPECT_EQ(e[7], 1.f);
+        EXPECT_EQ(e[8], 1.f);
+        EXPECT_EQ(s[1], 1.f);
+        // ncnn clamps sigmoid's input, so -inf gives 1 / (1 + e^88.376), not 0.
+        EXPECT_GT(s[2], 0.f);
+        EXPECT_NEAR(s[2], reference(Fn::Sigmoid, -1e9), 1e-45);
+        EXPECT_EQ(w[1], kInf);
+        EXPECT_EQ(m[1], kInf);
+        EXPECT_EQ(m[3], 89.f); // tanh(softplus(x)) is 1 in float long before
+        EXPECT_EQ(w[9], xs[9] / 2) << "swish(x) is x/2 near 0";
+        EXPECT_EQ(std::signbit(w[8]), true) << "swish(-0) is -0";
+    }
+}
+
+// Tails of every length, unaligned starts, in place, and nothing written past n.
+TEST(ExpActivationKernels, TailsInPlaceAndPositionIndependence)
+{
+    const Tensor src = layer_test::random_f32({64}, 11, -12.f, 12.f);
+    const float* x = src.data<float>();
+    for (const ExpActivationKernel* k : exp_activation_kernels_available())
+        for (Fn f : kAll)
+            for (int64_t n = 0; n <= 50; ++n) {
+                SCOPED_TRACE(::testing::Message() << k->isa << " " << name(f) << " n=" << n);
+                const int64_t start = n % 3; // unaligned starts
+                std::vector<float> y(static_cast<size_t>(n + 1), 12345.f);
+                k->map(f, x + start, y.data(), n);
+                EXPECT_EQ(y[static_cast<size_t>(n)], 12345.f) << "wrote past n";
+                std::vector<float> inplace(x + start, x + start + n);
+                k->map(f, inplace.data(), inplace.data(), n);
+                for (int64_t i = 0; i < n; ++i) {
+                    float alone;
+                    k->map(f, x + start + i, &alone, 1);
+                    ASSERT_EQ(std::memcmp(&alone, &y[i], 4), 0) << "value " << i << " depends on its position";
+                    ASSERT_EQ(std::memcmp(&inplace[i], &y[i], 4), 0) << "in place differs at " << i;
+                }
+            }
+}
+
+// The layers that run on these kernels give the same bits at any thread count.
+TEST(ExpActivationKernels, LayersAreBitIdenticalAcrossThreadCounts)
+{
+    const Tensor x = layer_test::random_f32({3, 37, 41}, 5, -9.f, 9.f);
+    const ParamDict none, fast = layer_test::P({{0, 1}});
+    const std::pair<const char*, const ParamDict*> layers[] = {
+        {"Sigmoid", &none}, {"Swish", &none}, {"Mish", &none}, {"GELU", &fast}, {"Softmax", &none}};
+    for (const auto& [type, pd] : layers) {
+        SCOPED_TRACE(type);
+        const Tensor one = layer_test::run_layer(type, *pd, {layer_test::R(x)}, 1, {}, 1)[0];
+        const Tensor three = layer_test::run_layer(type, *pd, {layer_test::R(x)}, 1, {}, 3)[0];
+        ASSERT_EQ(one.numel(), three.numel());
+        EXPECT_EQ(std::memcmp(one.data<float>(), three.data<float>(), static_cast<size_t>(one.numel()) * 4), 0);
+    }
+}
+
+} // namespace
+} // namespace kestrel
