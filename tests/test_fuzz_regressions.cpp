@@ -184,6 +184,21 @@ TEST(FuzzRegression, OnnxReshapeTargetDimsOverflow)
         EXPECT_NE(std::string(e.what()).find("has too many elements (overflow)"), std::string::npos) << e.what();
     }
 }
+
+// fuzz_onnx (campaign, 8b9ae62): ConstantOfShape's `value` attribute declared
+// 58 GB of dims with one stored value; the tensor was allocated before its data
+// was counted (ASan: allocator out of memory).
+TEST(FuzzRegression, OnnxAttributeTensorDimsLargerThanItsData)
+{
+    const std::string bytes = regression_file("onnx-constantofshape-huge-value-dims.onnx");
+    try {
+        Net net;
+        load_onnx_mem(net, bytes.data(), bytes.size(), "constant_of_shape.onnx");
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs"), std::string::npos) << e.what();
+    }
+}
 #endif
 
 } // namespace

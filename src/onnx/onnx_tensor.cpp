@@ -85,6 +85,15 @@ void copy_field(const Field& field, Tensor& t, const std::string& name)
     });
 }
 
+// The number of values stored in the proto's first non-empty typed field (the one read below).
+int64_t inline_value_count(const onnx::TensorProto& p)
+{
+    for (const int count : {p.float_data_size(), p.int64_data_size(), p.double_data_size(), p.uint64_data_size(),
+                            p.int32_data_size()})
+        if (count > 0) return count;
+    return 0;
+}
+
 } // namespace
 
 Tensor tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir)
@@ -98,8 +107,16 @@ Tensor tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir)
     const DType dtype = dtype_from_onnx(p.data_type(), "tensor '" + name + "'");
     const int64_t n = shape_numel(shape);
     check(n <= (int64_t(1) << 40) / static_cast<int64_t>(dtype_size(dtype)), "tensor '", name, "' is too large");
+    const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
+    // A declared shape must not cost memory before the data behind it is known to be there.
+    if (p.data_location() != onnx::TensorProto::EXTERNAL) {
+        const int64_t have = inline_value_count(p);
+        check(p.has_raw_data() ? p.raw_data().size() == bytes : have == n, "tensor '", name, "': holds ",
+              p.has_raw_data() ? static_cast<int64_t>(p.raw_data().size()) : have,
+              p.has_raw_data() ? " bytes of raw data" : " values", ", shape ", shape_str(shape), " needs ",
+              p.has_raw_data() ? static_cast<int64_t>(bytes) : n);
+    }
     Tensor t(shape, dtype);
-    const size_t bytes = t.nbytes();
     if (p.data_location() == onnx::TensorProto::EXTERNAL) {
         const std::string data = read_external(p, base_dir, bytes);
         check(data.size() == bytes, "tensor '", name, "': external data has ", data.size(), " bytes, expected ", bytes);
