@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "core/cpu_features.h"
+#include "kernels/isa.h"
 #include "kestrel/op.h"
 
 namespace kestrel {
@@ -261,26 +261,11 @@ void ParallelRunner::run(int64_t n, const RangeFn& fn) const
 
 // ---------------------------------------------------------------------------
 
-namespace detail {
-
-const SimdRowKernels* row_kernels_for_level(SimdBinary op, int level)
-{
-    if (op == SimdBinary::None) return nullptr;
-#if defined(__x86_64__) || defined(__i386__)
-    if (level >= 2) return row_kernels_avx512(op);
-    if (level == 1) return row_kernels_avx2(op);
-#else
-    (void)level;
-#endif
-    return nullptr;
-}
-
-} // namespace detail
+KESTREL_KERNEL_FAMILY(BroadcastRowKernel, broadcast_row)
 
 const SimdRowKernels* simd_row_kernels_f32(SimdBinary op)
 {
-    static const int level = cpu_has_avx512() ? 2 : cpu_has_avx2() ? 1 : 0;
-    return detail::row_kernels_for_level(op, level);
+    return op == SimdBinary::None ? nullptr : &broadcast_row_kernel().rows[static_cast<int>(op)];
 }
 
 } // namespace kestrel

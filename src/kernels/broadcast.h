@@ -128,16 +128,21 @@ struct SimdRowKernels {
     RowKernelF32 sv = nullptr;
 };
 
-// Kernels for the best ISA this CPU has (KESTREL_ISA caps it), or nullptr.
+// One kernel per ISA (kernels/broadcast_rows.h): rows[op] for every SimdBinary
+// but None.
+struct BroadcastRowKernel {
+    const char* isa;
+    SimdRowKernels rows[kSimdBinaryCount];
+};
+// The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them
+// (generic first) for tests.
+const BroadcastRowKernel& broadcast_row_kernel();
+std::vector<const BroadcastRowKernel*> broadcast_row_kernels_available();
+
+// The fastest kernel's rows for op, or nullptr for SimdBinary::None.
 const SimdRowKernels* simd_row_kernels_f32(SimdBinary op);
 
 namespace detail {
-// Per-ISA tables (level 1 = AVX2, 2 = AVX-512); call only when the CPU has the ISA.
-const SimdRowKernels* row_kernels_avx2(SimdBinary op);
-const SimdRowKernels* row_kernels_avx512(SimdBinary op);
-// Table of one ISA level (0 generic -> nullptr); for tests of every path.
-const SimdRowKernels* row_kernels_for_level(SimdBinary op, int level);
-
 // Rows shorter than this stay on the inlined scalar loop (call overhead).
 constexpr int64_t kSimdMinRow = 16;
 

@@ -6,23 +6,7 @@
 
 namespace kestrel {
 
-namespace detail {
-const DepthwiseKernel& depthwise_kernel_generic();
-const DepthwiseKernel& depthwise_kernel_avx2();
-const DepthwiseKernel& depthwise_kernel_avx512();
-} // namespace detail
-
-std::vector<const DepthwiseKernel*> depthwise_kernels_available()
-{
-    return kernels_available(
-        IsaKernels<DepthwiseKernel>{detail::depthwise_kernel_generic, detail::depthwise_kernel_avx2, detail::depthwise_kernel_avx512});
-}
-
-const DepthwiseKernel& depthwise_kernel()
-{
-    static const DepthwiseKernel& best = *depthwise_kernels_available().back();
-    return best;
-}
+KESTREL_KERNEL_FAMILY(DepthwiseKernel, depthwise)
 
 int64_t Depthwise2dGeometry::scratch_floats() const
 {

@@ -4,23 +4,7 @@
 
 namespace kestrel {
 
-namespace detail {
-const GemmKernel& gemm_kernel_generic();
-const GemmKernel& gemm_kernel_avx2();
-const GemmKernel& gemm_kernel_avx512();
-} // namespace detail
-
-std::vector<const GemmKernel*> gemm_kernels_available()
-{
-    return kernels_available(
-        IsaKernels<GemmKernel>{detail::gemm_kernel_generic, detail::gemm_kernel_avx2, detail::gemm_kernel_avx512});
-}
-
-const GemmKernel& gemm_kernel()
-{
-    static const GemmKernel& best = *gemm_kernels_available().back();
-    return best;
-}
+KESTREL_KERNEL_FAMILY(GemmKernel, gemm)
 
 std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
                                int64_t col_stride)
