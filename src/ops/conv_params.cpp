@@ -107,6 +107,20 @@ ConvWeights load_f32_conv_weights(WeightReader& wr, const ConvParams& p, const s
     return w;
 }
 
+ConvKernel conv_kernel_for_input(const ConvParams& p, const std::vector<TensorDesc>& in, int rank, bool transposed)
+{
+    const Shape& s = in[0].shape;
+    if (rank == 2)
+        check(s.size() == 3, "expects a (c,h,w) input, got ", shape_str(s));
+    else
+        check(static_cast<int>(s.size()) == rank + 1, "expects a (channels, ", rank, " spatial dims) input, got ",
+              shape_str(s));
+    const ConvKernel k = conv_kernel(p, in, rank, transposed);
+    check(s[0] == k.inch, "expects ", k.inch, " input channels (",
+          p.dynamic ? "from the weight input" : "from weight_data_size", "), got ", s[0]);
+    return k;
+}
+
 ConvKernel conv_kernel(const ConvParams& p, const std::vector<Tensor>& in, int rank, bool transposed)
 {
     std::vector<TensorDesc> descs;

@@ -72,6 +72,9 @@ struct ConvKernel {
 ConvKernel conv_kernel(const ConvParams& p, const std::vector<TensorDesc>& in, int rank, bool transposed);
 // The same from the inputs of a forward.
 ConvKernel conv_kernel(const ConvParams& p, const std::vector<Tensor>& in, int rank, bool transposed);
+// The kernel, after checking (for infer) that in[0] is (channels, `rank`
+// spatial dims) with the channels the kernel takes.
+ConvKernel conv_kernel_for_input(const ConvParams& p, const std::vector<TensorDesc>& in, int rank, bool transposed);
 
 // Convolution along spatial axis i (input size `in`, `kernel` taps): stride and
 // dilation from the params, pads explicit or SAME; pad_end is the padding

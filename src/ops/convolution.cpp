@@ -124,10 +124,8 @@ public:
             return;
         }
         const Shape& s = x.shape;
-        check(s.size() == 3, "expects a (c,h,w) input, got ", shape_str(s));
+        conv_kernel_for_input(p_, in, 2, false); // checks the input's rank and channels
         const KernelDims k = kernel_dims(in);
-        check(s[0] == k.inch_g * p_.group, "expects ", k.inch_g * p_.group, " input channels (",
-              p_.dynamic ? "from the weight input" : "from weight_data_size", "), got ", s[0]);
         const ConvGeometry g = geometry(s[1], s[2], k);
         out[0] = make_desc({k.outch, g.rows.out, g.cols.out}, int8_scale_term_ > 100 ? DType::I8 : DType::F32);
     }

@@ -55,11 +55,7 @@ public:
         expect_output_count(out, 1);
         expect_f32(in[0]);
         const Shape& s = in[0].shape;
-        check(static_cast<int>(s.size()) == rank_ + 1, "expects a (channels, ", rank_, " spatial dims) input, got ",
-              shape_str(s));
-        const ConvKernel k = conv_kernel(p_, in, rank_, transposed_);
-        check(s[0] == k.inch, "expects ", k.inch, " input channels (",
-              p_.dynamic ? "from the weight input" : "from weight_data_size", "), got ", s[0]);
+        const ConvKernel k = conv_kernel_for_input(p_, in, rank_, transposed_);
         const std::vector<Axis> axes = geometry(s, k);
         Shape o = {k.outch};
         for (const Axis& a : axes) o.push_back(a.out);

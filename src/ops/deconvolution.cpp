@@ -52,10 +52,7 @@ public:
         expect_output_count(out, 1);
         expect_f32(in[0]);
         const Shape& s = in[0].shape;
-        check(s.size() == 3, "expects a (c,h,w) input, got ", shape_str(s));
-        const ConvKernel k = conv_kernel(p_, in, 2, true);
-        check(s[0] == k.inch, "expects ", k.inch, " input channels (",
-              p_.dynamic ? "from the weight input" : "from weight_data_size", "), got ", s[0]);
+        const ConvKernel k = conv_kernel_for_input(p_, in, 2, true);
         check(s[1] > 0 && s[2] > 0, "expects a non-empty spatial size, got ", shape_str(s));
         const DeconvGeometry g = geometry(s[1], s[2], k);
         out[0] = TensorDesc({k.outch, g.rows.axis.out, g.cols.axis.out}, DType::F32);
