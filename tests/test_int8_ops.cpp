@@ -320,6 +320,43 @@ TEST(Int8Ops, ConvolutionDepthWiseBothScaleForms)
             }
 }
 
+// The int8 layers run on float kernels that are exact only while a sum stays
+// within 2^24 (kernels/conv2d_int8_gemm.h); deeper sums are split. Inputs and
+// weights at +-127 push sums far past 2^24 (a float sum would round them), and
+// the results must equal the int32 reference bit for bit.
+TEST(Int8Ops, ConvolutionInt8DeepSumsAreExact)
+{
+    struct Case {
+        int inch, outch, group, k;
+        bool depthwise;
+        float pad_value;
+    };
+    const Case cases[] = {
+        {256, 8, 1, 3, false, 0.f},     // depth 2304: three chunks
+        {2000, 6, 1, 1, false, 0.f},    // depth 2000, 1x1: two chunks
+        {240, 8, 2, 3, true, 0.f},      // grouped, depth 1080 per group: the plain int32 loop
+        {16, 16, 16, 5, true, -128.5f}, // depthwise, padded with (int8)-128.5 = -128
+    };
+    uint32_t seed = 900;
+    for (const Case& cs : cases) {
+        Int8Conv c;
+        c.inch = cs.inch, c.outch = cs.outch, c.group = cs.group, c.k = cs.k, c.depthwise = cs.depthwise;
+        c.pad = 1, c.pad_value = cs.pad_value, c.h = 5, c.w = 6, c.bias = true, c.act = 0;
+        SCOPED_TRACE(c.str() + " inch=" + std::to_string(c.inch));
+        Int8ConvData d = make_data(c, seed += 7);
+        // Weights near +-127 after quantization (scale 127), mostly one sign.
+        std::mt19937 gen(seed);
+        for (float& w : d.W) w = (gen() % 8 == 0 ? -1.f : 1.f) * (0.9f + 0.1f * static_cast<float>(gen() % 2));
+        for (float& s : d.wscales) s = 127.f;
+        Tensor x({c.inch, c.h, c.w}, DType::I8);
+        for (int64_t i = 0; i < x.numel(); ++i) x.data<int8_t>()[i] = static_cast<int8_t>(gen() % 16 == 0 ? -127 : 127);
+        Shape shape;
+        const std::vector<float> ref = ref_int8_conv(quantized_input(x, d.in_scale), c.inch, c.h, c.w, c, d, nullptr, shape);
+        const Tensor y = run_layer(c.depthwise ? "ConvolutionDepthWise" : "Convolution", c.params(), d.weights(), {x});
+        expect_floats_close(y, ref, shape, 0.0); // the same float operations on the same int32 sums
+    }
+}
+
 TEST(Int8Ops, RequantizedOutputFeedsSecondInt8Convolution)
 {
     // conv1 (8=102): F32 -> I8 with its top scale; conv2 (8=2) takes the I8 blob

@@ -13,15 +13,19 @@
 //    computed as InnerProduct (output (num_output,)).
 // Params: ConvParams (conv_params.h) with dynamic weight id 19, and 8
 // int8_scale_term, 18 pad_value.
-// fp32 layers with several output channels per group run as GEMMs
+// Layers with several output channels per group run as GEMMs
 // (kernels/conv2d_gemm.h, weights packed at load), depthwise ones (a channel
-// per group) through kernels/depthwise_conv2d.h; the other grouped forms and
-// int8 keep the plain kernels here: pad, then accumulate per output channel.
+// per group) through kernels/depthwise_conv2d.h; the other grouped forms keep
+// the plain kernels here: pad, then accumulate per output channel. Int8 layers
+// take the same float kernels on their int8 values, which give the int32 sums
+// exactly (kernels/conv2d_int8_gemm.h), and keep the plain int32 loop as
+// the fallback.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "kernels/conv2d_gemm.h"
+#include "kernels/conv2d_int8_gemm.h"
 #include "kernels/depthwise_conv2d.h"
 #include "ops/activation.h"
 #include "ops/builtin_ops.h"
@@ -99,6 +103,7 @@ public:
                                                : wscales[depthwise_ ? oc / (p_.num_output / p_.group) : oc];
         bottom_scale_ = bottom_scale;
         top_scale_ = top_scale;
+        if (int8_scale_term_ != 0) prepare_int8_kernels();
         if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
             const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
             packed_weights_ = conv2d_gemm_pack_weights(gemm_kernel(), weight.data<float>(), gemm_geometry(k, {}));
@@ -139,7 +144,9 @@ public:
 
     int64_t weight_bytes() const override
     {
-        return weights_.bytes() + static_cast<int64_t>((w_scale_.size() + packed_weights_.size()) * sizeof(float));
+        size_t floats = w_scale_.size() + packed_weights_.size() + int8_depthwise_weights_.size();
+        for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
+        return weights_.bytes() + static_cast<int64_t>(floats * sizeof(float));
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
@@ -330,13 +337,73 @@ private:
         return q;
     }
 
-    // Int8: the padded input is unrolled once into per-group columns
-    // col[g][pixel][r], r = (ic_in_group*kh + ky)*kw + kx, so that every output
-    // value is one contiguous int8 dot product with its weight row (same r order).
+    // The weights of the exact float paths: the depthwise kernel takes them as
+    // floats, the GEMM packed in chunks.
+    void prepare_int8_kernels()
+    {
+        const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
+        const int8_t* w = weights_.weight.data<int8_t>();
+        if (k.inch_g == 1 && k.outch == p_.group)
+            int8_depthwise_weights_.assign(w, w + weights_.weight.numel());
+        else if (uses_gemm(k.outch / p_.group) && Conv2dInt8Gemm::supported(gemm_geometry(k, {})))
+            int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gemm_geometry(k, {}));
+    }
+
+    // int8 values as floats (exact).
+    static Tensor int8_as_float(const Tensor& q, const ExecContext& ctx)
+    {
+        Tensor f(q.shape(), DType::F32);
+        const int8_t* s = q.data<int8_t>();
+        float* d = f.data<float>();
+        ctx.parallel_for(q.numel(), [&](int64_t begin, int64_t end) { std::copy(s + begin, s + end, d + begin); });
+        return f;
+    }
+
+    // Int8: the int32 sums of every output (the depthwise or GEMM float kernels
+    // when they apply, else the plain loop), then dequantization.
     void forward_int8(const Tensor& x, const ConvGeometry& g, const KernelDims& k, const float* bias, Tensor& y,
                       const ExecContext& ctx) const
     {
-        const Tensor padded = pad_input<int8_t>(quantize_input(x, ctx), g, int8_pad_value(pad_value_), ctx);
+        const Tensor q = quantize_input(x, ctx);
+        std::vector<int32_t> sums(static_cast<size_t>(k.outch * g.rows.out * g.cols.out));
+        Depthwise2dGeometry dg = depthwise_geometry(x, g, k);
+        dg.pad_value = int8_pad_value(pad_value_);
+        if (!int8_depthwise_weights_.empty() && dg.supported()) {
+            int8_sums_depthwise(int8_as_float(q, ctx), dg, sums.data(), ctx);
+        } else if (int8_gemm_.chunk_channels > 0) {
+            const Tensor padded = int8_as_float(pad_input<int8_t>(q, g, int8_pad_value(pad_value_), ctx), ctx);
+            Conv2dGemmGeometry gg = gemm_geometry(k, g);
+            gg.in_h = padded.dim(1), gg.in_w = padded.dim(2);
+            conv2d_int8_gemm(gemm_kernel(), int8_gemm_, gg, padded.data<float>(), sums.data(), ctx);
+        } else {
+            int8_sums_plain(pad_input<int8_t>(q, g, int8_pad_value(pad_value_), ctx), g, k, sums.data(), ctx);
+        }
+        write_dequantized(sums.data(), g, k, bias, y, ctx);
+    }
+
+    // Depthwise: the float kernel from a zero bias, at most kMaxDepthwiseTaps
+    // products per sum (exact).
+    void int8_sums_depthwise(const Tensor& xf, const Depthwise2dGeometry& dg, int32_t* sums,
+                             const ExecContext& ctx) const
+    {
+        const DepthwiseKernel& kern = depthwise_kernel();
+        const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
+        ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats())), plane(static_cast<size_t>(out_plane));
+            for (int64_t ch = begin; ch < end; ++ch) {
+                kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f,
+                           plane.data(), scratch.data());
+                std::copy(plane.begin(), plane.end(), sums + ch * out_plane);
+            }
+        });
+    }
+
+    // The plain int32 loop: the padded input is unrolled once into per-group
+    // columns col[g][pixel][r], r = (ic_in_group*kh + ky)*kw + kx, so that every
+    // sum is one contiguous int8 dot product with its weight row (same r order).
+    void int8_sums_plain(const Tensor& padded, const ConvGeometry& g, const KernelDims& k, int32_t* sums,
+                         const ExecContext& ctx) const
+    {
         const int64_t ph = padded.dim(1), pw = padded.dim(2), channels = padded.dim(0);
         const int64_t plane = g.rows.out * g.cols.out, ksize = k.kh * k.kw, R = k.inch_g * ksize;
         const int8_t* src = padded.data<int8_t>();
@@ -361,22 +428,37 @@ private:
         });
         const int8_t* wt = weights_.weight.data<int8_t>();
         const int64_t out_per_group = k.outch / p_.group;
-        const bool requant = int8_scale_term_ > 100;
         ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
             for (int64_t oc = begin; oc < end; ++oc) {
                 const int8_t* wrow = wt + oc * R;
                 const int8_t* gcol = cp + (oc / out_per_group) * plane * R;
-                const float scale_in = dequant_factor(bottom_scale_, w_scale_[oc]);
-                const float b = bias ? bias[oc] : 0.f;
                 for (int64_t p = 0; p < plane; ++p) {
                     const int8_t* c = gcol + p * R;
-                    int32_t sum = 0;
-                    for (int64_t r = 0; r < R; ++r) sum += static_cast<int16_t>(wrow[r]) * static_cast<int16_t>(c[r]);
-                    const float v = p_.activation(dequant(sum, scale_in, bias, b));
+                    uint32_t sum = 0; // wraps instead of overflowing on absurd depths
+                    for (int64_t r = 0; r < R; ++r)
+                        sum += static_cast<uint32_t>(static_cast<int16_t>(wrow[r]) * static_cast<int16_t>(c[r]));
+                    sums[oc * plane + p] = static_cast<int32_t>(sum);
+                }
+            }
+        });
+    }
+
+    // y = activation(sum * scale_in + bias), requantized with the top scale for > 100.
+    void write_dequantized(const int32_t* sums, const ConvGeometry& g, const KernelDims& k, const float* bias,
+                           Tensor& y, const ExecContext& ctx) const
+    {
+        const int64_t plane = g.rows.out * g.cols.out;
+        const bool requant = int8_scale_term_ > 100;
+        ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
+            for (int64_t oc = begin; oc < end; ++oc) {
+                const float scale_in = dequant_factor(bottom_scale_, w_scale_[oc]);
+                const float b = bias ? bias[oc] : 0.f;
+                for (int64_t p = oc * plane; p < (oc + 1) * plane; ++p) {
+                    const float v = p_.activation(dequant(sums[p], scale_in, bias, b));
                     if (requant)
-                        y.data<int8_t>()[oc * plane + p] = float2int8(v * top_scale_);
+                        y.data<int8_t>()[p] = float2int8(v * top_scale_);
                     else
-                        y.data<float>()[oc * plane + p] = v;
+                        y.data<float>()[p] = v;
                 }
             }
         });
@@ -427,6 +509,8 @@ private:
     ConvWeights weights_; // weight int8 with int8_scale_term
     std::vector<float> w_scale_; // per output channel (int8)
     std::vector<float> packed_weights_; // for the GEMM path (static fp32 weights)
+    std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
+    Conv2dInt8Gemm int8_gemm_;                  // int8 GEMM path (chunk_channels 0: not used)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;
 };
 

@@ -1,0 +1,40 @@
+// Int8 2-D convolution through the float GEMM (conv2d_gemm.h), exactly.
+//
+// Int8 values are exact floats, and a product of two is at most 2^14 in
+// magnitude, so a sum of up to kInt8ExactDepth = 1024 products never leaves
+// [-2^24, 2^24], where a float holds every integer: the float GEMM, with FMA or
+// without, in any order, gives the int32 sum bit for bit. Deeper sums are cut
+// along the input channels into chunks of at most that depth, one GEMM each,
+// added up in int32. So the int8 layers run at the float GEMM's speed with the
+// results of ncnn's int32 accumulation.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/conv2d_gemm.h"
+
+namespace kestrel {
+
+constexpr int64_t kInt8ExactDepth = 1024;
+
+struct Conv2dInt8Gemm {
+    Conv2dGemmGeometry shape;                // channels, groups and kernel (the input size comes per call)
+    int64_t chunk_channels = 0;              // input channels per chunk
+    std::vector<std::vector<float>> packed;  // each chunk's weights, packed
+
+    // Grouped layers take one chunk, so their depth must fit in it.
+    static bool supported(const Conv2dGemmGeometry& g)
+    {
+        return g.kh * g.kw <= kInt8ExactDepth && (g.groups == 1 || g.depth() <= kInt8ExactDepth);
+    }
+};
+
+// Int8 weights [groups*outch_g][inch_g][kh][kw] split into chunks and packed for kern.
+Conv2dInt8Gemm conv2d_int8_gemm_prepare(const GemmKernel& kern, const int8_t* weights, const Conv2dGemmGeometry& g);
+
+// sums [outch][out_h][out_w] = the int32 convolution of x, the padded int8
+// input as floats [groups*inch_g][in_h][in_w] (g gives the input size).
+void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g, const float* x,
+                      int32_t* sums, const ExecContext& ctx);
+
+} // namespace kestrel
