@@ -482,6 +482,23 @@ TEST(Int8Ops, QuantizeRoundsHalfAwayFromZeroAndClamps)
     }
 }
 
+// Every tie from -130.5 to 130.5, the floats next to each, and the extremes,
+// against the rule written with floor/ceil in double.
+TEST(Int8Ops, QuantizeSweepOfTiesAndNeighbours)
+{
+    std::vector<float> v{INFINITY, -INFINITY, 3e38f, -3e38f, 1e-40f, -1e-40f, 0.f, -0.f, 2147483648.f, -2147483904.f};
+    for (int i = -261; i <= 261; ++i) {
+        const float tie = 0.5f * static_cast<float>(i);
+        v.insert(v.end(), {tie, std::nextafter(tie, -INFINITY), std::nextafter(tie, INFINITY)});
+    }
+    const Tensor y = run_layer("Quantize", ParamDict(), {scalar(1.f)}, {from_vector(v, {static_cast<int64_t>(v.size())})});
+    std::vector<int> ref;
+    for (float x : v) ref.push_back(ref_q(x));
+    expect_int8_equal(y, ref, {static_cast<int64_t>(v.size())});
+    const Tensor nan = run_layer("Quantize", ParamDict(), {scalar(1.f)}, {from_vector({NAN, -NAN}, {2})});
+    expect_int8_equal(nan, {0, 0}, {2}); // undefined in ncnn; 0 here
+}
+
 TEST(Int8Ops, DequantizeAndRequantize)
 {
     Tensor xi({3, 2, 4}, DType::I32);

@@ -16,14 +16,16 @@
 namespace kestrel {
 
 // ncnn's float2int8: round half away from zero, clamp to [-127, 127].
-// NaN (undefined in ncnn) maps to 0 here.
+// NaN (undefined in ncnn) maps to 0 here. Clamping before rounding gives the
+// same result (the bounds are integers) and keeps the int conversion in range;
+// without branches or a call to round(), loops over it vectorize.
 inline int8_t float2int8(float v)
 {
-    const float r = std::round(v);
-    if (r != r) return 0;
-    if (r > 127.f) return 127;
-    if (r < -127.f) return -127;
-    return static_cast<int8_t>(static_cast<int>(r));
+    const float clamped = v > 127.f ? 127.f : (v < -127.f ? -127.f : v);
+    const float c = clamped == clamped ? clamped : 0.f;
+    const int t = static_cast<int>(c); // toward zero
+    const float frac = c - static_cast<float>(t);
+    return static_cast<int8_t>(t + (frac >= 0.5f) - (frac <= -0.5f));
 }
 
 inline void quantize_span(const float* src, int8_t* dst, int64_t n, float scale)
