@@ -38,23 +38,32 @@ Conv2dInt8Gemm conv2d_int8_gemm_prepare(const GemmKernel& kern, const int8_t* we
 }
 
 void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g, const float* x,
-                      int32_t* sums, const ExecContext& ctx)
+                      float* out, const std::function<void(int64_t, float*, int64_t)>& finish, const ExecContext& ctx)
 {
-    const int64_t plane_in = g.in_h * g.in_w;
-    std::vector<float> part(static_cast<size_t>(g.groups * g.outch_g * g.out_h * g.out_w));
-    float* base = part.data();
-    for (size_t chunk = 0; chunk < w.packed.size(); ++chunk) {
-        const int64_t c0 = static_cast<int64_t>(chunk) * w.chunk_channels;
+    const int64_t plane_in = g.in_h * g.in_w, chunks = static_cast<int64_t>(w.packed.size());
+    // Every chunk but the last adds its (exact) float sums into int32 totals
+    // while they are in cache; the last adds the totals to its own.
+    std::vector<int32_t> totals(chunks > 1 ? static_cast<size_t>(g.groups * g.outch_g * g.out_h * g.out_w) : 0);
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+        const int64_t c0 = chunk * w.chunk_channels;
         Conv2dGemmGeometry cg = g;
         cg.inch_g = std::min(w.chunk_channels, g.inch_g - c0);
-        // Each finished piece of the chunk's (exact) float sums goes into the
-        // int32 sums while it is still in cache.
-        const bool first = chunk == 0;
-        conv2d_gemm(kern, cg, w.packed[chunk].data(), x + c0 * plane_in, nullptr, base,
-                    [&](int64_t, float* values, int64_t count) {
-                        int32_t* s = sums + (values - base);
+        const bool first = chunk == 0, last = chunk == chunks - 1;
+        conv2d_gemm(kern, cg, w.packed[static_cast<size_t>(chunk)].data(), x + c0 * plane_in, nullptr, out,
+                    [&](int64_t oc, float* values, int64_t count) {
+                        if (first && last) {
+                            finish(oc, values, count);
+                            return;
+                        }
+                        int32_t* t = totals.data() + (values - out);
+                        if (!last) {
+                            for (int64_t j = 0; j < count; ++j)
+                                t[j] = wrapping_add(first ? 0 : t[j], static_cast<int32_t>(values[j]));
+                            return;
+                        }
                         for (int64_t j = 0; j < count; ++j)
-                            s[j] = wrapping_add(first ? 0 : s[j], static_cast<int32_t>(values[j]));
+                            values[j] = static_cast<float>(wrapping_add(t[j], static_cast<int32_t>(values[j])));
+                        finish(oc, values, count);
                     },
                     ctx);
     }

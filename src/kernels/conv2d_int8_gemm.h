@@ -32,9 +32,12 @@ struct Conv2dInt8Gemm {
 // Int8 weights [groups*outch_g][inch_g][kh][kw] split into chunks and packed for kern.
 Conv2dInt8Gemm conv2d_int8_gemm_prepare(const GemmKernel& kern, const int8_t* weights, const Conv2dGemmGeometry& g);
 
-// sums [outch][out_h][out_w] = the int32 convolution of x, the padded int8
-// input as floats [groups*inch_g][in_h][in_w] (g gives the input size).
+// The int32 convolution of x, the padded int8 input as floats
+// [groups*inch_g][in_h][in_w] (g gives the input size), written to out
+// [outch][out_h][out_w] as floats: static_cast<float>(sum), exact up to 2^24.
+// finish(out_channel, values, count) runs on each finished piece of an output
+// plane, in place (dequantization).
 void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g, const float* x,
-                      int32_t* sums, const ExecContext& ctx);
+                      float* out, const std::function<void(int64_t, float*, int64_t)>& finish, const ExecContext& ctx);
 
 } // namespace kestrel

@@ -349,53 +349,67 @@ private:
             int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gemm_geometry(k, {}));
     }
 
-    // int8 values as floats (exact).
-    static Tensor int8_as_float(const Tensor& q, const ExecContext& ctx)
+    // The input as the floats of its int8 values (exact): quantized with the
+    // bottom scale unless it already is int8.
+    Tensor quantized_as_float(const Tensor& x, const ExecContext& ctx) const
     {
-        Tensor f(q.shape(), DType::F32);
-        const int8_t* s = q.data<int8_t>();
+        Tensor f(x.shape(), DType::F32);
         float* d = f.data<float>();
-        ctx.parallel_for(q.numel(), [&](int64_t begin, int64_t end) { std::copy(s + begin, s + end, d + begin); });
+        const int64_t c = x.dim(0), plane = x.numel() / c;
+        ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
+            if (x.dtype() == DType::I8)
+                std::copy(x.data<int8_t>() + begin * plane, x.data<int8_t>() + end * plane, d + begin * plane);
+            else
+                for (int64_t i = begin * plane; i < end * plane; ++i) d[i] = float2int8(x.data<float>()[i] * bottom_scale_);
+        });
         return f;
     }
 
-    // Int8: the int32 sums of every output (the depthwise or GEMM float kernels
-    // when they apply, else the plain loop), then dequantization.
+    // Int8: every output's int32 sum, as the float it converts to, from the
+    // depthwise or GEMM float kernels when they apply (exact), else from the
+    // plain loop; each finished piece is dequantized where it lies.
     void forward_int8(const Tensor& x, const ConvGeometry& g, const KernelDims& k, const float* bias, Tensor& y,
                       const ExecContext& ctx) const
     {
-        const Tensor q = quantize_input(x, ctx);
-        std::vector<int32_t> sums(static_cast<size_t>(k.outch * g.rows.out * g.cols.out));
+        const int64_t plane = g.rows.out * g.cols.out;
+        const bool requant = int8_scale_term_ > 100;
+        std::vector<float> requant_sums(requant ? static_cast<size_t>(k.outch * plane) : 0);
+        float* sums = requant ? requant_sums.data() : y.data<float>();
+        const auto finish = [&](int64_t oc, float* v, int64_t n) {
+            dequantize(oc, bias, v, n, requant ? y.data<int8_t>() + (v - sums) : nullptr);
+        };
+        const float pad = int8_pad_value(pad_value_);
         Depthwise2dGeometry dg = depthwise_geometry(x, g, k);
-        dg.pad_value = int8_pad_value(pad_value_);
+        dg.pad_value = pad;
         if (!int8_depthwise_weights_.empty() && dg.supported()) {
-            int8_sums_depthwise(int8_as_float(q, ctx), dg, sums.data(), ctx);
+            const Tensor xf = quantized_as_float(x, ctx);
+            const DepthwiseKernel& kern = depthwise_kernel();
+            const int64_t taps = dg.kh * dg.kw;
+            ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
+                std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
+                for (int64_t ch = begin; ch < end; ++ch) {
+                    kern.plane(dg, xf.data<float>() + ch * dg.in_h * dg.in_w,
+                               int8_depthwise_weights_.data() + ch * taps, 0.f, sums + ch * plane, scratch.data());
+                    finish(ch, sums + ch * plane, plane);
+                }
+            });
         } else if (int8_gemm_.chunk_channels > 0) {
-            const Tensor padded = int8_as_float(pad_input<int8_t>(q, g, int8_pad_value(pad_value_), ctx), ctx);
+            const Tensor padded = pad_input<float>(quantized_as_float(x, ctx), g, pad, ctx);
             Conv2dGemmGeometry gg = gemm_geometry(k, g);
             gg.in_h = padded.dim(1), gg.in_w = padded.dim(2);
-            conv2d_int8_gemm(gemm_kernel(), int8_gemm_, gg, padded.data<float>(), sums.data(), ctx);
+            conv2d_int8_gemm(gemm_kernel(), int8_gemm_, gg, padded.data<float>(), sums, finish, ctx);
         } else {
-            int8_sums_plain(pad_input<int8_t>(q, g, int8_pad_value(pad_value_), ctx), g, k, sums.data(), ctx);
+            std::vector<int32_t> isums(static_cast<size_t>(k.outch * plane));
+            int8_sums_plain(pad_input<int8_t>(quantize_input(x, ctx), g, int8_pad_value(pad_value_), ctx), g, k,
+                            isums.data(), ctx);
+            ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
+                for (int64_t oc = begin; oc < end; ++oc) {
+                    float* v = sums + oc * plane;
+                    std::copy(isums.begin() + oc * plane, isums.begin() + (oc + 1) * plane, v);
+                    finish(oc, v, plane);
+                }
+            });
         }
-        write_dequantized(sums.data(), g, k, bias, y, ctx);
-    }
-
-    // Depthwise: the float kernel from a zero bias, at most kMaxDepthwiseTaps
-    // products per sum (exact).
-    void int8_sums_depthwise(const Tensor& xf, const Depthwise2dGeometry& dg, int32_t* sums,
-                             const ExecContext& ctx) const
-    {
-        const DepthwiseKernel& kern = depthwise_kernel();
-        const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
-        ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
-            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats())), plane(static_cast<size_t>(out_plane));
-            for (int64_t ch = begin; ch < end; ++ch) {
-                kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f,
-                           plane.data(), scratch.data());
-                std::copy(plane.begin(), plane.end(), sums + ch * out_plane);
-            }
-        });
     }
 
     // The plain int32 loop: the padded input is unrolled once into per-group
@@ -443,35 +457,18 @@ private:
         });
     }
 
-    // y = activation(sum * scale_in + bias), requantized with the top scale for
-    // > 100; a plane at a time, so each step is one vectorizable loop.
-    void write_dequantized(const int32_t* sums, const ConvGeometry& g, const KernelDims& k, const float* bias,
-                           Tensor& y, const ExecContext& ctx) const
+    // v (output channel oc's sums as floats) = activation(v * scale_in + bias)
+    // in ncnn's order; with q, requantized there with the top scale.
+    void dequantize(int64_t oc, const float* bias, float* v, int64_t n, int8_t* q) const
     {
-        const int64_t plane = g.rows.out * g.cols.out;
-        const bool requant = int8_scale_term_ > 100;
-        ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
-            std::vector<float> scratch(requant ? static_cast<size_t>(plane) : 0);
-            for (int64_t oc = begin; oc < end; ++oc) {
-                const float scale_in = dequant_factor(bottom_scale_, w_scale_[oc]);
-                const float b = bias ? bias[oc] : 0.f;
-                const int32_t* s = sums + oc * plane;
-                float* v = requant ? scratch.data() : y.data<float>() + oc * plane;
-                for (int64_t p = 0; p < plane; ++p) v[p] = dequant(s[p], scale_in, bias, b);
-                p_.activation.apply(v, plane);
-                if (requant) {
-                    int8_t* q = y.data<int8_t>() + oc * plane;
-                    for (int64_t p = 0; p < plane; ++p) q[p] = float2int8(v[p] * top_scale_);
-                }
-            }
-        });
-    }
-
-    // sum * scale_in (+ bias), in ncnn's order.
-    static float dequant(int32_t sum, float scale_in, const float* bias, float b)
-    {
-        const float v = static_cast<float>(sum) * scale_in;
-        return bias ? v + b : v;
+        const float scale_in = dequant_factor(bottom_scale_, w_scale_[oc]);
+        if (bias)
+            for (int64_t i = 0; i < n; ++i) v[i] = v[i] * scale_in + bias[oc];
+        else
+            for (int64_t i = 0; i < n; ++i) v[i] = v[i] * scale_in;
+        p_.activation.apply(v, n);
+        if (q)
+            for (int64_t i = 0; i < n; ++i) q[i] = float2int8(v[i] * top_scale_);
     }
 
     // ncnn's deprecated 1-D input path: InnerProduct over the flat input.
