@@ -14,6 +14,11 @@ dir=${CAMPAIGN_DIR:-../fuzz-campaign}
 bin=${FUZZ_BIN_DIR:-build-fuzz/fuzz}
 commit=$(git rev-parse --short HEAD)
 mkdir -p "$dir/corpus/$t" "$dir/artifacts" "$dir/logs"
+# A small ASan quarantine: fuzz_onnx forks a child per model (libonnx's shape
+# inference), and a fork costs in proportion to the parent's memory, which the
+# default 256 MB quarantine inflates (measured: 192 -> 629 inputs/s).
+# Use-after-free is still caught within the last 16 MB freed.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16}
 extra=()
 if [ "$t" = fuzz_onnx ] && [ -d /usr/share/libonnx-testdata/data/node ]; then
   mkdir -p "$dir/onnx-extra-seeds"
