@@ -446,13 +446,7 @@ private:
             for (int64_t oc = begin; oc < end; ++oc) {
                 const int8_t* wrow = wt + oc * R;
                 const int8_t* gcol = cp + (oc / out_per_group) * plane * R;
-                for (int64_t p = 0; p < plane; ++p) {
-                    const int8_t* c = gcol + p * R;
-                    uint32_t sum = 0; // wraps instead of overflowing on absurd depths
-                    for (int64_t r = 0; r < R; ++r)
-                        sum += static_cast<uint32_t>(static_cast<int16_t>(wrow[r]) * static_cast<int16_t>(c[r]));
-                    sums[oc * plane + p] = static_cast<int32_t>(sum);
-                }
+                for (int64_t p = 0; p < plane; ++p) sums[oc * plane + p] = int8_dot(wrow, gcol + p * R, R);
             }
         });
     }
@@ -494,8 +488,7 @@ private:
         const int8_t* w = weights_.weight.data<int8_t>();
         ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
             for (int64_t o = begin; o < end; ++o) {
-                int32_t sum = 0;
-                for (int64_t i = 0; i < n; ++i) sum += static_cast<int32_t>(w[o * n + i]) * xs[i];
+                const int32_t sum = int8_dot(w + o * n, xs, n);
                 const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
                 dst[o] = p_.activation(bias ? v + bias[o] : v);
             }

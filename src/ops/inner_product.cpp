@@ -160,8 +160,7 @@ public:
                 const int64_t r = i / num_output_, o = i % num_output_;
                 const int8_t* xr = x + r * num_input_;
                 const int8_t* wr = w + o * num_input_;
-                int32_t sum = 0;
-                for (int64_t k = 0; k < num_input_; ++k) sum += static_cast<int32_t>(xr[k]) * wr[k];
+                const int32_t sum = int8_dot(xr, wr, num_input_);
                 const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
                 y[i] = activation_(bias ? v + bias[o] : v);
             }

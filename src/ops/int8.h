@@ -33,6 +33,15 @@ inline void quantize_span(const float* src, int8_t* dst, int64_t n, float scale)
     for (int64_t i = 0; i < n; ++i) dst[i] = float2int8(src[i] * scale);
 }
 
+// Sum of a[i] * b[i] in int32 as ncnn accumulates it, wrapping (never a
+// signed overflow) on the absurd depths a malformed model may declare.
+inline int32_t int8_dot(const int8_t* a, const int8_t* b, int64_t n)
+{
+    uint32_t sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<uint32_t>(int32_t{a[i]} * int32_t{b[i]});
+    return static_cast<int32_t>(sum);
+}
+
 // The factor that turns an int32 accumulator into float: 1/(in_scale*w_scale),
 // or 0 when either scale is zero (or the product under/overflows).
 inline float dequant_factor(float in_scale, float w_scale)
