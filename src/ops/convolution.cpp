@@ -22,6 +22,7 @@
 // the fallback.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "kernels/conv2d_gemm.h"
@@ -375,41 +376,64 @@ private:
         const bool requant = int8_scale_term_ > 100;
         std::vector<float> requant_sums(requant ? static_cast<size_t>(k.outch * plane) : 0);
         float* sums = requant ? requant_sums.data() : y.data<float>();
-        const auto finish = [&](int64_t oc, float* v, int64_t n) {
+        const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
             dequantize(oc, bias, v, n, requant ? y.data<int8_t>() + (v - sums) : nullptr);
         };
-        const float pad = int8_pad_value(pad_value_);
         Depthwise2dGeometry dg = depthwise_geometry(x, g, k);
-        dg.pad_value = pad;
-        if (!int8_depthwise_weights_.empty() && dg.supported()) {
-            const Tensor xf = quantized_as_float(x, ctx);
-            const DepthwiseKernel& kern = depthwise_kernel();
-            const int64_t taps = dg.kh * dg.kw;
-            ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
-                std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
-                for (int64_t ch = begin; ch < end; ++ch) {
-                    kern.plane(dg, xf.data<float>() + ch * dg.in_h * dg.in_w,
-                               int8_depthwise_weights_.data() + ch * taps, 0.f, sums + ch * plane, scratch.data());
-                    finish(ch, sums + ch * plane, plane);
-                }
-            });
-        } else if (int8_gemm_.chunk_channels > 0) {
-            const Tensor padded = pad_input<float>(quantized_as_float(x, ctx), g, pad, ctx);
-            Conv2dGemmGeometry gg = gemm_geometry(k, g);
-            gg.in_h = padded.dim(1), gg.in_w = padded.dim(2);
-            conv2d_int8_gemm(gemm_kernel(), int8_gemm_, gg, padded.data<float>(), sums, finish, ctx);
-        } else {
-            std::vector<int32_t> isums(static_cast<size_t>(k.outch * plane));
-            int8_sums_plain(pad_input<int8_t>(quantize_input(x, ctx), g, int8_pad_value(pad_value_), ctx), g, k,
-                            isums.data(), ctx);
-            ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
-                for (int64_t oc = begin; oc < end; ++oc) {
-                    float* v = sums + oc * plane;
-                    std::copy(isums.begin() + oc * plane, isums.begin() + (oc + 1) * plane, v);
-                    finish(oc, v, plane);
-                }
-            });
-        }
+        dg.pad_value = int8_pad_value(pad_value_);
+        if (!int8_depthwise_weights_.empty() && dg.supported())
+            int8_depthwise(x, dg, sums, finish, ctx);
+        else if (int8_gemm_.chunk_channels > 0)
+            int8_gemm(x, g, k, sums, finish, ctx);
+        else
+            int8_plain(x, g, k, sums, finish, ctx);
+    }
+
+    // finish(output channel, sums, count): a finished piece of an output plane.
+    using SumsFinished = std::function<void(int64_t, float*, int64_t)>;
+
+    // Depthwise: the float kernel from a zero bias, at most kMaxDepthwiseTaps
+    // products per sum (exact).
+    void int8_depthwise(const Tensor& x, const Depthwise2dGeometry& dg, float* sums, const SumsFinished& finish,
+                        const ExecContext& ctx) const
+    {
+        const Tensor xf = quantized_as_float(x, ctx);
+        const DepthwiseKernel& kern = depthwise_kernel();
+        const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
+        ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
+            for (int64_t ch = begin; ch < end; ++ch) {
+                float* out = sums + ch * out_plane;
+                kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f, out,
+                           scratch.data());
+                finish(ch, out, out_plane);
+            }
+        });
+    }
+
+    void int8_gemm(const Tensor& x, const ConvGeometry& g, const KernelDims& k, float* sums,
+                   const SumsFinished& finish, const ExecContext& ctx) const
+    {
+        const Tensor padded = pad_input<float>(quantized_as_float(x, ctx), g, int8_pad_value(pad_value_), ctx);
+        Conv2dGemmGeometry gg = gemm_geometry(k, g);
+        gg.in_h = padded.dim(1), gg.in_w = padded.dim(2);
+        conv2d_int8_gemm(gemm_kernel(), int8_gemm_, gg, padded.data<float>(), sums, finish, ctx);
+    }
+
+    void int8_plain(const Tensor& x, const ConvGeometry& g, const KernelDims& k, float* sums,
+                    const SumsFinished& finish, const ExecContext& ctx) const
+    {
+        const int64_t plane = g.rows.out * g.cols.out;
+        std::vector<int32_t> isums(static_cast<size_t>(k.outch * plane));
+        int8_sums_plain(pad_input<int8_t>(quantize_input(x, ctx), g, int8_pad_value(pad_value_), ctx), g, k,
+                        isums.data(), ctx);
+        ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
+            for (int64_t oc = begin; oc < end; ++oc) {
+                float* v = sums + oc * plane;
+                std::copy(isums.begin() + oc * plane, isums.begin() + (oc + 1) * plane, v);
+                finish(oc, v, plane);
+            }
+        });
     }
 
     // The plain int32 loop: the padded input is unrolled once into per-group
