@@ -18,7 +18,6 @@ int32_t wrapping_add(int32_t a, int32_t b)
 Conv2dInt8Gemm conv2d_int8_gemm_prepare(const GemmKernel& kern, const int8_t* weights, const Conv2dGemmGeometry& g)
 {
     Conv2dInt8Gemm w;
-    w.shape = g;
     const int64_t taps = g.kh * g.kw;
     w.chunk_channels = g.groups == 1 ? std::min(g.inch_g, kInt8ExactDepth / taps) : g.inch_g;
     const int64_t outch = g.groups * g.outch_g;

@@ -18,7 +18,6 @@ namespace kestrel {
 constexpr int64_t kInt8ExactDepth = 1024;
 
 struct Conv2dInt8Gemm {
-    Conv2dGemmGeometry shape;                // channels, groups and kernel (the input size comes per call)
     int64_t chunk_channels = 0;              // input channels per chunk
     std::vector<std::vector<float>> packed;  // each chunk's weights, packed
 

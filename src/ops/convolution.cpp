@@ -130,8 +130,7 @@ public:
             return;
         }
         const Shape& s = x.shape;
-        conv_kernel_for_input(p_, in, 2, false); // checks the input's rank and channels
-        const KernelDims k = kernel_dims(in);
+        const KernelDims k = dims_of(conv_kernel_for_input(p_, in, 2, false));
         const ConvGeometry g = geometry(s[1], s[2], k);
         out[0] = make_desc({k.outch, g.rows.out, g.cols.out}, int8_scale_term_ > 100 ? DType::I8 : DType::F32);
     }
@@ -176,7 +175,10 @@ private:
     // From the input descs (infer) or tensors (forward).
     template <class Inputs> KernelDims kernel_dims(const Inputs& in) const
     {
-        const ConvKernel c = conv_kernel(p_, in, 2, false);
+        return dims_of(conv_kernel(p_, in, 2, false));
+    }
+    KernelDims dims_of(const ConvKernel& c) const
+    {
         KernelDims k;
         k.kh = c.kernel[0], k.kw = c.kernel[1], k.outch = c.outch, k.inch_g = c.inch / p_.group;
         return k;
@@ -344,10 +346,15 @@ private:
     {
         const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
         const int8_t* w = weights_.weight.data<int8_t>();
-        if (k.inch_g == 1 && k.outch == p_.group)
+        const Conv2dGemmGeometry gg = gemm_geometry(k, {});
+        if (k.inch_g == 1 && k.outch == p_.group) {
             int8_depthwise_weights_.assign(w, w + weights_.weight.numel());
-        else if (uses_gemm(k.outch / p_.group) && Conv2dInt8Gemm::supported(gemm_geometry(k, {})))
-            int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gemm_geometry(k, {}));
+        } else if (uses_gemm(k.outch / p_.group) && Conv2dInt8Gemm::supported(gg)) {
+            int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gg);
+            // The packed copy replaces the int8 weights, as for fp32, except for
+            // a 1x1 kernel, whose 1-D input path (forward_flat) reads them.
+            if (k.kh != 1 || k.kw != 1) weights_.weight = Tensor();
+        }
     }
 
     // The input as the floats of its int8 values (exact): quantized with the
