@@ -1,0 +1,223 @@
+// Refactors keep every output bit for bit: the outputs of the zoo networks
+// (pseudo-random weights and inputs) and of the shared reference models are
+// hashed and compared with tests/data/golden_outputs.txt, recorded by an
+// earlier build (the file's first line names its commit). Bits depend on the
+// kernels' ISA (FMA rounding), so the file names the ISA it was recorded on
+// and the test skips elsewhere.
+//
+// To record anew (only when a change is meant to alter results):
+//   KESTREL_GOLDEN_RECORD=tests/data/golden_outputs.txt ./build/kestrel_tests --gtest_filter='Golden*'
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "kernels/isa.h"
+#include "reference_util.h"
+#ifdef KESTREL_HAVE_ONNX
+#include "kestrel/onnx.h"
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KESTREL_TESTS_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KESTREL_TESTS_UNDER_ASAN 1
+#endif
+#endif
+
+namespace kestrel {
+namespace {
+
+using testing::shared_path;
+using testing::source_path;
+
+// splitmix64: a fixed stream whatever the platform.
+struct Stream {
+    uint64_t state;
+    uint64_t next()
+    {
+        uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    // Uniform in [-scale, scale).
+    float uniform(float scale) { return (static_cast<float>(next() >> 40) / 16777216.0f * 2.0f - 1.0f) * scale; }
+};
+
+// The .bin a network reads: small floats. A tagged weight reads one as its tag,
+// which makes it ncnn's codebook form (256 floats, then a byte per value), so
+// every weight comes out pseudo-random. The stream is cut where the network
+// stops reading (the loader probes one byte past its last weight).
+void load_pseudo_random_weights(Net& net, const std::string& param)
+{
+    Stream s{12345};
+    std::vector<uint8_t> bytes;
+    Net probe;
+    probe.load_param(param);
+    size_t given = 0;
+    try {
+        probe.load_model(
+            [&](void* dst, size_t n) {
+                while (bytes.size() < given + n) {
+                    const float f = s.uniform(0.1f);
+                    const uint8_t* b = reinterpret_cast<const uint8_t*>(&f);
+                    bytes.insert(bytes.end(), b, b + 4);
+                }
+                std::memcpy(dst, bytes.data() + given, n);
+                given += n;
+                return n;
+            },
+            "<pseudo-random>");
+    } catch (const Error&) {
+        // "bytes left over": the probe byte was the first one past the weights.
+    }
+    net.load_model_mem(bytes.data(), given > 0 ? given - 1 : 0, "<pseudo-random>");
+}
+
+Tensor pseudo_random_input(const Shape& shape, uint64_t seed)
+{
+    Tensor t(shape);
+    Stream s{seed};
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = s.uniform(1.0f);
+    return t;
+}
+
+uint64_t fnv1a(const Tensor& t)
+{
+    uint64_t h = 1469598103934665603ull;
+    const uint8_t* p = static_cast<const uint8_t*>(t.raw());
+    for (size_t i = 0; i < t.nbytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+// "model output = dtype shape hash" per output, "model layers = hash" over
+// every layer's outputs in the order they ran, or "model = error <message>".
+void describe_outputs(const std::string& model, Session& session, const std::vector<std::string>& outputs,
+                      std::map<std::string, std::string>& lines)
+{
+    uint64_t all_layers = 0;
+    int layers = 0;
+    session.set_callbacks(nullptr, [&](const OpEvent& e) {
+        for (const Tensor& t : e.outputs) all_layers = all_layers * 31 + fnv1a(t);
+        ++layers;
+    });
+    try {
+        const std::vector<Tensor> outs = session.run(outputs);
+        for (size_t i = 0; i < outs.size(); ++i) {
+            std::ostringstream line;
+            line << dtype_name(outs[i].dtype()) << " " << shape_str(outs[i].shape()) << " " << std::hex << fnv1a(outs[i]);
+            lines[model + " " + outputs[i]] = line.str();
+        }
+        std::ostringstream line;
+        line << layers << " layers " << std::hex << all_layers;
+        lines[model + " layers"] = line.str();
+    } catch (const Error& e) {
+        lines[model] = std::string("error ") + e.what();
+    }
+}
+
+void zoo_outputs(std::map<std::string, std::string>& lines)
+{
+    std::ifstream list(shared_path("zoo/shapes.txt"));
+    std::string line;
+    while (std::getline(list, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream ss(line);
+        std::string name, dims;
+        char comma;
+        int64_t w, h, c;
+        ss >> name >> dims;
+        std::istringstream(dims) >> w >> comma >> h >> comma >> c;
+        Net net;
+        net.load_param(shared_path("zoo/" + name + ".param"));
+        load_pseudo_random_weights(net, shared_path("zoo/" + name + ".param"));
+        Options options;
+        options.threads = 2;
+        Session session(net, options);
+        for (const std::string& input : net.input_names()) session.set_input(input, pseudo_random_input({c, h, w}, 7));
+        describe_outputs("zoo/" + name, session, net.output_names(), lines);
+    }
+}
+
+void shared_model_outputs(std::map<std::string, std::string>& lines)
+{
+    for (const char* name : {"broadcasts", "dynamic_reshape", "mobilenet_v2", "resizes", "resnet18", "shufflenet_v2_x0_5",
+                             "squeezenet1_1", "tiny_vit"}) {
+        const std::string dir = shared_path(std::string("models/") + name + "/");
+        if (std::ifstream(dir + "ncnn.param").good()) {
+            Net net;
+            net.load_param(dir + "ncnn.param");
+            net.load_model(dir + "ncnn.bin");
+            Session session(net);
+            session.set_input(net.input_names().at(0), read_npy(dir + "ncnn_input.npy"));
+            describe_outputs(std::string("models/") + name + "/ncnn", session, net.output_names(), lines);
+        }
+#ifdef KESTREL_HAVE_ONNX
+        Net net;
+        load_onnx(net, dir + "model.onnx");
+        Session session(net);
+        session.set_input(net.input_names().at(0), read_npy(dir + "input.npy"));
+        describe_outputs(std::string("models/") + name + "/onnx", session, net.output_names(), lines);
+#endif
+    }
+}
+
+const char* isa_name()
+{
+    switch (isas_available().back()) {
+    case Isa::Generic: return "generic";
+    case Isa::Avx2: return "avx2";
+    case Isa::Avx512: return "avx512";
+    }
+    return "?";
+}
+
+TEST(Golden, OutputsAreBitIdenticalToTheRecordedOnes)
+{
+#ifdef KESTREL_TESTS_UNDER_ASAN
+    GTEST_SKIP() << "too slow under AddressSanitizer; covered by the optimized build";
+#endif
+#ifndef KESTREL_HAVE_ONNX
+    GTEST_SKIP() << "the recorded outputs include the ONNX models";
+#endif
+    std::map<std::string, std::string> got;
+    zoo_outputs(got);
+    shared_model_outputs(got);
+    if (const char* record = std::getenv("KESTREL_GOLDEN_RECORD")) {
+        std::ofstream out(record);
+        out << "# recorded at " << (std::getenv("KESTREL_GOLDEN_COMMIT") ? std::getenv("KESTREL_GOLDEN_COMMIT") : "?")
+            << "\nisa " << isa_name() << "\n";
+        for (const auto& kv : got) out << kv.first << " = " << kv.second << "\n";
+        GTEST_SKIP() << "recorded " << got.size() << " outputs to " << record;
+    }
+    std::ifstream in(source_path("tests/data/golden_outputs.txt"));
+    ASSERT_TRUE(in.good()) << "tests/data/golden_outputs.txt is missing";
+    std::string line, isa;
+    std::map<std::string, std::string> expected;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        if (line.rfind("isa ", 0) == 0) {
+            isa = line.substr(4);
+            continue;
+        }
+        const size_t eq = line.find(" = ");
+        ASSERT_NE(eq, std::string::npos) << line;
+        expected[line.substr(0, eq)] = line.substr(eq + 3);
+    }
+    if (isa != isa_name()) GTEST_SKIP() << "recorded with " << isa << " kernels, this machine runs " << isa_name();
+    EXPECT_EQ(got.size(), expected.size());
+    for (const auto& kv : expected) {
+        auto it = got.find(kv.first);
+        if (it == got.end()) {
+            ADD_FAILURE() << kv.first << " is not produced any more";
+            continue;
+        }
+        EXPECT_EQ(it->second, kv.second) << kv.first;
+    }
+}
+
+} // namespace
+} // namespace kestrel
