@@ -58,7 +58,7 @@ Tensor act_run(const Op& op, const Tensor& x, int threads = 1, bool inplace = fa
     EXPECT_EQ(outs[0].dtype, DType::F32);
     Tensor in = x.clone();
     std::vector<Tensor> out{inplace ? in : Tensor(outs[0].shape, outs[0].dtype)};
-    op.forward({in}, out, ExecContext(&act_pool(), threads));
+    op.run({in}, out, ExecContext(&act_pool(), threads));
     return out[0];
 }
 

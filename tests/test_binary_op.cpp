@@ -185,7 +185,7 @@ Tensor run(const Op& op, const std::vector<Tensor>& in, int threads = 1)
     op.infer(descs, outs);
     std::vector<Tensor> out{Tensor(outs[0].shape, outs[0].dtype)};
     static ThreadPool pool(2);
-    op.forward(in, out, ExecContext(&pool, threads));
+    op.run(in, out, ExecContext(&pool, threads));
     return out[0];
 }
 
@@ -288,7 +288,7 @@ TEST(BinaryOp, WithScalarEveryOpAndInPlace)
         Tensor io = tensor_of(s, a);
         std::vector<Tensor> outs{io};
         static ThreadPool pool(1);
-        op->forward({io}, outs, ExecContext(&pool, 2));
+        op->run({io}, outs, ExecContext(&pool, 2));
         const auto got2 = values_of(io);
         for (size_t i = 0; i < a.size(); ++i) ASSERT_TRUE(same_float(got2[i], ref_op(t, a[i], b))) << i;
     }

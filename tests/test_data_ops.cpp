@@ -115,7 +115,7 @@ std::vector<Tensor> run(const Op& op, const std::vector<Tensor>& in, size_t n_ou
     std::vector<Tensor> out;
     for (const auto& d : outs) out.emplace_back(d.shape, d.dtype);
     static ThreadPool pool(2);
-    op.forward(in, out, ExecContext(&pool, threads));
+    op.run(in, out, ExecContext(&pool, threads));
     return out;
 }
 

@@ -50,7 +50,7 @@ RunResult run_op(const Op& op, const std::vector<Tensor>& in, int threads = 1)
     op.infer(descs, outs);
     std::vector<Tensor> o{Tensor(outs[0].shape, outs[0].dtype)};
     static ThreadPool pool(3);
-    op.forward(in, o, ExecContext(threads > 1 ? &pool : nullptr, threads));
+    op.run(in, o, ExecContext(threads > 1 ? &pool : nullptr, threads));
     return {outs[0], o[0]};
 }
 
@@ -656,7 +656,7 @@ TEST(DetectionOutput, EmptyResultAndInferredBound)
     // hand out the inferred bound.
     const Tensor full = Tensor::zeros({10, 6});
     std::vector<Tensor> outs{full};
-    op->forward(c.tensors(), outs, ExecContext(nullptr, 1));
+    op->run(c.tensors(), outs, ExecContext(nullptr, 1));
     EXPECT_EQ(outs[0].shape(), (Shape{0, 6}));
     for (int i = 0; i < 10; ++i) EXPECT_EQ(full.data<float>()[i * 6], -1.f);
 }

@@ -94,15 +94,20 @@ uint64_t fnv1a(const Tensor& t)
 }
 
 // "model output = dtype shape hash" per output, "model layers = hash" over
-// every layer's outputs in the order they ran, or "model = error <message>".
+// the layers' float outputs in the order they ran, or "model = error <message>".
 void describe_outputs(const std::string& model, Session& session, const std::vector<std::string>& outputs,
                       std::map<std::string, std::string>& lines)
 {
     uint64_t all_layers = 0;
     int layers = 0;
+    // Float outputs only: integer ones are mostly shape arithmetic, which the
+    // runtime may evaluate while planning instead (then no callback sees it).
     session.set_callbacks(nullptr, [&](const OpEvent& e) {
-        for (const Tensor& t : e.outputs) all_layers = all_layers * 31 + fnv1a(t);
-        ++layers;
+        for (const Tensor& t : e.outputs)
+            if (dtype_is_float(t.dtype())) {
+                all_layers = all_layers * 31 + fnv1a(t);
+                ++layers;
+            }
     });
     try {
         const std::vector<Tensor> outs = session.run(outputs);
@@ -112,7 +117,7 @@ void describe_outputs(const std::string& model, Session& session, const std::vec
             lines[model + " " + outputs[i]] = line.str();
         }
         std::ostringstream line;
-        line << layers << " layers " << std::hex << all_layers;
+        line << layers << " float layer outputs " << std::hex << all_layers;
         lines[model + " layers"] = line.str();
     } catch (const Error& e) {
         lines[model] = std::string("error ") + e.what();

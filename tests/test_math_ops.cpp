@@ -92,7 +92,7 @@ std::vector<Tensor> run_all(const Op& op, const std::vector<Tensor>& in, int thr
     op.infer(descs, outs);
     std::vector<Tensor> out;
     for (const auto& d : outs) out.emplace_back(d.shape, d.dtype);
-    op.forward(in, out, ExecContext(&pool(), threads));
+    op.run(in, out, ExecContext(&pool(), threads));
     return out;
 }
 
@@ -119,7 +119,7 @@ Tensor run_inplace(const Op& op, const std::vector<Tensor>& in, int threads = 1)
     std::vector<TensorDesc> outs(1);
     op.infer(descs, outs);
     EXPECT_EQ(outs[0].shape, in[0].shape());
-    op.forward(ins, out, ExecContext(&pool(), threads));
+    op.run(ins, out, ExecContext(&pool(), threads));
     return out[0];
 }
 
@@ -486,7 +486,7 @@ TEST(Scale, ScaleFromSecondInput)
         for (int q = 0; q < 4; ++q)
             for (int i = 0; i < 6; ++i) ref2[q * 6 + i] = static_cast<double>(x[q * 6 + i]) * head[q];
         std::vector<Tensor> out{shared};
-        op->forward({shared, Tensor::wrap(shared.raw(), ss)}, out, ExecContext(&pool(), 2));
+        op->run({shared, Tensor::wrap(shared.raw(), ss)}, out, ExecContext(&pool(), 2));
         expect_close(out[0], {4, 2, 3}, ref2, 1e-6, 1e-6);
     }
 }

@@ -114,7 +114,7 @@ std::vector<Tensor> run_all(const std::string& type, const ParamDict& pd, const 
     op->infer(d, od);
     std::vector<Tensor> out;
     for (const TensorDesc& o : od) out.emplace_back(o.shape, o.dtype);
-    op->forward(in, out, ExecContext(threads > 1 ? &pool() : nullptr, threads));
+    op->run(in, out, ExecContext(threads > 1 ? &pool() : nullptr, threads));
     return out;
 }
 Tensor run(const std::string& type, const ParamDict& pd, const std::vector<Tensor>& in, int threads = 1)

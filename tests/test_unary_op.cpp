@@ -114,7 +114,7 @@ Tensor run(const Op& op, const Tensor& in, int threads = 1)
     EXPECT_EQ(outs[0].shape, in.shape());
     std::vector<Tensor> out{Tensor(outs[0].shape, outs[0].dtype)};
     static ThreadPool pool(2);
-    op.forward({in}, out, ExecContext(&pool, threads));
+    op.run({in}, out, ExecContext(&pool, threads));
     return out[0];
 }
 
@@ -185,7 +185,7 @@ TEST(UnaryOp, InPlaceAndThreads)
     auto op = make_layer(16); // tanh
     std::vector<Tensor> outs{t};
     static ThreadPool pool(3);
-    op->forward({t}, outs, ExecContext(&pool, 4));
+    op->run({t}, outs, ExecContext(&pool, 4));
     for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.data<float>()[i], tanhf(orig.data<float>()[i])) << i;
 }
 

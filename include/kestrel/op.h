@@ -2,6 +2,8 @@
 //   load_param  -> read and validate parameters        (once, at model load)
 //   load_model  -> read weights in ncnn .bin order      (once, at model load)
 //   infer       -> output shapes/dtypes from input ones (per input-shape change)
+//   prepare     -> per-shape state and scratch needs    (per input-shape change;
+//                                                        optional)
 //   forward     -> compute                              (per run; const, so many
 //                                                        sessions may share one Op)
 // Custom ops: derive from Op and call register_op("MyType", factory) before
@@ -48,7 +50,33 @@ public:
     virtual Tensor load_typed(const Shape& shape, DType dtype) = 0;
 };
 
-// What forward() gets besides tensors: the thread budget.
+// What an op computes once per input shapes (TFLite's Prepare, XNNPACK's
+// setup): tap tables, a chosen kernel, packed layouts. Ops derive their own.
+// A state belongs to one Session (never shared between threads), so forward()
+// may update it.
+struct OpState {
+    virtual ~OpState() = default;
+};
+
+// What prepare() gets besides shapes: the thread budget, and a place to ask for
+// scratch memory, which the runtime's memory planner places in the session's
+// arena beside the activations (live during this op's forward only).
+class PrepareContext {
+public:
+    explicit PrepareContext(int threads) : threads_(threads) {}
+    int threads() const { return threads_; }
+    // `bytes` of scratch (64-byte aligned); returns the index forward() passes
+    // to ExecContext::scratch.
+    int request_scratch(int64_t bytes);
+    const std::vector<int64_t>& scratch_bytes() const { return scratch_bytes_; }
+
+private:
+    int threads_;
+    std::vector<int64_t> scratch_bytes_;
+};
+
+// What forward() gets besides tensors: the thread budget, and what prepare()
+// made for these shapes.
 class ExecContext {
 public:
     ExecContext(ThreadPool* pool, int threads) : pool_(pool), threads_(threads) {}
@@ -56,9 +84,31 @@ public:
     // Runs fn over [0, n) split across the session's threads.
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const;
 
+    // The state prepare() returned (nullptr when it returned none).
+    OpState* state() const { return state_; }
+    template <class T> T& state_as() const
+    {
+        check(state_ != nullptr, "internal: forward() ran without its prepare() state");
+        return static_cast<T&>(*state_);
+    }
+    // Scratch buffer `index` as requested in prepare().
+    void* scratch(int index) const;
+    template <class T> T* scratch_as(int index) const { return static_cast<T*>(scratch(index)); }
+
+    // The same thread budget with an op's prepared state and scratch.
+    ExecContext with(OpState* state, const std::vector<void*>* scratch) const
+    {
+        ExecContext c = *this;
+        c.state_ = state;
+        c.scratch_ = scratch;
+        return c;
+    }
+
 private:
     ThreadPool* pool_;
     int threads_;
+    OpState* state_ = nullptr;
+    const std::vector<void*>* scratch_ = nullptr;
 };
 
 class Op {
@@ -76,9 +126,23 @@ public:
     // Throw kestrel::Error on shapes the op cannot handle.
     virtual void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const = 0;
 
+    // Per-shape work, run when the input shapes of a plan change (not per run),
+    // with the shapes infer() gave: returns the state forward() reads through
+    // ctx.state_as<T>() (or nullptr) and asks for scratch memory through `ctx`.
+    // forward() then allocates nothing and recomputes nothing shape-dependent.
+    virtual std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& /*inputs*/,
+                                             const std::vector<TensorDesc>& /*outputs*/, PrepareContext& /*ctx*/) const
+    {
+        return nullptr;
+    }
+
     // Compute outputs (allocated by the runtime with the inferred shapes).
     virtual void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
                          const ExecContext& ctx) const = 0;
+
+    // prepare() then forward(), with scratch of its own: runs the op once
+    // outside a Session (tests, constant folding). `outputs` are allocated.
+    void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, const ExecContext& ctx) const;
 
     // Output 0 may be written over input 0's buffer when input 0 is dead afterwards.
     virtual bool supports_inplace() const { return false; }
@@ -92,6 +156,11 @@ public:
     // may replace outputs[i] with a tensor of the true shape, and layers
     // downstream are re-inferred on the fly.
     virtual bool dynamic_output_shape() const { return false; }
+    // With dynamic_output_shape(): true when these inputs (values known while
+    // planning included) fix the outputs' shapes, so that infer() gave the true
+    // ones (e.g. a Reshape whose target shape came from shape arithmetic); the
+    // runtime then plans the outputs as any others.
+    virtual bool output_shapes_known(const std::vector<TensorDesc>& /*inputs*/) const { return false; }
     // infer() needs only input shapes, never values, to compute the outputs'
     // values (Shape, Size): such ops are evaluated while planning.
     virtual bool outputs_from_shapes_only() const { return false; }

@@ -46,6 +46,9 @@ public:
     DType dtype() const { return dtype_; }
     // False for a default-constructed tensor. Zero-element tensors still have storage.
     bool defined() const { return data_ != nullptr; }
+    // True when this tensor alone holds its storage (no other tensor or view
+    // shares it), so the storage may be reused for something else.
+    bool sole_owner() const { return owner_ != nullptr && owner_.use_count() == 1; }
 
     void* raw() { return data_; }
     const void* raw() const { return data_; }

@@ -1,10 +1,12 @@
 #include "kestrel/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "core/dtype_dispatch.h"
+#include "core/tensor_allocations.h"
 #include "kestrel/error.h"
 
 namespace kestrel {
@@ -68,8 +70,11 @@ std::string shape_str(const Shape& shape)
 }
 
 namespace {
+std::atomic<int64_t> allocations{0};
+
 std::shared_ptr<void> allocate_aligned(size_t bytes)
 {
+    allocations.fetch_add(1, std::memory_order_relaxed);
     // Round up and add the over-read margin so vector kernels may load past the end.
     const size_t size = (bytes + kTensorOverread + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
     void* p = std::aligned_alloc(kTensorAlignment, size);
@@ -77,6 +82,8 @@ std::shared_ptr<void> allocate_aligned(size_t bytes)
     return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 } // namespace
+
+int64_t tensor_allocations() { return allocations.load(std::memory_order_relaxed); }
 
 Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype)
 {

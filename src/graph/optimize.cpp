@@ -183,7 +183,7 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
                 out.push_back(l.op->outputs_alias_input() ? in[l.op->alias_input(static_cast<int>(i))].clone().view_as(d.shape, d.dtype)
                                                           : Tensor(d.shape, d.dtype));
             }
-            if (!l.op->outputs_alias_input()) l.op->forward(in, out, ExecContext(nullptr, 1));
+            if (!l.op->outputs_alias_input()) l.op->run(in, out, ExecContext(nullptr, 1));
         } catch (const Error&) {
             continue; // leave it to the runtime, which reports the error with context
         }

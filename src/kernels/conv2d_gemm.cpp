@@ -4,14 +4,23 @@
 
 namespace kestrel {
 
+int64_t conv2d_gemm_packed_floats(const GemmKernel& kern, const Conv2dGemmGeometry& g)
+{
+    return g.groups * gemm_packed_a_floats(kern, g.outch_g, g.depth());
+}
+
+void conv2d_gemm_pack_weights_into(const GemmKernel& kern, const float* weights, const Conv2dGemmGeometry& g,
+                                   float* dst)
+{
+    const int64_t k = g.depth(), per_group = gemm_packed_a_floats(kern, g.outch_g, k);
+    for (int64_t grp = 0; grp < g.groups; ++grp)
+        gemm_pack_a_into(kern, weights + grp * g.outch_g * k, g.outch_g, k, k, 1, dst + grp * per_group);
+}
+
 std::vector<float> conv2d_gemm_pack_weights(const GemmKernel& kern, const float* weights, const Conv2dGemmGeometry& g)
 {
-    const int64_t k = g.depth();
-    std::vector<float> packed;
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
-        const std::vector<float> p = gemm_pack_a(kern, weights + grp * g.outch_g * k, g.outch_g, k, k);
-        packed.insert(packed.end(), p.begin(), p.end());
-    }
+    std::vector<float> packed(static_cast<size_t>(conv2d_gemm_packed_floats(kern, g)));
+    conv2d_gemm_pack_weights_into(kern, weights, g, packed.data());
     return packed;
 }
 

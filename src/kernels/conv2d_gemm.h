@@ -23,6 +23,11 @@ struct Conv2dGemmGeometry {
 // Weights [groups*outch_g][inch_g][kh][kw] packed for `kern`, group after group.
 std::vector<float> conv2d_gemm_pack_weights(const GemmKernel& kern, const float* weights,
                                             const Conv2dGemmGeometry& g);
+// The same into `dst` (conv2d_gemm_packed_floats(kern, g) floats), for weights
+// that arrive as an input.
+void conv2d_gemm_pack_weights_into(const GemmKernel& kern, const float* weights, const Conv2dGemmGeometry& g,
+                                   float* dst);
+int64_t conv2d_gemm_packed_floats(const GemmKernel& kern, const Conv2dGemmGeometry& g);
 
 // y [groups*outch_g][out_h][out_w] = bias + convolution of x [groups*inch_g][in_h][in_w]
 // (already padded). post(out_channel, values, count) runs on each finished

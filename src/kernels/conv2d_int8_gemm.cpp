@@ -36,13 +36,18 @@ Conv2dInt8Gemm conv2d_int8_gemm_prepare(const GemmKernel& kern, const int8_t* we
     return w;
 }
 
+int64_t conv2d_int8_gemm_totals(const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g)
+{
+    return w.packed.size() > 1 ? g.groups * g.outch_g * g.out_h * g.out_w : 0;
+}
+
 void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g, const float* x,
-                      float* out, const std::function<void(int64_t, float*, int64_t)>& finish, const ExecContext& ctx)
+                      float* out, int32_t* totals, const std::function<void(int64_t, float*, int64_t)>& finish,
+                      const ExecContext& ctx)
 {
     const int64_t plane_in = g.in_h * g.in_w, chunks = static_cast<int64_t>(w.packed.size());
     // Every chunk but the last adds its (exact) float sums into int32 totals
     // while they are in cache; the last adds the totals to its own.
-    std::vector<int32_t> totals(chunks > 1 ? static_cast<size_t>(g.groups * g.outch_g * g.out_h * g.out_w) : 0);
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
         const int64_t c0 = chunk * w.chunk_channels;
         Conv2dGemmGeometry cg = g;
@@ -54,7 +59,7 @@ void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Con
                             finish(oc, values, count);
                             return;
                         }
-                        int32_t* t = totals.data() + (values - out);
+                        int32_t* t = totals + (values - out);
                         if (!last) {
                             for (int64_t j = 0; j < count; ++j)
                                 t[j] = wrapping_add(first ? 0 : t[j], static_cast<int32_t>(values[j]));

@@ -35,8 +35,11 @@ Conv2dInt8Gemm conv2d_int8_gemm_prepare(const GemmKernel& kern, const int8_t* we
 // [groups*inch_g][in_h][in_w] (g gives the input size), written to out
 // [outch][out_h][out_w] as floats: static_cast<float>(sum), exact up to 2^24.
 // finish(out_channel, values, count) runs on each finished piece of an output
-// plane, in place (dequantization).
+// plane, in place (dequantization). `totals` holds conv2d_int8_gemm_totals(w, g)
+// int32s (the running sums of a split depth; none when it is not split).
 void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g, const float* x,
-                      float* out, const std::function<void(int64_t, float*, int64_t)>& finish, const ExecContext& ctx);
+                      float* out, int32_t* totals, const std::function<void(int64_t, float*, int64_t)>& finish,
+                      const ExecContext& ctx);
+int64_t conv2d_int8_gemm_totals(const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g);
 
 } // namespace kestrel

@@ -6,19 +6,31 @@ namespace kestrel {
 
 KESTREL_KERNEL_FAMILY(GemmKernel, gemm)
 
-std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
-                               int64_t col_stride)
+int64_t gemm_packed_a_floats(const GemmKernel& kern, int64_t m, int64_t k)
+{
+    return (m + kern.mr - 1) / kern.mr * kern.mr * k;
+}
+
+void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
+                      int64_t col_stride, float* packed)
 {
     const int64_t panels = (m + kern.mr - 1) / kern.mr;
-    std::vector<float> packed(static_cast<size_t>(panels * kern.mr * k), 0.f);
     for (int64_t p = 0; p < panels; ++p) {
-        float* dst = packed.data() + p * kern.mr * k;
+        float* dst = packed + p * kern.mr * k;
         const int64_t rows = std::min<int64_t>(kern.mr, m - p * kern.mr);
+        if (rows < kern.mr) std::fill(dst, dst + kern.mr * k, 0.f);
         for (int64_t i = 0; i < rows; ++i) {
             const float* row = a + (p * kern.mr + i) * row_stride;
             for (int64_t kk = 0; kk < k; ++kk) dst[kk * kern.mr + i] = row[kk * col_stride];
         }
     }
+}
+
+std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
+                               int64_t col_stride)
+{
+    std::vector<float> packed(static_cast<size_t>(gemm_packed_a_floats(kern, m, k)));
+    gemm_pack_a_into(kern, a, m, k, row_stride, col_stride, packed.data());
     return packed;
 }
 

@@ -46,6 +46,10 @@ std::vector<const GemmKernel*> gemm_kernels_available();
 // the strides swapped, stored transposed) packed into ceil(m/mr) panels of k*mr floats.
 std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
                                int64_t col_stride = 1);
+// The same into `dst`, which holds gemm_packed_a_floats(kern, m, k) floats.
+void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
+                      int64_t col_stride, float* dst);
+int64_t gemm_packed_a_floats(const GemmKernel& kern, int64_t m, int64_t k);
 
 // pack_b for a row-major B (k x n, row stride ldb).
 struct GemmRowMajorB {

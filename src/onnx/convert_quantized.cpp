@@ -28,7 +28,7 @@ Tensor evaluate_now(const std::string& type, const ParamDict& pd, const std::vec
     for (const Tensor& t : inputs) in.push_back(TensorDesc(t.shape(), t.dtype(), t));
     op->infer(in, out);
     std::vector<Tensor> result = {Tensor(out[0].shape, out[0].dtype)};
-    op->forward(inputs, result, ExecContext(nullptr, 1));
+    op->run(inputs, result, ExecContext(nullptr, 1));
     return result[0];
 }
 

@@ -149,34 +149,100 @@ public:
         return weights_.bytes() + static_cast<int64_t>(floats * sizeof(float));
     }
 
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                                     PrepareContext& ctx) const override
+    {
+        auto st = std::make_unique<ConvState>();
+        const TensorDesc& x = in[0];
+        if (is_flat_path(x.shape)) {
+            st->path = Path::Flat;
+            if (int8_scale_term_ != 0 && x.dtype != DType::I8) st->quantized = ctx.request_scratch(x.shape[0]);
+            return st;
+        }
+        st->k = dims_of(conv_kernel(p_, in, 2, false));
+        const KernelDims& k = st->k;
+        st->g = geometry(x.shape[1], x.shape[2], k);
+        const ConvGeometry& g = st->g;
+        st->dg = depthwise_geometry(x.shape[1], x.shape[2], g, k);
+        st->gg = gemm_geometry(k, g);
+        st->gg.in_h = x.shape[1] + g.rows.pad_begin + g.pad_bottom;
+        st->gg.in_w = x.shape[2] + g.cols.pad_begin + g.pad_right;
+        const int64_t padded_values = x.shape[0] * st->gg.in_h * st->gg.in_w;
+        const bool pads = padded_values != shape_numel(x.shape);
+        const int64_t outputs = shape_numel(out[0].shape);
+        if (int8_scale_term_ == 0) {
+            if (k.inch_g == 1 && k.outch == p_.group && st->dg.supported()) {
+                st->path = Path::Depthwise;
+                return st;
+            }
+            if (pads) st->padded = ctx.request_scratch(padded_values * 4);
+            st->path = uses_gemm(k.outch / p_.group) ? Path::Gemm : Path::Plain;
+            if (st->path == Path::Gemm && p_.dynamic)
+                st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
+            return st;
+        }
+        st->dg.pad_value = int8_pad_value(pad_value_);
+        if (int8_scale_term_ > 100) st->requant_sums = ctx.request_scratch(outputs * 4);
+        if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
+            st->path = Path::Int8Depthwise;
+            st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
+        } else if (int8_gemm_.chunk_channels > 0) {
+            st->path = Path::Int8Gemm;
+            st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
+            if (pads) st->padded = ctx.request_scratch(padded_values * 4);
+            st->int_sums = ctx.request_scratch(conv2d_int8_gemm_totals(int8_gemm_, st->gg) * 4);
+        } else {
+            st->path = Path::Int8Plain;
+            if (x.dtype != DType::I8) st->quantized = ctx.request_scratch(shape_numel(x.shape));
+            if (pads) st->padded = ctx.request_scratch(padded_values);
+            st->int_sums = ctx.request_scratch(outputs * 4);
+            st->columns = ctx.request_scratch(p_.group * g.rows.out * g.cols.out * k.inch_g * k.kh * k.kw);
+        }
+        return st;
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
+        const ConvState& st = ctx.state_as<ConvState>();
         const Tensor& x = in[0];
-        if (is_flat_path(x.shape())) {
-            forward_flat(x, out[0], ctx);
-            return;
-        }
-        const KernelDims k = kernel_dims(in);
-        const ConvGeometry g = geometry(x.dim(1), x.dim(2), k);
         const float* bias = weights_.bias_data(p_, in);
-        if (int8_scale_term_ != 0)
-            forward_int8(x, g, k, bias, out[0], ctx);
-        else
-            forward_f32(x, g, k, weights_.weight_data(p_, in), bias, out[0], ctx);
+        switch (st.path) {
+        case Path::Flat: forward_flat(x, st, out[0], ctx); return;
+        case Path::Depthwise: forward_depthwise(x, st.dg, weights_.weight_data(p_, in), bias, out[0], ctx); return;
+        case Path::Gemm: forward_gemm(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
+        case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
+        default: forward_int8(x, st, bias, out[0], ctx); return;
+        }
     }
 
 private:
+    // How a forward runs, chosen in prepare for the input's shape and dtype.
+    enum class Path { Flat, Depthwise, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain };
+
+    // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
+    struct ConvState : OpState {
+        Path path = Path::Plain;
+        KernelDims k;
+        ConvGeometry g;
+        Depthwise2dGeometry dg;
+        Conv2dGemmGeometry gg; // with the padded input's size
+        int padded = -1;       // the padded input (none: no padding)
+        int quantized = -1;    // int8: the input quantized (when it is float)
+        int as_float = -1;     // int8 float kernels: the input's int8 values as floats
+        int requant_sums = -1; // int8 with an int8 output: the float sums before requantizing
+        int int_sums = -1;     // int8: int32 sums (the plain loop's, or a split GEMM depth's totals)
+        int columns = -1;      // int8 plain loop: the unrolled input
+        int dynamic_packed = -1; // GEMM with weights as an input: their packed copy
+    };
+
     bool is_flat_path(const Shape& s) const
     {
         return !depthwise_ && !p_.dynamic && s.size() == 1 && p_.window.kernel[0] == 1 && p_.window.kernel[1] == 1;
     }
     int64_t num_flat_inputs() const { return p_.weight_data_size / p_.num_output; }
 
-    // From the input descs (infer) or tensors (forward).
-    template <class Inputs> KernelDims kernel_dims(const Inputs& in) const
-    {
-        return dims_of(conv_kernel(p_, in, 2, false));
-    }
+    // From the input descs (infer).
+    KernelDims kernel_dims(const std::vector<TensorDesc>& in) const { return dims_of(conv_kernel(p_, in, 2, false)); }
     KernelDims dims_of(const ConvKernel& c) const
     {
         KernelDims k;
@@ -191,14 +257,15 @@ private:
         return ConvGeometry{rows.axis, cols.axis, rows.pad_end, cols.pad_end};
     }
 
-    // Copies x into a (c, ph, pw) buffer filled with `pad` (or returns x when there is no padding).
+    // x copied into scratch buffer `buffer`, a (c, ph, pw) plane set filled with
+    // `pad` around it; x itself when there is no padding (buffer -1).
     template <class T>
-    Tensor pad_input(const Tensor& x, const ConvGeometry& g, T pad, const ExecContext& ctx) const
+    Tensor padded_input(const Tensor& x, const ConvState& st, int buffer, T pad, const ExecContext& ctx) const
     {
-        if (g.cols.pad_begin == 0 && g.pad_right == 0 && g.rows.pad_begin == 0 && g.pad_bottom == 0) return x;
-        const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2);
-        const int64_t ph = h + g.rows.pad_begin + g.pad_bottom, pw = w + g.cols.pad_begin + g.pad_right;
-        Tensor p({c, ph, pw}, x.dtype());
+        if (buffer < 0) return x;
+        const ConvGeometry& g = st.g;
+        const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2), ph = st.gg.in_h, pw = st.gg.in_w;
+        Tensor p = Tensor::wrap(ctx.scratch(buffer), {c, ph, pw}, x.dtype());
         const T* s = x.data<T>();
         T* d = p.data<T>();
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
@@ -257,25 +324,26 @@ private:
         return gg;
     }
 
-    void forward_gemm(const Tensor& padded, const ConvGeometry& g, const KernelDims& k, const float* wt,
-                      const float* bias, Tensor& y, const ExecContext& ctx) const
+    void forward_gemm(const Tensor& padded, const ConvState& st, const std::vector<Tensor>& in, const float* bias,
+                      Tensor& y, const ExecContext& ctx) const
     {
         const GemmKernel& kern = gemm_kernel();
-        Conv2dGemmGeometry gg = gemm_geometry(k, g);
-        gg.in_h = padded.dim(1), gg.in_w = padded.dim(2);
-        std::vector<float> packed_now;
-        if (p_.dynamic) packed_now = conv2d_gemm_pack_weights(kern, wt, gg);
+        const float* packed = packed_weights_.data();
+        if (p_.dynamic) {
+            float* dst = ctx.scratch_as<float>(st.dynamic_packed);
+            conv2d_gemm_pack_weights_into(kern, weights_.weight_data(p_, in), st.gg, dst);
+            packed = dst;
+        }
         std::function<void(int64_t, float*, int64_t)> post;
         if (p_.activation.type != Activation::None)
             post = [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
-        conv2d_gemm(kern, gg, p_.dynamic ? packed_now.data() : packed_weights_.data(), padded.data<float>(), bias,
-                    y.data<float>(), post, ctx);
+        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), post, ctx);
     }
 
-    Depthwise2dGeometry depthwise_geometry(const Tensor& x, const ConvGeometry& g, const KernelDims& k) const
+    Depthwise2dGeometry depthwise_geometry(int64_t h, int64_t w, const ConvGeometry& g, const KernelDims& k) const
     {
         Depthwise2dGeometry dg;
-        dg.in_h = x.dim(1), dg.in_w = x.dim(2);
+        dg.in_h = h, dg.in_w = w;
         dg.pad_top = g.rows.pad_begin, dg.pad_left = g.cols.pad_begin, dg.pad_value = pad_value_;
         dg.out_h = g.rows.out, dg.out_w = g.cols.out;
         dg.kh = k.kh, dg.kw = k.kw, dg.stride_h = g.rows.stride, dg.stride_w = g.cols.stride;
@@ -301,19 +369,13 @@ private:
         });
     }
 
-    void forward_f32(const Tensor& x, const ConvGeometry& g, const KernelDims& k, const float* wt, const float* bias,
-                     Tensor& y, const ExecContext& ctx) const
+    // The grouped forms neither kernel takes: accumulate per output channel.
+    void forward_plain(const Tensor& padded, const ConvState& st, const std::vector<Tensor>& in, const float* bias,
+                       Tensor& y, const ExecContext& ctx) const
     {
-        const Depthwise2dGeometry dg = depthwise_geometry(x, g, k);
-        if (k.inch_g == 1 && k.outch == p_.group && dg.supported()) {
-            forward_depthwise(x, dg, wt, bias, y, ctx);
-            return;
-        }
-        const Tensor padded = pad_input<float>(x, g, pad_value_, ctx);
-        if (uses_gemm(k.outch / p_.group)) {
-            forward_gemm(padded, g, k, wt, bias, y, ctx);
-            return;
-        }
+        const KernelDims& k = st.k;
+        const ConvGeometry& g = st.g;
+        const float* wt = weights_.weight_data(p_, in);
         const int64_t ph = padded.dim(1), pw = padded.dim(2);
         const float* src = padded.data<float>();
         float* dst = y.data<float>();
@@ -328,10 +390,11 @@ private:
         });
     }
 
-    Tensor quantize_input(const Tensor& x, const ExecContext& ctx) const
+    // x quantized with the bottom scale into scratch buffer `buffer`; x itself when it is int8.
+    Tensor quantized_input(const Tensor& x, int buffer, const ExecContext& ctx) const
     {
         if (x.dtype() == DType::I8) return x;
-        Tensor q(x.shape(), DType::I8);
+        Tensor q = Tensor::wrap(ctx.scratch(buffer), x.shape(), DType::I8);
         const int64_t c = x.dim(0), plane = x.numel() / c;
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
             quantize_span(x.data<float>() + begin * plane, q.data<int8_t>() + begin * plane, (end - begin) * plane,
@@ -357,11 +420,11 @@ private:
         }
     }
 
-    // The input as the floats of its int8 values (exact): quantized with the
-    // bottom scale unless it already is int8.
-    Tensor quantized_as_float(const Tensor& x, const ExecContext& ctx) const
+    // The input as the floats of its int8 values (exact), in scratch: quantized
+    // with the bottom scale unless it already is int8.
+    Tensor quantized_as_float(const Tensor& x, const ConvState& st, const ExecContext& ctx) const
     {
-        Tensor f(x.shape(), DType::F32);
+        Tensor f = Tensor::wrap(ctx.scratch(st.as_float), x.shape(), DType::F32);
         float* d = f.data<float>();
         const int64_t c = x.dim(0), plane = x.numel() / c;
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
@@ -376,24 +439,19 @@ private:
     // Int8: every output's int32 sum, as the float it converts to, from the
     // depthwise or GEMM float kernels when they apply (exact), else from the
     // plain loop; each finished piece is dequantized where it lies.
-    void forward_int8(const Tensor& x, const ConvGeometry& g, const KernelDims& k, const float* bias, Tensor& y,
-                      const ExecContext& ctx) const
+    void forward_int8(const Tensor& x, const ConvState& st, const float* bias, Tensor& y, const ExecContext& ctx) const
     {
-        const int64_t plane = g.rows.out * g.cols.out;
         const bool requant = int8_scale_term_ > 100;
-        std::vector<float> requant_sums(requant ? static_cast<size_t>(k.outch * plane) : 0);
-        float* sums = requant ? requant_sums.data() : y.data<float>();
+        float* sums = requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
         const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
             dequantize(oc, bias, v, n, requant ? y.data<int8_t>() + (v - sums) : nullptr);
         };
-        Depthwise2dGeometry dg = depthwise_geometry(x, g, k);
-        dg.pad_value = int8_pad_value(pad_value_);
-        if (!int8_depthwise_weights_.empty() && dg.supported())
-            int8_depthwise(x, dg, sums, finish, ctx);
-        else if (int8_gemm_.chunk_channels > 0)
-            int8_gemm(x, g, k, sums, finish, ctx);
+        if (st.path == Path::Int8Depthwise)
+            int8_depthwise(x, st, sums, finish, ctx);
+        else if (st.path == Path::Int8Gemm)
+            int8_gemm(x, st, sums, finish, ctx);
         else
-            int8_plain(x, g, k, sums, finish, ctx);
+            int8_plain(x, st, sums, finish, ctx);
     }
 
     // finish(output channel, sums, count): a finished piece of an output plane.
@@ -401,10 +459,11 @@ private:
 
     // Depthwise: the float kernel from a zero bias, at most kMaxDepthwiseTaps
     // products per sum (exact).
-    void int8_depthwise(const Tensor& x, const Depthwise2dGeometry& dg, float* sums, const SumsFinished& finish,
+    void int8_depthwise(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
                         const ExecContext& ctx) const
     {
-        const Tensor xf = quantized_as_float(x, ctx);
+        const Depthwise2dGeometry& dg = st.dg;
+        const Tensor xf = quantized_as_float(x, st, ctx);
         const DepthwiseKernel& kern = depthwise_kernel();
         const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
         ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
@@ -418,26 +477,27 @@ private:
         });
     }
 
-    void int8_gemm(const Tensor& x, const ConvGeometry& g, const KernelDims& k, float* sums,
-                   const SumsFinished& finish, const ExecContext& ctx) const
+    void int8_gemm(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
+                   const ExecContext& ctx) const
     {
-        const Tensor padded = pad_input<float>(quantized_as_float(x, ctx), g, int8_pad_value(pad_value_), ctx);
-        Conv2dGemmGeometry gg = gemm_geometry(k, g);
-        gg.in_h = padded.dim(1), gg.in_w = padded.dim(2);
-        conv2d_int8_gemm(gemm_kernel(), int8_gemm_, gg, padded.data<float>(), sums, finish, ctx);
+        const Tensor padded =
+            padded_input<float>(quantized_as_float(x, st, ctx), st, st.padded, int8_pad_value(pad_value_), ctx);
+        conv2d_int8_gemm(gemm_kernel(), int8_gemm_, st.gg, padded.data<float>(), sums,
+                         ctx.scratch_as<int32_t>(st.int_sums), finish, ctx);
     }
 
-    void int8_plain(const Tensor& x, const ConvGeometry& g, const KernelDims& k, float* sums,
-                    const SumsFinished& finish, const ExecContext& ctx) const
+    void int8_plain(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
+                    const ExecContext& ctx) const
     {
-        const int64_t plane = g.rows.out * g.cols.out;
-        std::vector<int32_t> isums(static_cast<size_t>(k.outch * plane));
-        int8_sums_plain(pad_input<int8_t>(quantize_input(x, ctx), g, int8_pad_value(pad_value_), ctx), g, k,
-                        isums.data(), ctx);
-        ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
+        const int64_t plane = st.g.rows.out * st.g.cols.out;
+        int32_t* isums = ctx.scratch_as<int32_t>(st.int_sums);
+        const Tensor padded =
+            padded_input<int8_t>(quantized_input(x, st.quantized, ctx), st, st.padded, int8_pad_value(pad_value_), ctx);
+        int8_sums_plain(padded, st, isums, ctx);
+        ctx.parallel_for(st.k.outch, [&](int64_t begin, int64_t end) {
             for (int64_t oc = begin; oc < end; ++oc) {
                 float* v = sums + oc * plane;
-                std::copy(isums.begin() + oc * plane, isums.begin() + (oc + 1) * plane, v);
+                std::copy(isums + oc * plane, isums + (oc + 1) * plane, v);
                 finish(oc, v, plane);
             }
         });
@@ -446,14 +506,14 @@ private:
     // The plain int32 loop: the padded input is unrolled once into per-group
     // columns col[g][pixel][r], r = (ic_in_group*kh + ky)*kw + kx, so that every
     // sum is one contiguous int8 dot product with its weight row (same r order).
-    void int8_sums_plain(const Tensor& padded, const ConvGeometry& g, const KernelDims& k, int32_t* sums,
-                         const ExecContext& ctx) const
+    void int8_sums_plain(const Tensor& padded, const ConvState& st, int32_t* sums, const ExecContext& ctx) const
     {
+        const KernelDims& k = st.k;
+        const ConvGeometry& g = st.g;
         const int64_t ph = padded.dim(1), pw = padded.dim(2), channels = padded.dim(0);
         const int64_t plane = g.rows.out * g.cols.out, ksize = k.kh * k.kw, R = k.inch_g * ksize;
         const int8_t* src = padded.data<int8_t>();
-        Tensor col({p_.group, plane, R}, DType::I8);
-        int8_t* cp = col.data<int8_t>();
+        int8_t* cp = ctx.scratch_as<int8_t>(st.columns);
         ctx.parallel_for(channels, [&](int64_t begin, int64_t end) {
             for (int64_t ic = begin; ic < end; ++ic) {
                 const int64_t grp = ic / k.inch_g, i = ic % k.inch_g;
@@ -497,7 +557,7 @@ private:
     }
 
     // ncnn's deprecated 1-D input path: InnerProduct over the flat input.
-    void forward_flat(const Tensor& x, Tensor& y, const ExecContext& ctx) const
+    void forward_flat(const Tensor& x, const ConvState& st, Tensor& y, const ExecContext& ctx) const
     {
         const int64_t n = num_flat_inputs();
         const float* bias = weights_.bias.defined() ? weights_.bias.data<float>() : nullptr;
@@ -514,7 +574,7 @@ private:
             });
             return;
         }
-        const Tensor xq = quantize_input(x.reshaped({1, n}), ctx);
+        const Tensor xq = quantized_input(x.reshaped({1, n}), st.quantized, ctx);
         const int8_t* xs = xq.data<int8_t>();
         const int8_t* w = weights_.weight.data<int8_t>();
         ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {

@@ -77,18 +77,25 @@ public:
         return weights_.bytes();
     }
 
+    // Scratch 0, with dynamic weights: them in our order.
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        if (p_.dynamic && transposed_) ctx.request_scratch(shape_numel(in[1].shape) * 4);
+        return nullptr;
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const ConvKernel k = conv_kernel(p_, in, rank_, transposed_);
         const std::vector<Axis> axes = geometry(in[0].shape(), k);
         const float* bias = weights_.bias_data(p_, in);
         const float* weight = weights_.weight_data(p_, in);
-        Tensor reordered;
         if (p_.dynamic && transposed_) {
-            reordered = Tensor({in[1].numel()}, DType::F32);
+            float* reordered = ctx.scratch_as<float>(0);
             window::deconv_weight_from_onnx(weight, k.inch, k.outch / p_.group, p_.group, window::kernel_size(axes),
-                                            reordered.data<float>());
-            weight = reordered.data<float>();
+                                            reordered);
+            weight = reordered;
         }
         if (transposed_)
             window::deconv_forward(in[0], weight, bias, p_.group, axes, out[0], ctx);

@@ -26,6 +26,7 @@
 
 #include "graph/expression.h"
 #include "ops/builtin_ops.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
@@ -209,6 +210,7 @@ public:
     }
 
     bool dynamic_output_shape() const override { return mode_ == Mode::Roi; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1, 2); }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {

@@ -69,6 +69,14 @@ public:
         return weights_.bytes();
     }
 
+    // Scratch 0, with dynamic weights: them in our order.
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        if (p_.dynamic) ctx.request_scratch(shape_numel(in[1].shape) * 4);
+        return nullptr;
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const ConvKernel k = conv_kernel(p_, in, 2, true);
@@ -79,13 +87,12 @@ public:
         const int64_t inch_g = k.inch / p_.group, outch_g = k.outch / p_.group, ksize = kh * kw;
 
         // Weights as [outch][inch/g][kh][kw]; the dynamic input is [inch][outch/g][kh][kw] per group.
-        Tensor wt_t;
         const float* wt = weights_.weight_data(p_, in);
         const float* bias = weights_.bias_data(p_, in);
         if (p_.dynamic) {
-            wt_t = Tensor({k.outch * inch_g * ksize}, DType::F32);
-            window::deconv_weight_from_onnx(wt, k.inch, outch_g, p_.group, ksize, wt_t.data<float>());
-            wt = wt_t.data<float>();
+            float* reordered = ctx.scratch_as<float>(0);
+            window::deconv_weight_from_onnx(wt, k.inch, outch_g, p_.group, ksize, reordered);
+            wt = reordered;
         }
 
         const float* src = x.data<float>();

@@ -74,7 +74,11 @@ public:
 
     void load_model(WeightReader& wr) override
     {
-        if (constantA_) A_ = f32_weight(wr.load(int64_t(M_) * K_, WeightEncoding::Tagged), "A");
+        if (constantA_) {
+            // Packed once for the GEMM's kernel; only the packed copy is kept.
+            const Tensor a = f32_weight(wr.load(int64_t(M_) * K_, WeightEncoding::Tagged), "A");
+            A_packed_ = gemm_pack_a(gemm_kernel(), a.data<float>(), M_, K_, transA_ ? 1 : K_, transA_ ? M_ : 1);
+        }
         if (constantB_) {
             const Tensor b = f32_weight(wr.load(int64_t(N_) * K_, WeightEncoding::Tagged), "B");
             // Kept as [K][N] so rows of the output are built with contiguous inner loops.
@@ -113,31 +117,41 @@ public:
     int64_t weight_bytes() const override
     {
         int64_t n = 0;
-        for (const Tensor* t : {&A_, &Bkn_, &C_})
+        for (const Tensor* t : {&Bkn_, &C_})
             if (t->defined()) n += static_cast<int64_t>(t->nbytes());
-        return n;
+        return n + static_cast<int64_t>(A_packed_.size() * sizeof(float));
+    }
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        auto st = std::make_unique<GemmState>();
+        st->g = dims(in);
+        const int64_t M = st->g.M, N = st->g.N, K = st->g.K, floats = 4;
+        if (!constantA_) st->a_packed = ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), M, K) * floats);
+        if (!constantB_ && transB_) st->b_kn = ctx.request_scratch(K * N * floats);
+        if (output_transpose_) st->untransposed = ctx.request_scratch(M * N * floats);
+        return st;
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        std::vector<TensorDesc> descs;
-        for (const auto& t : in) {
-            TensorDesc d;
-            d.shape = t.shape();
-            descs.push_back(d);
-        }
-        const Dims g = dims(descs);
-        const int64_t M = g.M, N = g.N, K = g.K;
+        const GemmState& st = ctx.state_as<GemmState>();
+        const int64_t M = st.g.M, N = st.g.N, K = st.g.K;
         size_t next = 0;
-        const float* A = constantA_ ? A_.data<float>() : in[next++].data<float>();
-        Tensor Bscratch;
+        const GemmKernel& kern = gemm_kernel();
+        const float* a_packed = A_packed_.data();
+        if (!constantA_) {
+            float* packed = ctx.scratch_as<float>(st.a_packed);
+            gemm_pack_a_into(kern, in[next++].data<float>(), M, K, transA_ ? 1 : K, transA_ ? M : 1, packed);
+            a_packed = packed;
+        }
         const float* B = nullptr; // [K][N]
         if (constantB_) {
             B = Bkn_.data<float>();
         } else if (transB_) {
             const float* b = in[next++].data<float>(); // [N][K]
-            Bscratch = Tensor({K, N}, DType::F32);
-            float* t = Bscratch.data<float>();
+            float* t = ctx.scratch_as<float>(st.b_kn);
             ctx.parallel_for(K, [&](int64_t begin, int64_t end) {
                 for (int64_t k = begin; k < end; ++k)
                     for (int64_t n = 0; n < N; ++n) t[k * N + n] = b[n * K + k];
@@ -151,16 +165,9 @@ public:
         // y = beta * C, then + A B (kernels/gemm.h: each sum in k order from
         // there), then * alpha: ncnn's order. A transposed output is computed
         // (M, N) first.
-        Tensor untransposed;
-        float* y = out[0].data<float>();
-        if (output_transpose_) {
-            untransposed = Tensor({M, N}, DType::F32);
-            y = untransposed.data<float>();
-        }
-        fill_beta_c(C, g.typeC, M, N, y, ctx);
-        const GemmKernel& kern = gemm_kernel();
-        const std::vector<float> a_packed = gemm_pack_a(kern, A, M, K, transA_ ? 1 : K, transA_ ? M : 1);
-        gemm_f32(kern, M, N, K, a_packed.data(), GemmStart::C, nullptr, y, N, GemmRowMajorB{B, K, N, kern.nr},
+        float* y = output_transpose_ ? ctx.scratch_as<float>(st.untransposed) : out[0].data<float>();
+        fill_beta_c(C, st.g.typeC, M, N, y, ctx);
+        gemm_f32(kern, M, N, K, a_packed, GemmStart::C, nullptr, y, N, GemmRowMajorB{B, K, N, kern.nr},
                  [&](int64_t, float* values, int64_t count) {
                      if (alpha_ != 1.f)
                          for (int64_t j = 0; j < count; ++j) values[j] *= alpha_;
@@ -202,6 +209,14 @@ private:
         int64_t M = 0, N = 0, K = 0;
         int typeC = -1; // broadcast type of the C in use, -1 without C
     };
+
+    // The sizes, and scratch (-1: not needed): A packed (unless constant: packed
+    // at load), B untransposed, and the output before its transposition.
+    struct GemmState : OpState {
+        Dims g;
+        int a_packed = -1, b_kn = -1, untransposed = -1;
+    };
+
 
     static Tensor f32_weight(const Tensor& t, const char* what)
     {
@@ -266,7 +281,8 @@ private:
     int transA_ = 0, transB_ = 0, constantA_ = 0, constantB_ = 0, constantC_ = 0;
     int M_ = 0, N_ = 0, K_ = 0, typeC_ = 0;
     int output_N1M_ = 0, output_transpose_ = 0;
-    Tensor A_, Bkn_, C_;
+    std::vector<float> A_packed_; // constant A, packed for gemm_kernel()
+    Tensor Bkn_, C_;
 };
 
 } // namespace

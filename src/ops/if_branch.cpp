@@ -73,12 +73,28 @@ public:
 
     bool dynamic_output_shape() const override { return true; }
 
+    // A session per branch, made once: each plans its branch once per input shapes.
+    struct Branches : OpState {
+        Session then_session, else_session;
+        Branches(const Net& then_net, const Net& else_net, const Options& options)
+            : then_session(then_net, options), else_session(else_net, options)
+        {
+        }
+    };
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        Options options;
+        options.threads = ctx.threads();
+        return std::make_unique<Branches>(*then_, *else_, options);
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Net& branch = taken(in[0]);
-        Options options;
-        options.threads = ctx.threads();
-        Session session(branch, options);
+        Branches& branches = ctx.state_as<Branches>();
+        Session& session = &branch == then_.get() ? branches.then_session : branches.else_session;
         const std::vector<std::string> names = branch.input_names();
         for (size_t i = 0; i < names.size(); ++i) session.set_input(names[i], in[i + 1]);
         const std::vector<Tensor> results = session.run(branch.output_names());

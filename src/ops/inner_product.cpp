@@ -96,6 +96,20 @@ public:
     // per output: the weights are packed per call, which takes a few rows to repay.
     static constexpr int64_t kGemmRows = 16;
 
+    bool uses_gemm(int64_t rows) const { return int8_scale_term_ == 0 && rows >= kGemmRows; }
+
+    // Scratch 0: the input packed for the GEMM, or quantized for the int8 path.
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        const int64_t rows = shape_numel(in[0].shape) / num_input_;
+        if (uses_gemm(rows))
+            ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), rows, num_input_) * 4);
+        else if (int8_scale_term_ != 0 && in[0].dtype != DType::I8)
+            ctx.request_scratch(shape_numel(in[0].shape));
+        return nullptr;
+    }
+
     // y (rows x out) = bias, then + x W^T in input order, then the activation.
     void forward_gemm(const float* x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
     {
@@ -109,8 +123,9 @@ public:
             }
         });
         const GemmKernel& kern = gemm_kernel();
-        const std::vector<float> a_packed = gemm_pack_a(kern, x, rows, num_input_, num_input_);
-        gemm_f32(kern, rows, num_output_, num_input_, a_packed.data(), GemmStart::C, nullptr, y, num_output_,
+        float* a_packed = ctx.scratch_as<float>(0);
+        gemm_pack_a_into(kern, x, rows, num_input_, num_input_, 1, a_packed);
+        gemm_f32(kern, rows, num_output_, num_input_, a_packed, GemmStart::C, nullptr, y, num_output_,
                  GemmTransposedB{weight_.data<float>(), num_input_, num_input_, kern.nr},
                  [&](int64_t, float* values, int64_t count) { activation_.apply(values, count); }, ctx);
     }
@@ -120,7 +135,7 @@ public:
         const int64_t rows = in[0].numel() / num_input_;
         const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
         float* y = out[0].data<float>();
-        if (int8_scale_term_ == 0 && rows >= kGemmRows) {
+        if (uses_gemm(rows)) {
             forward_gemm(in[0].data<float>(), rows, bias, y, ctx);
             return;
         }
@@ -145,7 +160,7 @@ public:
         }
         Tensor xq = in[0];
         if (xq.dtype() != DType::I8) {
-            xq = Tensor(in[0].shape(), DType::I8);
+            xq = Tensor::wrap(ctx.scratch(0), in[0].shape(), DType::I8);
             const float* src = in[0].data<float>();
             int8_t* dst = xq.data<int8_t>();
             ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {

@@ -45,6 +45,14 @@ public:
 
     bool supports_inplace() const override { return true; }
 
+    // Scratch 0: the squares of the input.
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        ctx.request_scratch(shape_numel(in[0].shape) * 4);
+        return nullptr;
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const NcnnDims n = ncnn_dims(in[0].shape());
@@ -52,8 +60,7 @@ public:
         const float* x = in[0].data<float>();
         float* y = out[0].data<float>();
         // Squares first: y may alias x, and windows read neighbours.
-        Tensor squares({c, h, w}, DType::F32);
-        float* sq = squares.data<float>();
+        float* sq = ctx.scratch_as<float>(0);
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin * size; i < end * size; ++i) sq[i] = x[i] * x[i];
         });

@@ -51,6 +51,13 @@ int64_t int_scalar(const Tensor& t, const char* what)
     return int_values(t, what)[0];
 }
 
+bool values_known(const std::vector<TensorDesc>& in, size_t first, size_t last)
+{
+    for (size_t i = first; i < std::min(last, in.size()); ++i)
+        if (!in[i].value.defined()) return false;
+    return true;
+}
+
 const Tensor& known_value(const TensorDesc& d, const char* what)
 {
     check(d.value.defined(), what,

@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstddef>
 #include <type_traits>
 #include <vector>
 
@@ -21,6 +22,9 @@ bool is_integer_dtype(DType t);
 std::vector<int64_t> int_values(const Tensor& t, const char* what);
 int64_t int_scalar(const Tensor& t, const char* what);
 const Tensor& known_value(const TensorDesc& d, const char* what);
+// Whether the values of inputs [first, last) are known while planning (inputs
+// past the end count as known): a dynamic layer's output shapes follow from them.
+bool values_known(const std::vector<TensorDesc>& in, size_t first, size_t last = SIZE_MAX);
 
 // A shape given as a value input (Expand, ConstantOfShape): integers, each >= 0.
 Shape shape_value(const Tensor& t, const char* what);

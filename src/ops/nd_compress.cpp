@@ -35,6 +35,7 @@ public:
         out[0] = TensorDesc(s, in[0].dtype);
     }
     bool dynamic_output_shape() const override { return true; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
         const Shape d = view(in[0].shape());

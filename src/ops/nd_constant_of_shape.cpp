@@ -40,6 +40,7 @@ public:
         out[0] = TensorDesc(nd::shape_value(nd::known_value(in[0], "shape (input 0)"), "shape (input 0)"), dtype_);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 0); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
         const Shape s = nd::shape_value(in[0], "shape (input 0)");

@@ -42,6 +42,7 @@ public:
         out[0] = TensorDesc(out_shape(in[0].shape, depth_of(nd::known_value(in[1], "depth (input 1)"))), in[2].dtype);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1, 2); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
         const int64_t depth = depth_of(in[1]);

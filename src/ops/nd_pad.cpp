@@ -38,6 +38,7 @@ public:
         out[0] = TensorDesc(out_shape(in[0].shape, p), in[0].dtype);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Shape& d = in[0].shape();

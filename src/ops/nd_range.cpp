@@ -34,6 +34,7 @@ public:
                             in[0].dtype);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 0); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
         const int64_t n = count(in[0], in[1], in[2]);

@@ -62,6 +62,7 @@ public:
     }
 
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {

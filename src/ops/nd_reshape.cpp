@@ -36,6 +36,7 @@ public:
     }
     bool outputs_alias_input() const override { return !dynamic_; }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
         const Shape s = target(in[0].shape(), in[1]);

@@ -40,6 +40,7 @@ public:
         out[0] = TensorDesc(spec(in[0].shape, values).shape, in[0].dtype);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const SliceSpec s = spec(in[0].shape(), std::vector<Tensor>(in.begin() + 1, in.end()));

@@ -25,6 +25,7 @@ public:
         out[0] = TensorDesc(target(in[0].shape, nd::known_value(in[1], "repeats (input 1)")), in[0].dtype);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Shape& d = in[0].shape();

@@ -42,6 +42,7 @@ public:
         if (out.size() == 2) out[1] = TensorDesc(s, DType::I64);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Shape& d = in[0].shape();

@@ -48,6 +48,7 @@ public:
         out[0] = TensorDesc(Shape{length(nd::known_value(in[0], "size (input 0)"))}, dtype_);
     }
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 0); }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
         const int64_t size = length(in[0]);

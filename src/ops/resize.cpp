@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "core/dtype_dispatch.h"
+#include "ops/nd_common.h"
 #include "ops/op_util.h"
 
 namespace kestrel {
@@ -87,27 +88,42 @@ public:
     }
 
     bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1, 2); }
+
+    // The per-axis tap tables and intermediate buffers for the planned shapes
+    // (when the target, and the roi of tf_crop_and_resize, are known while
+    // planning; otherwise forward() works them out itself).
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        const bool crop = coord_ == kTfCropAndResize;
+        if (!in[1].value.defined() || (crop && !in[2].value.defined())) return nullptr;
+        auto plan = std::make_unique<ResizePlan>(make_plan(in[0].shape, in[1].value, crop ? &in[2].value : nullptr));
+        int64_t largest = 0;
+        for (size_t i = 0; i + 1 < plan->steps.size(); ++i) largest = std::max(largest, shape_numel(plan->steps[i].shape));
+        if (largest > 0)
+            for (int& buffer : plan->intermediate) buffer = ctx.request_scratch(largest * 4);
+        return plan;
+    }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        std::vector<double> scales;
-        const Shape out_shape = output_shape(in[0].shape(), in[1], scales);
-        if (out[0].shape() != out_shape) out[0] = Tensor(out_shape, DType::F32);
-        const std::vector<double> roi = coord_ == kTfCropAndResize ? roi_values(in[2]) : std::vector<double>();
+        ResizePlan local;
+        const ResizePlan* plan = static_cast<const ResizePlan*>(ctx.state());
+        if (plan == nullptr) {
+            local = make_plan(in[0].shape(), in[1], coord_ == kTfCropAndResize ? &in[2] : nullptr);
+            plan = &local;
+        }
+        if (out[0].shape() != plan->out_shape) out[0] = Tensor(plan->out_shape, DType::F32);
+        // Axis by axis, through two intermediate buffers in turn, the last axis into the output.
         Tensor current = in[0];
-        for (size_t axis = 0; axis < out_shape.size(); ++axis) {
-            const int64_t in_len = current.shape()[axis];
-            AxisResize a{in_len, out_shape[axis], scales[axis],
-                         sizes_ ? static_cast<double>(out_shape[axis]) : static_cast<double>(in_len) * scales[axis]};
-            if (!roi.empty()) {
-                a.roi_start = roi[axis];
-                a.roi_end = roi[axis + out_shape.size()];
-            }
-            if (a.in_len == a.out_len && a.scale == 1.0 && roi.empty()) continue;
-            Shape next_shape = current.shape();
-            next_shape[axis] = a.out_len;
-            Tensor next = next_shape == out_shape ? out[0] : Tensor(next_shape, DType::F32);
-            resize_axis(current, next, axis, taps(a), extrapolation_, ctx);
+        for (size_t i = 0; i < plan->steps.size(); ++i) {
+            const AxisStep& step = plan->steps[i];
+            const int buffer = plan->intermediate[i % 2];
+            Tensor next = i + 1 == plan->steps.size() ? out[0]
+                          : buffer >= 0               ? Tensor::wrap(ctx.scratch(buffer), step.shape)
+                                                      : Tensor(step.shape, DType::F32);
+            resize_axis(current, next, step.axis, step.taps, extrapolation_, ctx);
             current = next;
         }
         if (current.raw() != out[0].raw())
@@ -115,6 +131,40 @@ public:
     }
 
 private:
+    // One resized axis: the shape after it, and its taps per output index.
+    struct AxisStep {
+        size_t axis = 0;
+        Shape shape;
+        std::vector<std::vector<Tap>> taps;
+    };
+    struct ResizePlan : OpState {
+        Shape out_shape;
+        std::vector<AxisStep> steps;
+        int intermediate[2] = {-1, -1}; // scratch buffers (-1: allocated by forward)
+    };
+
+    ResizePlan make_plan(const Shape& in_shape, const Tensor& target, const Tensor* roi_input) const
+    {
+        ResizePlan plan;
+        std::vector<double> scales;
+        plan.out_shape = output_shape(in_shape, target, scales);
+        const std::vector<double> roi = roi_input ? roi_values(*roi_input) : std::vector<double>();
+        Shape current = in_shape;
+        for (size_t axis = 0; axis < plan.out_shape.size(); ++axis) {
+            const int64_t in_len = current[axis];
+            AxisResize a{in_len, plan.out_shape[axis], scales[axis],
+                         sizes_ ? static_cast<double>(plan.out_shape[axis]) : static_cast<double>(in_len) * scales[axis]};
+            if (!roi.empty()) {
+                a.roi_start = roi[axis];
+                a.roi_end = roi[axis + plan.out_shape.size()];
+            }
+            if (a.in_len == a.out_len && a.scale == 1.0 && roi.empty()) continue;
+            current[axis] = a.out_len;
+            plan.steps.push_back(AxisStep{axis, current, taps(a)});
+        }
+        return plan;
+    }
+
     const char* target_name() const { return sizes_ ? "sizes" : "scales"; }
 
     static std::vector<double> roi_values(const Tensor& roi)

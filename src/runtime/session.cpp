@@ -27,12 +27,22 @@ struct BlobPlan {
     int64_t offset = 0; // in the arena, for Arena roots
 };
 
+// What a step's op prepared for the plan's shapes (Op::prepare).
+struct PreparedStep {
+    std::unique_ptr<OpState> state;
+    std::vector<int64_t> scratch_bytes;
+    std::vector<int64_t> scratch_offsets; // in the arena
+    bool done = false; // false: prepared at run time (shapes known only then)
+};
+
 struct Plan {
     std::vector<int> steps;      // layers to execute, in order
+    std::vector<PreparedStep> prepared; // per step
     std::vector<int> all_layers; // also the ones evaluated while planning (for reports)
     std::vector<BlobPlan> blobs; // indexed by blob id
     std::vector<bool> inplace;   // per step: output 0 written over input 0
     std::vector<bool> data_dependent; // per blob: shape may differ at run time (downstream of dynamic_output_shape)
+    std::vector<bool> shapes_vary;    // per layer: its output shapes are known only when it runs
     int64_t arena_bytes = 0;
     int64_t owned_bytes = 0;
 };
@@ -75,12 +85,16 @@ struct Session::Impl {
     PlanKey plan_key;
     std::unique_ptr<Plan> plan;
     Tensor arena;
+    std::vector<Tensor> owned; // per blob: the buffer of an Owned blob, reused while nobody else holds it
 
     std::vector<int> layers_needed(const std::vector<int>& targets) const;
     std::unique_ptr<Plan> prepare(const std::vector<int>& targets) const;
     void infer_layer(int li, std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const;
     bool evaluate_while_planning(int li, Plan& p) const;
     void infer_shapes(Plan& p) const;
+    void prepare_steps(Plan& p) const;
+    std::unique_ptr<OpState> prepare_layer(int li, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                                           std::vector<int64_t>& scratch_bytes) const;
     void assign_memory(Plan& p, const std::vector<int>& targets) const;
     void execute(const Plan& p, const std::vector<int>& targets);
 };
@@ -201,7 +215,7 @@ bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
     }
     if (!l.op->outputs_alias_input()) {
         try {
-            l.op->forward(in, out, ExecContext(nullptr, 1));
+            l.op->run(in, out, ExecContext(nullptr, 1));
         } catch (const Error& e) {
             throw Error(graph->where(li) + ": " + e.what());
         }
@@ -217,15 +231,15 @@ void Session::Impl::infer_shapes(Plan& p) const
 {
     std::vector<int> executed;
     p.data_dependent.assign(graph->blobs.size(), false);
+    p.shapes_vary.assign(graph->layers.size(), false);
     for (int li : p.all_layers) {
         const Layer& l = graph->layers[li];
-        bool dependent = l.op->dynamic_output_shape();
-        for (int b : l.bottoms) dependent = dependent || p.data_dependent[b];
-        for (int t : l.tops) p.data_dependent[t] = dependent;
         std::vector<TensorDesc> in, out(l.tops.size());
         for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
         bool downstream = false;
         for (int b : l.bottoms) downstream = downstream || p.data_dependent[b];
+        p.shapes_vary[li] = l.op->dynamic_output_shape() && (downstream || !l.op->output_shapes_known(in));
+        for (int t : l.tops) p.data_dependent[t] = downstream || p.shapes_vary[li];
         try {
             infer_layer(li, in, out);
         } catch (const TooLargeError&) {
@@ -242,6 +256,52 @@ void Session::Impl::infer_shapes(Plan& p) const
         if (!evaluate_while_planning(li, p)) executed.push_back(li);
     }
     p.steps = executed;
+}
+
+// Op::prepare with the layer's shapes (per sample for a batched layer), with
+// errors naming the layer.
+std::unique_ptr<OpState> Session::Impl::prepare_layer(int li, const std::vector<TensorDesc>& in,
+                                                      const std::vector<TensorDesc>& out,
+                                                      std::vector<int64_t>& scratch_bytes) const
+{
+    const Layer& l = graph->layers[li];
+    try {
+        PrepareContext ctx(options.threads);
+        std::unique_ptr<OpState> state;
+        if (l.batched()) {
+            std::vector<TensorDesc> in1, out1;
+            split_batch(in, in1, l.batch_input0_only());
+            split_batch(out, out1);
+            state = l.op->prepare(in1, out1, ctx);
+        } else {
+            state = l.op->prepare(in, out, ctx);
+        }
+        scratch_bytes = ctx.scratch_bytes();
+        return state;
+    } catch (const TooLargeError& e) {
+        throw TooLargeError(graph->where(li) + ": " + e.what());
+    } catch (const Error& e) {
+        throw Error(graph->where(li) + ": " + e.what() + " (input shapes: " + shapes_str(in) + ")");
+    }
+}
+
+// Prepares every step whose shapes are final; steps downstream of a
+// data-dependent shape are prepared when they run.
+void Session::Impl::prepare_steps(Plan& p) const
+{
+    p.prepared.resize(p.steps.size());
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const Layer& l = graph->layers[p.steps[s]];
+        bool final_shapes = !l.op->outputs_alias_input();
+        for (int b : l.bottoms) final_shapes = final_shapes && !p.data_dependent[b];
+        if (!final_shapes) continue;
+        std::vector<TensorDesc> in, out;
+        for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
+        for (int t : l.tops) out.push_back(p.blobs[t].desc);
+        PreparedStep& ps = p.prepared[s];
+        ps.state = prepare_layer(p.steps[s], in, out, ps.scratch_bytes);
+        ps.done = true;
+    }
 }
 
 void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) const
@@ -265,7 +325,7 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
         for (int b : l.bottoms) touch(root_of(b), s);
         for (size_t i = 0; i < l.tops.size(); ++i) {
             const int t = l.tops[i];
-            if (l.op->dynamic_output_shape()) p.blobs[t].home = Home::Owned;
+            if (p.shapes_vary[p.steps[s]]) p.blobs[t].home = Home::Owned;
             if (l.op->outputs_alias_input() && !l.bottoms.empty()) {
                 make_alias(t, l.bottoms[l.op->alias_input(static_cast<int>(i))]);
             } else {
@@ -315,8 +375,15 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
             p.owned_bytes += desc_bytes(p.blobs[b].desc);
         }
     }
+    // Scratch of each step's op: live during that step only.
+    for (int s = 0; s < nsteps; ++s)
+        for (int64_t bytes : p.prepared[s].scratch_bytes) requests.push_back(BufferRequest{bytes, s, s});
     const MemoryPlan mp = plan_memory(requests, options.reuse_memory);
     for (size_t i = 0; i < arena_blobs.size(); ++i) p.blobs[arena_blobs[i]].offset = mp.offsets[i];
+    size_t next = arena_blobs.size();
+    for (int s = 0; s < nsteps; ++s)
+        for (size_t k = 0; k < p.prepared[s].scratch_bytes.size(); ++k)
+            p.prepared[s].scratch_offsets.push_back(mp.offsets[next++]);
     p.arena_bytes = mp.arena_bytes;
     if (p.arena_bytes > options.max_arena_bytes)
         throw TooLargeError(detail::concat(graph->source, ": the model needs ", p.arena_bytes,
@@ -345,6 +412,7 @@ std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) co
         for (int b : graph->layers[li].bottoms) require_input(b);
     for (int t : targets) require_input(t);
     infer_shapes(*p);
+    prepare_steps(*p);
     assign_memory(*p, targets);
     return p;
 }
@@ -363,16 +431,26 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         case Home::Input:
         case Home::Known: break;
         case Home::Arena: values[b] = Tensor::wrap(arena.data<uint8_t>() + bp.offset, d.shape, d.dtype); break;
-        case Home::Owned: values[b] = Tensor(d.shape, d.dtype); break;
+        case Home::Owned: {
+            // The last run's buffer when the caller has let go of it.
+            Tensor& buffer = owned[b];
+            if (!buffer.sole_owner() || buffer.shape() != d.shape || buffer.dtype() != d.dtype)
+                buffer = Tensor(d.shape, d.dtype);
+            values[b] = buffer;
+            break;
+        }
         case Home::Alias: values[b] = values[bp.source].view_as(d.shape, d.dtype); break;
         }
     };
     ThreadPool* pool = options.threads > 1 ? &ThreadPool::global() : nullptr;
     const ExecContext ctx(pool, options.threads);
+    std::vector<void*> scratch;
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const int li = p.steps[s];
         const Layer& l = graph->layers[li];
         std::vector<Tensor> in, out;
+        PreparedStep run_time_prep;         // when the shapes are known only now
+        std::vector<Tensor> run_time_scratch;
         bool shapes_changed = false;
         for (int b : l.bottoms) {
             in.push_back(values[b]);
@@ -389,6 +467,8 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                 in_desc.push_back(TensorDesc(in[i].shape(), in[i].dtype(), small ? in[i] : Tensor()));
             }
             infer_layer(li, in_desc, out_desc);
+            run_time_prep.state = prepare_layer(li, in_desc, out_desc, run_time_prep.scratch_bytes);
+            for (int64_t bytes : run_time_prep.scratch_bytes) run_time_scratch.emplace_back(Shape{bytes}, DType::U8);
             for (size_t i = 0; i < l.tops.size(); ++i)
                 values[l.tops[i]] = l.op->outputs_alias_input()
                                         ? in[l.op->alias_input(static_cast<int>(i))].view_as(out_desc[i].shape, out_desc[i].dtype)
@@ -399,6 +479,12 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         for (int t : l.tops) out.push_back(values[t]);
         if (before) before(OpEvent{l.name, l.type, in, out});
         if (!l.op->outputs_alias_input()) {
+            const PreparedStep& prep = shapes_changed ? run_time_prep : p.prepared[s];
+            scratch.clear();
+            for (size_t k = 0; k < prep.scratch_bytes.size(); ++k)
+                scratch.push_back(shapes_changed ? run_time_scratch[k].raw()
+                                                 : arena.data<uint8_t>() + prep.scratch_offsets[k]);
+            const ExecContext op_ctx = ctx.with(prep.state.get(), &scratch);
             try {
                 if (l.batched()) {
                     for (int64_t i = 0; i < (in.empty() ? 0 : in[0].dim(0)); ++i) {
@@ -406,10 +492,10 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                         for (size_t k = 0; k < in.size(); ++k)
                             in_i.push_back(k > 0 && l.batch_input0_only() ? in[k] : sample_view(in[k], i));
                         for (const Tensor& t : out) out_i.push_back(sample_view(t, i));
-                        l.op->forward(in_i, out_i, ctx);
+                        l.op->forward(in_i, out_i, op_ctx);
                     }
                 } else {
-                    l.op->forward(in, out, ctx);
+                    l.op->forward(in, out, op_ctx);
                 }
             } catch (const Error& e) {
                 throw Error(graph->where(li) + ": " + e.what());
@@ -437,6 +523,7 @@ Session::Session(const Net& net, const Options& options) : impl_(std::make_uniqu
     impl_->net = &net;
     impl_->graph = net.graph_.get();
     impl_->options = options;
+    impl_->owned.resize(net.graph_->blobs.size());
 }
 
 Session::~Session() = default;

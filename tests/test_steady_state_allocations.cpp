@@ -1,0 +1,121 @@
+// Prepare once, run many: after a Session's first run, a second run with the
+// same input shapes allocates no tensor memory (activations, scratch and
+// outputs reuse the first run's buffers; per-shape work was done in prepare),
+// for every zoo network and every shared model.
+#include <fstream>
+#include <sstream>
+
+#include "core/tensor_allocations.h"
+#include "reference_util.h"
+#ifdef KESTREL_HAVE_ONNX
+#include "kestrel/onnx.h"
+#endif
+
+namespace kestrel {
+namespace {
+
+using testing::shared_path;
+
+// The layers that allocated tensor memory in the second of two runs with the
+// same inputs ("Type 'name' xN"); empty when none did.
+std::string allocations_of_second_run(const Net& net, const std::map<std::string, Tensor>& inputs, int threads)
+{
+    Options options;
+    options.threads = threads;
+    Session session(net, options);
+    std::string report;
+    int64_t at_layer_start = 0, at_layer_end = 0;
+    auto note = [&](const OpEvent& e, int64_t n, const char* where) {
+        if (n > 0) report += e.layer_type + " '" + e.layer_name + "' " + where + "x" + std::to_string(n) + "; ";
+    };
+    for (int round = 0; round < 2; ++round) {
+        if (round == 1)
+            session.set_callbacks(
+                [&](const OpEvent& e) {
+                    at_layer_start = tensor_allocations();
+                    note(e, at_layer_start - at_layer_end, "(its outputs) ");
+                },
+                [&](const OpEvent& e) {
+                    at_layer_end = tensor_allocations();
+                    note(e, at_layer_end - at_layer_start, "");
+                });
+        at_layer_end = tensor_allocations();
+        const int64_t before = tensor_allocations();
+        for (const auto& kv : inputs) session.set_input(kv.first, kv.second);
+        session.run(net.output_names()); // results dropped, as a caller done with them
+        if (round == 1 && report.empty() && tensor_allocations() != before)
+            report = "the runtime itself x" + std::to_string(tensor_allocations() - before);
+    }
+    return report;
+}
+
+TEST(SteadyState, ZooNetworksAllocateNothingAfterTheFirstRun)
+{
+    std::ifstream list(shared_path("zoo/shapes.txt"));
+    std::string line;
+    int models = 0;
+    while (std::getline(list, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream ss(line);
+        std::string name, dims;
+        char comma;
+        int64_t w, h, c;
+        ss >> name >> dims;
+        std::istringstream(dims) >> w >> comma >> h >> comma >> c;
+        SCOPED_TRACE(name);
+        Net net;
+        net.load_param(shared_path("zoo/" + name + ".param"));
+        net.load_model_zeros();
+        Tensor x({c, h, w});
+        std::fill(x.data<float>(), x.data<float>() + x.numel(), 0.01f);
+        std::map<std::string, Tensor> inputs;
+        for (const std::string& input : net.input_names()) inputs[input] = x;
+        for (int threads : {1, 2}) EXPECT_EQ(allocations_of_second_run(net, inputs, threads), "") << threads << " threads";
+        ++models;
+    }
+    EXPECT_EQ(models, 35);
+}
+
+TEST(SteadyState, SharedModelsAllocateNothingAfterTheFirstRun)
+{
+    for (const char* name : {"broadcasts", "dynamic_reshape", "mobilenet_v2", "resizes", "resnet18", "shufflenet_v2_x0_5",
+                             "squeezenet1_1", "tiny_vit"}) {
+        SCOPED_TRACE(name);
+        const std::string dir = shared_path(std::string("models/") + name + "/");
+        if (std::ifstream(dir + "ncnn.param").good()) {
+            Net net;
+            net.load_param(dir + "ncnn.param");
+            net.load_model(dir + "ncnn.bin");
+            EXPECT_EQ(allocations_of_second_run(net, {{net.input_names().at(0), read_npy(dir + "ncnn_input.npy")}}, 2), "")
+                << "ncnn model";
+        }
+#ifdef KESTREL_HAVE_ONNX
+        Net net;
+        load_onnx(net, dir + "model.onnx");
+        EXPECT_EQ(allocations_of_second_run(net, {{net.input_names().at(0), read_npy(dir + "input.npy")}}, 2), "")
+            << "ONNX model";
+#endif
+    }
+}
+
+TEST(SteadyState, AHeldResultIsNeverOverwritten)
+{
+    // The caller keeps the first run's output: the second run must not reuse its buffer.
+    Net net;
+    net.load_param(shared_path("zoo/squeezenet.param"));
+    net.load_model_zeros();
+    Session session(net);
+    Tensor x({3, 227, 227});
+    std::fill(x.data<float>(), x.data<float>() + x.numel(), 0.01f);
+    session.set_input(net.input_names().at(0), x);
+    const Tensor first = session.get(net.output_names().at(0));
+    const Tensor kept = first.clone();
+    std::fill(x.data<float>(), x.data<float>() + x.numel(), -0.5f);
+    session.set_input(net.input_names().at(0), x);
+    const Tensor second = session.get(net.output_names().at(0));
+    EXPECT_NE(first.raw(), second.raw());
+    EXPECT_TRUE(testing::bit_identical(first, kept));
+}
+
+} // namespace
+} // namespace kestrel
