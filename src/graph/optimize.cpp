@@ -4,7 +4,7 @@
 #include <set>
 
 #include "graph/ncnn_model_bin.h"
-#include "ops/activation.h"
+#include "ops/activation/activation.h"
 
 namespace kestrel {
 

@@ -11,7 +11,7 @@
 
 #include "graph/graph.h"
 #include "onnx/converter.h"
-#include "ops/window_nd.h"
+#include "ops/common/sliding_window.h"
 
 namespace kestrel::onnx_import {
 

@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "kestrel/op.h"
-#include "ops/builtin_ops.h"
+#include "ops/registry.h"
 
 namespace kestrel {
 

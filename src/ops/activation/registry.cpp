@@ -1,0 +1,42 @@
+// The activation family. One-input activations (ReLU, Clip, Sigmoid, Swish, GELU, ...: one
+// pointwise template, vector kernels for the exp-based ones) and the
+// softmax family along an axis (Softmax, LogSoftmax, Hardmax). activation.h is
+// the activation that Convolution, InnerProduct, ... fuse (ncnn params 9/10).
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_relu();
+std::unique_ptr<Op> make_clip();
+std::unique_ptr<Op> make_sigmoid();
+std::unique_ptr<Op> make_swish();
+std::unique_ptr<Op> make_hard_sigmoid();
+std::unique_ptr<Op> make_hard_swish();
+std::unique_ptr<Op> make_gelu();
+std::unique_ptr<Op> make_mish();
+std::unique_ptr<Op> make_tanh();
+std::unique_ptr<Op> make_dropout();
+std::unique_ptr<Op> make_nd_log_softmax();
+std::unique_ptr<Op> make_nd_hardmax();
+std::unique_ptr<Op> make_softmax();
+
+std::vector<BuiltinOp> activation_family()
+{
+    return {
+        {"ReLU", make_relu},
+        {"Clip", make_clip},
+        {"Sigmoid", make_sigmoid},
+        {"Swish", make_swish},
+        {"HardSigmoid", make_hard_sigmoid},
+        {"HardSwish", make_hard_swish},
+        {"GELU", make_gelu},
+        {"Mish", make_mish},
+        {"TanH", make_tanh},
+        {"Dropout", make_dropout},
+        {"LogSoftmax", make_nd_log_softmax},
+        {"Hardmax", make_nd_hardmax},
+        {"Softmax", make_softmax},
+    };
+}
+
+} // namespace kestrel

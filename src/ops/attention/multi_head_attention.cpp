@@ -1,0 +1,331 @@
+// MultiHeadAttention (ncnn params):
+//   0=embed_dim 1=num_heads (1) 2=weight_data_size (qdim = size / embed_dim)
+//   3=kdim (embed_dim) 4=vdim (embed_dim) 5=attn_mask (0)
+//   6=scale (1 / sqrt(embed_dim / num_heads), integer division as ncnn)
+//   7=kv_cache (0) 18=quantize_term (int8 / weight-quantized: refused)
+// Weights, in order (weights tagged, biases raw fp32):
+//   q_weight [embed_dim][qdim], q_bias [embed_dim], k_weight [embed_dim][kdim],
+//   k_bias, v_weight [embed_dim][vdim], v_bias, out_weight [qdim][embed_dim],
+//   out_bias [qdim].
+// Inputs: q; or q, kv; or q, k, v (2-D (seq, dim); 1-D is one row); then the
+// mask when attn_mask=1, (src_seq, dst_seq) or (num_heads, src_seq, dst_seq),
+// added to the scaled scores; then with kv_cache=1 the cached projected k and
+// v, (embed_dim, past_seq) each (empty = no past). Output (src_seq, qdim);
+// with kv_cache also the new k and v caches (embed_dim, dst_seq).
+// As ncnn: q is scaled after its projection (bias included); with a cache,
+// self-attention (one q/k/v input) appends the new keys to the cached ones,
+// cross-attention (separate k/v inputs) uses the cache alone.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "kernels/dot.h"
+#include "kernels/gemm.h"
+#include "ops/registry.h"
+#include "ops/common/op_util.h"
+
+namespace kestrel {
+
+namespace {
+
+int flag_param(const ParamDict& pd, int id, const char* what)
+{
+    const int v = pd.get_int(id, 0);
+    check(v == 0 || v == 1, what, " (param ", id, ") must be 0 or 1, got ", v);
+    return v;
+}
+
+// (rows, cols) of a q/k/v input: 2-D as is, 1-D as one row.
+std::pair<int64_t, int64_t> rows_cols(const Shape& s, const char* what)
+{
+    check(s.size() == 1 || s.size() == 2, what, " must be 1-D or 2-D (seq, dim), got ", shape_str(s));
+    return s.size() == 1 ? std::make_pair(int64_t(1), s[0]) : std::make_pair(s[0], s[1]);
+}
+
+// Transposes a row-major [rows][cols] weight into [cols][rows].
+Tensor transposed(const Tensor& w, int64_t rows, int64_t cols)
+{
+    Tensor t({cols, rows}, DType::F32);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) t.data<float>()[c * rows + r] = w.data<float>()[r * cols + c];
+    return t;
+}
+
+class MultiHeadAttention : public Op {
+public:
+    void load_param(const ParamDict& pd) override
+    {
+        embed_dim_ = positive_param(pd, 0, 0, "embed_dim");
+        num_heads_ = positive_param(pd, 1, 1, "num_heads");
+        check(embed_dim_ % num_heads_ == 0, "embed_dim (param 0) ", embed_dim_, " is not a multiple of num_heads (param 1) ",
+              num_heads_);
+        const int wsize = positive_param(pd, 2, 0, "weight_data_size");
+        check(wsize % embed_dim_ == 0, "weight_data_size (param 2) ", wsize, " is not a multiple of embed_dim ", embed_dim_);
+        qdim_ = wsize / embed_dim_;
+        kdim_ = positive_param(pd, 3, embed_dim_, "kdim");
+        vdim_ = positive_param(pd, 4, embed_dim_, "vdim");
+        attn_mask_ = flag_param(pd, 5, "attn_mask");
+        scale_ = pd.get_float(6, 1.f / std::sqrt(static_cast<float>(embed_dim_ / num_heads_)));
+        kv_cache_ = flag_param(pd, 7, "kv_cache");
+        const int quantize_term = pd.get_int(18, 0);
+        check(quantize_term == 0, "quantize_term (param 18) ", quantize_term,
+              " (int8 / weight-quantized attention) is not supported");
+    }
+
+    void load_model(WeightReader& wr) override
+    {
+        const int64_t E = embed_dim_;
+        // Weights are kept transposed ([in][out]) so projections use contiguous row updates.
+        WqT_ = transposed(weight(wr, E * qdim_, "q_weight"), E, qdim_);
+        bq_ = bias(wr, E, "q_bias");
+        WkT_ = transposed(weight(wr, E * kdim_, "k_weight"), E, kdim_);
+        bk_ = bias(wr, E, "k_bias");
+        WvT_ = transposed(weight(wr, E * vdim_, "v_weight"), E, vdim_);
+        bv_ = bias(wr, E, "v_bias");
+        WoT_ = transposed(weight(wr, int64_t(qdim_) * E, "out_weight"), qdim_, E);
+        bo_ = bias(wr, qdim_, "out_bias");
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        for (const auto& d : in) expect_f32(d);
+        const Layout l = layout(in.size());
+        expect_output_count(out, kv_cache_ ? 3 : 1);
+        const Sizes z = sizes(in, l);
+        out[0] = TensorDesc();
+        out[0].shape = {z.src, qdim_};
+        if (kv_cache_) {
+            out[1] = TensorDesc();
+            out[1].shape = {embed_dim_, z.dst};
+            out[2] = out[1];
+        }
+    }
+
+    int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    {
+        const Sizes z = sizes(in, layout(in.size()));
+        const int64_t E = embed_dim_;
+        return z.src * E * qdim_ + z.cur * E * (kdim_ + vdim_) + 2 * z.src * z.dst * E + z.src * qdim_ * E;
+    }
+
+    int64_t weight_bytes() const override
+    {
+        int64_t n = 0;
+        for (const Tensor* t : {&WqT_, &bq_, &WkT_, &bk_, &WvT_, &bv_, &WoT_, &bo_}) n += static_cast<int64_t>(t->nbytes());
+        return n;
+    }
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        auto st = std::make_unique<AttentionState>();
+        st->z = sizes(in, layout(in.size()));
+        const int64_t E = embed_dim_, floats = 4;
+        st->q = ctx.request_scratch(st->z.src * E * floats);
+        st->k = ctx.request_scratch(st->z.dst * E * floats);
+        st->v = ctx.request_scratch(st->z.dst * E * floats);
+        st->o = ctx.request_scratch(st->z.src * E * floats);
+        const GemmKernel& kern = gemm_kernel();
+        const int64_t packed = std::max({gemm_packed_a_floats(kern, st->z.src, qdim_),
+                                         gemm_packed_a_floats(kern, st->z.cur, std::max(kdim_, vdim_)),
+                                         gemm_packed_a_floats(kern, st->z.src, E)});
+        st->packed.resize(static_cast<size_t>(packed));
+        return st;
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const Layout l = layout(in.size());
+        const AttentionState& st = ctx.state_as<AttentionState>();
+        const int64_t E = embed_dim_, H = num_heads_, D = E / H;
+        const int64_t src = st.z.src, cur = st.z.cur, past = st.z.past, dst = st.z.dst;
+        float* packed = ctx.state_as<AttentionState>().packed.data();
+
+        // Q (src, E), scaled after the bias as ncnn.
+        Tensor Q = Tensor::wrap(ctx.scratch(st.q), {src, E});
+        project(in[l.q].data<float>(), src, qdim_, WqT_, bq_, E, scale_, Q.data<float>(), packed, ctx);
+
+        // K and V rows (dst, E): cached rows first (stored transposed, (E, past)), then new ones.
+        Tensor K = Tensor::wrap(ctx.scratch(st.k), {dst, E}), V = Tensor::wrap(ctx.scratch(st.v), {dst, E});
+        const bool self_attention = l.k == l.q;
+        const bool use_new = past == 0 || self_attention;
+        for (int which = 0; which < 2; ++which) {
+            float* rows = (which == 0 ? K : V).data<float>();
+            if (past > 0) {
+                const float* cache = in[which == 0 ? l.cached_k : l.cached_v].data<float>();
+                for (int64_t e = 0; e < E; ++e)
+                    for (int64_t j = 0; j < past; ++j) rows[j * E + e] = cache[e * past + j];
+            }
+            if (use_new) {
+                const float* x = in[which == 0 ? l.k : l.v].data<float>();
+                project(x, cur, which == 0 ? kdim_ : vdim_, which == 0 ? WkT_ : WvT_, which == 0 ? bk_ : bv_, E, 1.f,
+                        rows + (self_attention ? past : 0) * E, packed, ctx);
+            }
+        }
+
+        // Per head and query row: scores over dst, mask, softmax, weighted sum of V.
+        float* o = ctx.scratch_as<float>(st.o);
+        const float* q = Q.data<float>();
+        const float* k = K.data<float>();
+        const float* v = V.data<float>();
+        const float* mask = attn_mask_ ? in[l.mask].data<float>() : nullptr;
+        const bool mask_per_head = attn_mask_ && in[l.mask].rank() == 3;
+        ctx.parallel_for(H * src, [&](int64_t begin, int64_t end) {
+            std::vector<float> p(static_cast<size_t>(dst));
+            for (int64_t item = begin; item < end; ++item) {
+                const int64_t h = item / src, i = item % src;
+                const float* qi = q + i * E + h * D;
+                for (int64_t j = 0; j < dst; ++j) p[j] = dot_f32(qi, k + j * E + h * D, D);
+                if (mask) {
+                    const float* m = mask + (mask_per_head ? h * src * dst : 0) + i * dst;
+                    for (int64_t j = 0; j < dst; ++j) p[j] += m[j];
+                }
+                float mx = -FLT_MAX;
+                for (int64_t j = 0; j < dst; ++j) mx = std::max(mx, p[j]);
+                float sum = 0.f;
+                for (int64_t j = 0; j < dst; ++j) {
+                    p[j] = std::exp(p[j] - mx);
+                    sum += p[j];
+                }
+                for (int64_t j = 0; j < dst; ++j) p[j] /= sum;
+                float* oi = o + i * E + h * D;
+                std::fill(oi, oi + D, 0.f);
+                for (int64_t j = 0; j < dst; ++j) {
+                    const float pj = p[j];
+                    const float* vj = v + j * E + h * D;
+                    for (int64_t d = 0; d < D; ++d) oi[d] += pj * vj[d];
+                }
+            }
+        });
+
+        project(o, src, E, WoT_, bo_, qdim_, 1.f, out[0].data<float>(), packed, ctx);
+
+        if (kv_cache_) {
+            for (int which = 0; which < 2; ++which) {
+                const float* rows = which == 0 ? k : v;
+                float* cache = out[1 + which].data<float>();
+                ctx.parallel_for(E, [&](int64_t begin, int64_t end) {
+                    for (int64_t e = begin; e < end; ++e)
+                        for (int64_t j = 0; j < dst; ++j) cache[e * dst + j] = rows[j * E + e];
+                });
+            }
+        }
+    }
+
+private:
+    // Input positions; -1 when absent.
+    struct Layout {
+        int q = 0, k = 0, v = 0, mask = -1, cached_k = -1, cached_v = -1;
+    };
+    struct Sizes {
+        int64_t src = 0, cur = 0, past = 0, dst = 0;
+    };
+
+    // The sizes, and scratch: Q, K, V and the heads' output O as rows of E values.
+    struct AttentionState : OpState {
+        Sizes z;
+        int q = 0, k = 0, v = 0, o = 0;
+        // The projections' packed rows. Kept here, not in the arena: beside Q, K
+        // and V there, packing into it measured 5% slower (ViT at 1 thread).
+        std::vector<float> packed;
+    };
+
+
+    Layout layout(size_t count) const
+    {
+        const size_t extra = size_t(attn_mask_) + (kv_cache_ ? 2 : 0);
+        check(count >= 1 + extra && count <= 3 + extra, "expects ", 1 + extra, " to ", 3 + extra,
+              " inputs (q [k [v]]", attn_mask_ ? " mask" : "", kv_cache_ ? " cached_k cached_v" : "", "), got ", count);
+        const int qkv = static_cast<int>(count - extra);
+        Layout l;
+        l.k = qkv >= 2 ? 1 : 0;
+        l.v = qkv == 3 ? 2 : l.k;
+        int next = qkv;
+        if (attn_mask_) l.mask = next++;
+        if (kv_cache_) {
+            l.cached_k = next++;
+            l.cached_v = next++;
+        }
+        return l;
+    }
+
+    Sizes sizes(const std::vector<TensorDesc>& in, const Layout& l) const
+    {
+        Sizes z;
+        const auto q = rows_cols(in[l.q].shape, "q");
+        const auto k = rows_cols(in[l.k].shape, "k");
+        const auto v = rows_cols(in[l.v].shape, "v");
+        check(q.second == qdim_, "q ", shape_str(in[l.q].shape), " must have ", qdim_, " columns (weight_data_size / embed_dim)");
+        check(k.second == kdim_, "k ", shape_str(in[l.k].shape), " must have kdim ", kdim_, " columns");
+        check(v.second == vdim_, "v ", shape_str(in[l.v].shape), " must have vdim ", vdim_, " columns");
+        check(k.first == v.first, "k ", shape_str(in[l.k].shape), " and v ", shape_str(in[l.v].shape),
+              " must have the same number of rows");
+        z.src = q.first;
+        z.cur = k.first;
+        if (kv_cache_) {
+            const Shape& ck = in[l.cached_k].shape;
+            const Shape& cv = in[l.cached_v].shape;
+            const bool empty = shape_numel(ck) == 0;
+            if (!empty) {
+                check(ck.size() == 2 && ck[0] == embed_dim_, "cached k must be (embed_dim ", embed_dim_,
+                      ", past_seq), got ", shape_str(ck));
+                z.past = ck[1];
+            }
+            check(empty ? shape_numel(cv) == 0 : cv == ck, "cached v ", shape_str(cv), " must match cached k ",
+                  shape_str(ck));
+        }
+        z.dst = z.past > 0 ? (l.k == l.q ? z.past + z.cur : z.past) : z.cur;
+        if (attn_mask_) {
+            const Shape& m = in[l.mask].shape;
+            const bool ok = (m.size() == 2 && m[0] == z.src && m[1] == z.dst) ||
+                            (m.size() == 3 && m[0] == num_heads_ && m[1] == z.src && m[2] == z.dst);
+            check(ok, "attn_mask ", shape_str(m), " must be (", z.src, ", ", z.dst, ") or (", num_heads_, ", ", z.src,
+                  ", ", z.dst, ")");
+        }
+        return z;
+    }
+
+    static Tensor weight(WeightReader& wr, int64_t n, const char* what)
+    {
+        Tensor t = wr.load(n, WeightEncoding::Tagged);
+        check(t.dtype() == DType::F32, "int8 ", what, " needs quantize_term (param 18), which is not supported");
+        return t;
+    }
+    static Tensor bias(WeightReader& wr, int64_t n, const char* what)
+    {
+        Tensor t = wr.load(n, WeightEncoding::Raw);
+        check(t.dtype() == DType::F32, what, " must be float32");
+        return t;
+    }
+
+    // y[r][o] = (b[o] + sum_i x[r][i] * W[o][i]) * scale for r < rows, with WT =
+    // W transposed ([in][out]): a GEMM (kernels/gemm.h) starting from the bias;
+    // `packed` holds x packed for it.
+    static void project(const float* x, int64_t rows, int64_t in_dim, const Tensor& WT, const Tensor& b, int64_t out_dim,
+                        float scale, float* y, float* packed, const ExecContext& ctx)
+    {
+        const float* bias = b.data<float>();
+        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) std::copy(bias, bias + out_dim, y + r * out_dim);
+        });
+        const GemmKernel& kern = gemm_kernel();
+        gemm_pack_a_into(kern, x, rows, in_dim, in_dim, 1, packed);
+        gemm_f32(kern, rows, out_dim, in_dim, packed, GemmStart::C, nullptr, y, out_dim,
+                 GemmRowMajorB{WT.data<float>(), in_dim, out_dim, kern.nr},
+                 [&](int64_t, float* values, int64_t count) {
+                     if (scale != 1.f)
+                         for (int64_t j = 0; j < count; ++j) values[j] *= scale;
+                 },
+                 ctx);
+    }
+
+    int embed_dim_ = 0, num_heads_ = 1, qdim_ = 0, kdim_ = 0, vdim_ = 0, attn_mask_ = 0, kv_cache_ = 0;
+    float scale_ = 1.f;
+    Tensor WqT_, bq_, WkT_, bk_, WvT_, bv_, WoT_, bo_;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_multi_head_attention() { return std::make_unique<MultiHeadAttention>(); }
+
+} // namespace kestrel

@@ -1,0 +1,24 @@
+// The control family. Graph plumbing and control flow: Input, Split (fan-out), Noop, Dropout
+// (an identity at inference), and If (sub-networks chosen by a condition).
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_input();
+std::unique_ptr<Op> make_split();
+std::unique_ptr<Op> make_noop();
+std::unique_ptr<Op> make_if_branch();
+std::unique_ptr<Op> make_nd_dropout();
+
+std::vector<BuiltinOp> control_family()
+{
+    return {
+        {"Input", make_input},
+        {"Split", make_split},
+        {"Noop", make_noop},
+        {"If", make_if_branch},
+        {"DropoutND", make_nd_dropout},
+    };
+}
+
+} // namespace kestrel

@@ -1,0 +1,606 @@
+// Convolution and ConvolutionDepthWise (ncnn params; one class, the depthwise
+// type adds param 7 = group). Input (c,h,w) -> output (num_output,outh,outw).
+//
+// Paths:
+//  * fp32: pad with pad_value (18), accumulate per output channel.
+//  * int8 (8 = int8_scale_term != 0): the input is quantized with the bottom
+//    scale (unless it already is I8), padded with (int8)pad_value, accumulated
+//    in int32, dequantized per output channel, bias, activation, and with
+//    int8_scale_term > 100 requantized to an I8 output with the top scale.
+//  * dynamic weight (19 = 1): inputs [x, W, (bias)], W our shape
+//    (outch, inch/group, kh, kw) = ncnn [w=kw, h=kh, d=inch/group, c=outch].
+//  * Convolution with a 1-D input and a 1x1 kernel: ncnn's deprecated path,
+//    computed as InnerProduct (output (num_output,)).
+// Params: ConvParams (conv_params.h) with dynamic weight id 19, and 8
+// int8_scale_term, 18 pad_value.
+// Layers with several output channels per group run as GEMMs
+// (kernels/conv2d_gemm.h, weights packed at load), depthwise ones (a channel
+// per group) through kernels/depthwise_conv2d.h; the other grouped forms keep
+// the plain kernels here: pad, then accumulate per output channel. Int8 layers
+// take the same float kernels on their int8 values, which give the int32 sums
+// exactly (kernels/conv2d_int8_gemm.h), and keep the plain int32 loop as
+// the fallback.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "kernels/conv2d_gemm.h"
+#include "kernels/conv2d_int8_gemm.h"
+#include "kernels/depthwise_conv2d.h"
+#include "ops/activation/activation.h"
+#include "ops/registry.h"
+#include "ops/conv/conv_params.h"
+#include "ops/quant/int8.h"
+#include "ops/common/op_util.h"
+
+namespace kestrel {
+
+namespace {
+
+// The window along the rows and the columns (pad_begin: padding before the
+// input), and the padding after the input.
+struct ConvGeometry {
+    window::Axis rows, cols;
+    int64_t pad_bottom = 0, pad_right = 0;
+};
+
+// The kernel actually used: from params and weights, or from the dynamic weight input.
+struct KernelDims {
+    int64_t kw = 0, kh = 0;
+    int64_t outch = 0;  // output channels
+    int64_t inch_g = 0; // input channels per group
+};
+
+class Convolution : public Op {
+public:
+    explicit Convolution(bool depthwise) : depthwise_(depthwise) {}
+
+    void load_param(const ParamDict& pd) override
+    {
+        p_ = ConvParams::read(pd, 2, depthwise_, 19);
+        pad_value_ = pd.get_float(18, 0.f);
+        int8_scale_term_ = pd.get_int(8, 0);
+        check(int8_scale_term_ >= 0, "int8_scale_term (param 8) must be >= 0, got ", int8_scale_term_);
+        if (depthwise_)
+            check(int8_scale_term_ == 0 || int8_scale_term_ == 1 || int8_scale_term_ == 2 || int8_scale_term_ == 101 ||
+                      int8_scale_term_ == 102,
+                  "int8_scale_term (param 8) must be 0, 1, 2, 101 or 102, got ", int8_scale_term_);
+        check(!(p_.dynamic && int8_scale_term_ != 0),
+              "int8 (param 8) cannot be combined with dynamic weights (param 19)");
+    }
+
+    void load_model(WeightReader& wr) override
+    {
+        if (p_.dynamic) return;
+        weights_ = load_conv_weights(wr, p_);
+        Tensor& weight = weights_.weight;
+        std::vector<float> wscales;
+        float bottom_scale = 0.f, top_scale = 0.f;
+        if (int8_scale_term_ != 0) {
+            // ConvolutionDepthWise: 1/101 one weight scale per group, 2/102 a single one.
+            const int64_t n = !depthwise_ ? p_.num_output : (int8_scale_term_ % 100 == 1 ? p_.group : 1);
+            const Tensor ws = wr.load(n, WeightEncoding::Raw);
+            wscales.assign(ws.data<float>(), ws.data<float>() + n);
+            bottom_scale = wr.load(1, WeightEncoding::Raw).data<float>()[0];
+            if (int8_scale_term_ > 100) top_scale = wr.load(1, WeightEncoding::Raw).data<float>()[0];
+        }
+        check(weight.dtype() == DType::F32 || weight.dtype() == DType::I8, "weights must be float32 or int8");
+        if (weight.dtype() == DType::I8) {
+            check(int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
+        } else if (int8_scale_term_ != 0) {
+            // Quantize at load: chunk i of the weights (an output channel, a group,
+            // or everything for the single-scale depthwise form) with scale i.
+            Tensor q({p_.weight_data_size}, DType::I8);
+            const int64_t chunk = p_.weight_data_size / static_cast<int64_t>(wscales.size());
+            for (size_t i = 0; i < wscales.size(); ++i)
+                quantize_span(weight.data<float>() + i * chunk, q.data<int8_t>() + i * chunk, chunk, wscales[i]);
+            weight = q;
+        }
+        // Per output channel weight scale.
+        w_scale_.assign(int8_scale_term_ != 0 ? p_.num_output : 0, 0.f);
+        for (int64_t oc = 0; oc < static_cast<int64_t>(w_scale_.size()); ++oc)
+            w_scale_[oc] = wscales.size() == 1 ? wscales[0]
+                                               : wscales[depthwise_ ? oc / (p_.num_output / p_.group) : oc];
+        bottom_scale_ = bottom_scale;
+        top_scale_ = top_scale;
+        if (int8_scale_term_ != 0) prepare_int8_kernels();
+        if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
+            const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
+            packed_weights_ = conv2d_gemm_pack_weights(gemm_kernel(), weight.data<float>(), gemm_geometry(k, {}));
+            // The packed copy replaces the weights, except for a 1x1 kernel,
+            // whose 1-D input path (forward_flat) reads them as they are.
+            if (p_.window.kernel[0] != 1 || p_.window.kernel[1] != 1) weight = Tensor();
+        }
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, p_.input_count(), p_.input_count());
+        expect_output_count(out, 1);
+        const TensorDesc& x = in[0];
+        check(x.dtype == DType::F32 || x.dtype == DType::I8, "input must be float32 or int8, got ",
+              dtype_name(x.dtype));
+        check(x.dtype == DType::F32 || int8_scale_term_ != 0,
+              "an int8 input needs an int8 layer (int8_scale_term, param 8)");
+        if (is_flat_path(x.shape)) {
+            check(x.shape[0] == num_flat_inputs(), "expects ", num_flat_inputs(),
+                  " input values (from weight_data_size), got ", x.shape[0]);
+            out[0] = make_desc({p_.num_output}, DType::F32);
+            return;
+        }
+        const Shape& s = x.shape;
+        const KernelDims k = dims_of(conv_kernel_for_input(p_, in, 2, false));
+        const ConvGeometry g = geometry(s[1], s[2], k);
+        out[0] = make_desc({k.outch, g.rows.out, g.cols.out}, int8_scale_term_ > 100 ? DType::I8 : DType::F32);
+    }
+
+    int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        if (is_flat_path(in[0].shape)) return static_cast<int64_t>(p_.num_output) * num_flat_inputs();
+        const KernelDims k = kernel_dims(in);
+        return shape_numel(out[0].shape) * k.inch_g * k.kh * k.kw;
+    }
+
+    int64_t weight_bytes() const override
+    {
+        size_t floats = w_scale_.size() + packed_weights_.size() + int8_depthwise_weights_.size();
+        for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
+        return weights_.bytes() + static_cast<int64_t>(floats * sizeof(float));
+    }
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                                     PrepareContext& ctx) const override
+    {
+        auto st = std::make_unique<ConvState>();
+        const TensorDesc& x = in[0];
+        if (is_flat_path(x.shape)) {
+            st->path = Path::Flat;
+            if (int8_scale_term_ != 0 && x.dtype != DType::I8) st->quantized = ctx.request_scratch(x.shape[0]);
+            return st;
+        }
+        st->k = dims_of(conv_kernel(p_, in, 2, false));
+        const KernelDims& k = st->k;
+        st->g = geometry(x.shape[1], x.shape[2], k);
+        const ConvGeometry& g = st->g;
+        st->dg = depthwise_geometry(x.shape[1], x.shape[2], g, k);
+        st->gg = gemm_geometry(k, g);
+        st->gg.in_h = x.shape[1] + g.rows.pad_begin + g.pad_bottom;
+        st->gg.in_w = x.shape[2] + g.cols.pad_begin + g.pad_right;
+        const int64_t padded_values = x.shape[0] * st->gg.in_h * st->gg.in_w;
+        const bool pads = padded_values != shape_numel(x.shape);
+        const int64_t outputs = shape_numel(out[0].shape);
+        if (int8_scale_term_ == 0) {
+            if (k.inch_g == 1 && k.outch == p_.group && st->dg.supported()) {
+                st->path = Path::Depthwise;
+                return st;
+            }
+            if (pads) st->padded = ctx.request_scratch(padded_values * 4);
+            st->path = uses_gemm(k.outch / p_.group) ? Path::Gemm : Path::Plain;
+            if (st->path == Path::Gemm && p_.dynamic)
+                st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
+            return st;
+        }
+        st->dg.pad_value = int8_pad_value(pad_value_);
+        if (int8_scale_term_ > 100) st->requant_sums = ctx.request_scratch(outputs * 4);
+        if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
+            st->path = Path::Int8Depthwise;
+            st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
+        } else if (int8_gemm_.chunk_channels > 0) {
+            st->path = Path::Int8Gemm;
+            st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
+            if (pads) st->padded = ctx.request_scratch(padded_values * 4);
+            st->int_sums = ctx.request_scratch(conv2d_int8_gemm_totals(int8_gemm_, st->gg) * 4);
+        } else {
+            st->path = Path::Int8Plain;
+            if (x.dtype != DType::I8) st->quantized = ctx.request_scratch(shape_numel(x.shape));
+            if (pads) st->padded = ctx.request_scratch(padded_values);
+            st->int_sums = ctx.request_scratch(outputs * 4);
+            st->columns = ctx.request_scratch(p_.group * g.rows.out * g.cols.out * k.inch_g * k.kh * k.kw);
+        }
+        return st;
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const ConvState& st = ctx.state_as<ConvState>();
+        const Tensor& x = in[0];
+        const float* bias = weights_.bias_data(p_, in);
+        switch (st.path) {
+        case Path::Flat: forward_flat(x, st, out[0], ctx); return;
+        case Path::Depthwise: forward_depthwise(x, st.dg, weights_.weight_data(p_, in), bias, out[0], ctx); return;
+        case Path::Gemm: forward_gemm(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
+        case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
+        default: forward_int8(x, st, bias, out[0], ctx); return;
+        }
+    }
+
+private:
+    // How a forward runs, chosen in prepare for the input's shape and dtype.
+    enum class Path { Flat, Depthwise, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain };
+
+    // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
+    struct ConvState : OpState {
+        Path path = Path::Plain;
+        KernelDims k;
+        ConvGeometry g;
+        Depthwise2dGeometry dg;
+        Conv2dGemmGeometry gg; // with the padded input's size
+        int padded = -1;       // the padded input (none: no padding)
+        int quantized = -1;    // int8: the input quantized (when it is float)
+        int as_float = -1;     // int8 float kernels: the input's int8 values as floats
+        int requant_sums = -1; // int8 with an int8 output: the float sums before requantizing
+        int int_sums = -1;     // int8: int32 sums (the plain loop's, or a split GEMM depth's totals)
+        int columns = -1;      // int8 plain loop: the unrolled input
+        int dynamic_packed = -1; // GEMM with weights as an input: their packed copy
+    };
+
+    bool is_flat_path(const Shape& s) const
+    {
+        return !depthwise_ && !p_.dynamic && s.size() == 1 && p_.window.kernel[0] == 1 && p_.window.kernel[1] == 1;
+    }
+    int64_t num_flat_inputs() const { return p_.weight_data_size / p_.num_output; }
+
+    // From the input descs (infer).
+    KernelDims kernel_dims(const std::vector<TensorDesc>& in) const { return dims_of(conv_kernel(p_, in, 2, false)); }
+    KernelDims dims_of(const ConvKernel& c) const
+    {
+        KernelDims k;
+        k.kh = c.kernel[0], k.kw = c.kernel[1], k.outch = c.outch, k.inch_g = c.inch / p_.group;
+        return k;
+    }
+
+    // Throws when the kernel does not fit the padded input.
+    ConvGeometry geometry(int64_t h, int64_t w, const KernelDims& k) const
+    {
+        const ConvAxis rows = conv_axis(p_, 0, h, k.kh), cols = conv_axis(p_, 1, w, k.kw);
+        return ConvGeometry{rows.axis, cols.axis, rows.pad_end, cols.pad_end};
+    }
+
+    // x copied into scratch buffer `buffer`, a (c, ph, pw) plane set filled with
+    // `pad` around it; x itself when there is no padding (buffer -1).
+    template <class T>
+    Tensor padded_input(const Tensor& x, const ConvState& st, int buffer, T pad, const ExecContext& ctx) const
+    {
+        if (buffer < 0) return x;
+        const ConvGeometry& g = st.g;
+        const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2), ph = st.gg.in_h, pw = st.gg.in_w;
+        Tensor p = Tensor::wrap(ctx.scratch(buffer), {c, ph, pw}, x.dtype());
+        const T* s = x.data<T>();
+        T* d = p.data<T>();
+        ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
+            for (int64_t ch = begin; ch < end; ++ch) {
+                T* dp = d + ch * ph * pw;
+                std::fill(dp, dp + ph * pw, pad);
+                for (int64_t y = 0; y < h; ++y)
+                    std::memcpy(dp + (y + g.rows.pad_begin) * pw + g.cols.pad_begin, s + (ch * h + y) * w,
+                                sizeof(T) * w);
+            }
+        });
+        return p;
+    }
+
+    // o[y][x] += k * in[y*stride_h][x*stride_w] over the output plane.
+    void accumulate_tap(float* o, const float* in, int64_t in_w, float k, const ConvGeometry& g) const
+    {
+        for (int64_t y = 0; y < g.rows.out; ++y) {
+            const float* row = in + y * g.rows.stride * in_w;
+            float* orow = o + y * g.cols.out;
+            if (g.cols.stride == 1)
+                for (int64_t x = 0; x < g.cols.out; ++x) orow[x] += k * row[x];
+            else
+                for (int64_t x = 0; x < g.cols.out; ++x) orow[x] += k * row[x * g.cols.stride];
+        }
+    }
+    // Sum over one output channel's input channels and taps into `o` (already initialised).
+    void accumulate_channel(float* o, const float* src, int64_t ph, int64_t pw, const float* wt, int64_t oc,
+                            const KernelDims& k, const ConvGeometry& g) const
+    {
+        const int64_t out_per_group = k.outch / p_.group;
+        const int64_t grp = oc / out_per_group;
+        const int64_t ksize = k.kh * k.kw;
+        for (int64_t ic = 0; ic < k.inch_g; ++ic) {
+            const float* in_plane = src + (grp * k.inch_g + ic) * ph * pw;
+            const float* kp = wt + (oc * k.inch_g + ic) * ksize;
+            for (int64_t ky = 0; ky < k.kh; ++ky)
+                for (int64_t kx = 0; kx < k.kw; ++kx)
+                    accumulate_tap(o, in_plane + ky * g.rows.dilation * pw + kx * g.cols.dilation, pw,
+                                   kp[ky * k.kw + kx], g);
+        }
+    }
+
+    // GEMMs pay off from a few output channels per group; below that (depthwise)
+    // the per-channel loops are as fast.
+    static bool uses_gemm(int64_t outch_per_group) { return outch_per_group >= 4; }
+
+    Conv2dGemmGeometry gemm_geometry(const KernelDims& k, const ConvGeometry& g) const
+    {
+        Conv2dGemmGeometry gg;
+        gg.groups = p_.group, gg.inch_g = k.inch_g, gg.outch_g = k.outch / p_.group;
+        gg.kh = k.kh, gg.kw = k.kw;
+        gg.stride_h = g.rows.stride, gg.stride_w = g.cols.stride;
+        gg.dilation_h = g.rows.dilation, gg.dilation_w = g.cols.dilation;
+        gg.out_h = g.rows.out, gg.out_w = g.cols.out;
+        return gg;
+    }
+
+    void forward_gemm(const Tensor& padded, const ConvState& st, const std::vector<Tensor>& in, const float* bias,
+                      Tensor& y, const ExecContext& ctx) const
+    {
+        const GemmKernel& kern = gemm_kernel();
+        const float* packed = packed_weights_.data();
+        if (p_.dynamic) {
+            float* dst = ctx.scratch_as<float>(st.dynamic_packed);
+            conv2d_gemm_pack_weights_into(kern, weights_.weight_data(p_, in), st.gg, dst);
+            packed = dst;
+        }
+        std::function<void(int64_t, float*, int64_t)> post;
+        if (p_.activation.type != Activation::None)
+            post = [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
+        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), post, ctx);
+    }
+
+    Depthwise2dGeometry depthwise_geometry(int64_t h, int64_t w, const ConvGeometry& g, const KernelDims& k) const
+    {
+        Depthwise2dGeometry dg;
+        dg.in_h = h, dg.in_w = w;
+        dg.pad_top = g.rows.pad_begin, dg.pad_left = g.cols.pad_begin, dg.pad_value = pad_value_;
+        dg.out_h = g.rows.out, dg.out_w = g.cols.out;
+        dg.kh = k.kh, dg.kw = k.kw, dg.stride_h = g.rows.stride, dg.stride_w = g.cols.stride;
+        dg.dilation_h = g.rows.dilation, dg.dilation_w = g.cols.dilation;
+        return dg;
+    }
+
+    // One input channel and one output channel per group; the kernel pads by itself.
+    void forward_depthwise(const Tensor& x, const Depthwise2dGeometry& dg, const float* wt, const float* bias,
+                           Tensor& y, const ExecContext& ctx) const
+    {
+        const DepthwiseKernel& kern = depthwise_kernel();
+        const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
+        const float* src = x.data<float>();
+        float* dst = y.data<float>();
+        ctx.parallel_for(y.dim(0), [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
+            for (int64_t ch = begin; ch < end; ++ch) {
+                kern.plane(dg, src + ch * in_plane, wt + ch * taps, bias ? bias[ch] : 0.f, dst + ch * out_plane,
+                           scratch.data());
+                p_.activation.apply(dst + ch * out_plane, out_plane);
+            }
+        });
+    }
+
+    // The grouped forms neither kernel takes: accumulate per output channel.
+    void forward_plain(const Tensor& padded, const ConvState& st, const std::vector<Tensor>& in, const float* bias,
+                       Tensor& y, const ExecContext& ctx) const
+    {
+        const KernelDims& k = st.k;
+        const ConvGeometry& g = st.g;
+        const float* wt = weights_.weight_data(p_, in);
+        const int64_t ph = padded.dim(1), pw = padded.dim(2);
+        const float* src = padded.data<float>();
+        float* dst = y.data<float>();
+        const int64_t plane = g.rows.out * g.cols.out;
+        ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
+            for (int64_t oc = begin; oc < end; ++oc) {
+                float* o = dst + oc * plane;
+                std::fill(o, o + plane, bias ? bias[oc] : 0.f);
+                accumulate_channel(o, src, ph, pw, wt, oc, k, g);
+                p_.activation.apply(o, plane);
+            }
+        });
+    }
+
+    // x quantized with the bottom scale into scratch buffer `buffer`; x itself when it is int8.
+    Tensor quantized_input(const Tensor& x, int buffer, const ExecContext& ctx) const
+    {
+        if (x.dtype() == DType::I8) return x;
+        Tensor q = Tensor::wrap(ctx.scratch(buffer), x.shape(), DType::I8);
+        const int64_t c = x.dim(0), plane = x.numel() / c;
+        ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
+            quantize_span(x.data<float>() + begin * plane, q.data<int8_t>() + begin * plane, (end - begin) * plane,
+                          bottom_scale_);
+        });
+        return q;
+    }
+
+    // The weights of the exact float paths: the depthwise kernel takes them as
+    // floats, the GEMM packed in chunks.
+    void prepare_int8_kernels()
+    {
+        const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
+        const int8_t* w = weights_.weight.data<int8_t>();
+        const Conv2dGemmGeometry gg = gemm_geometry(k, {});
+        if (k.inch_g == 1 && k.outch == p_.group) {
+            int8_depthwise_weights_.assign(w, w + weights_.weight.numel());
+        } else if (uses_gemm(k.outch / p_.group) && Conv2dInt8Gemm::supported(gg)) {
+            int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gg);
+            // The packed copy replaces the int8 weights, as for fp32, except for
+            // a 1x1 kernel, whose 1-D input path (forward_flat) reads them.
+            if (k.kh != 1 || k.kw != 1) weights_.weight = Tensor();
+        }
+    }
+
+    // The input as the floats of its int8 values (exact), in scratch: quantized
+    // with the bottom scale unless it already is int8.
+    Tensor quantized_as_float(const Tensor& x, const ConvState& st, const ExecContext& ctx) const
+    {
+        Tensor f = Tensor::wrap(ctx.scratch(st.as_float), x.shape(), DType::F32);
+        float* d = f.data<float>();
+        const int64_t c = x.dim(0), plane = x.numel() / c;
+        ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
+            if (x.dtype() == DType::I8)
+                std::copy(x.data<int8_t>() + begin * plane, x.data<int8_t>() + end * plane, d + begin * plane);
+            else
+                for (int64_t i = begin * plane; i < end * plane; ++i) d[i] = float2int8(x.data<float>()[i] * bottom_scale_);
+        });
+        return f;
+    }
+
+    // Int8: every output's int32 sum, as the float it converts to, from the
+    // depthwise or GEMM float kernels when they apply (exact), else from the
+    // plain loop; each finished piece is dequantized where it lies.
+    void forward_int8(const Tensor& x, const ConvState& st, const float* bias, Tensor& y, const ExecContext& ctx) const
+    {
+        const bool requant = int8_scale_term_ > 100;
+        float* sums = requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
+        const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
+            dequantize(oc, bias, v, n, requant ? y.data<int8_t>() + (v - sums) : nullptr);
+        };
+        if (st.path == Path::Int8Depthwise)
+            int8_depthwise(x, st, sums, finish, ctx);
+        else if (st.path == Path::Int8Gemm)
+            int8_gemm(x, st, sums, finish, ctx);
+        else
+            int8_plain(x, st, sums, finish, ctx);
+    }
+
+    // finish(output channel, sums, count): a finished piece of an output plane.
+    using SumsFinished = std::function<void(int64_t, float*, int64_t)>;
+
+    // Depthwise: the float kernel from a zero bias, at most kMaxDepthwiseTaps
+    // products per sum (exact).
+    void int8_depthwise(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
+                        const ExecContext& ctx) const
+    {
+        const Depthwise2dGeometry& dg = st.dg;
+        const Tensor xf = quantized_as_float(x, st, ctx);
+        const DepthwiseKernel& kern = depthwise_kernel();
+        const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
+        ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
+            for (int64_t ch = begin; ch < end; ++ch) {
+                float* out = sums + ch * out_plane;
+                kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f, out,
+                           scratch.data());
+                finish(ch, out, out_plane);
+            }
+        });
+    }
+
+    void int8_gemm(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
+                   const ExecContext& ctx) const
+    {
+        const Tensor padded =
+            padded_input<float>(quantized_as_float(x, st, ctx), st, st.padded, int8_pad_value(pad_value_), ctx);
+        conv2d_int8_gemm(gemm_kernel(), int8_gemm_, st.gg, padded.data<float>(), sums,
+                         ctx.scratch_as<int32_t>(st.int_sums), finish, ctx);
+    }
+
+    void int8_plain(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
+                    const ExecContext& ctx) const
+    {
+        const int64_t plane = st.g.rows.out * st.g.cols.out;
+        int32_t* isums = ctx.scratch_as<int32_t>(st.int_sums);
+        const Tensor padded =
+            padded_input<int8_t>(quantized_input(x, st.quantized, ctx), st, st.padded, int8_pad_value(pad_value_), ctx);
+        int8_sums_plain(padded, st, isums, ctx);
+        ctx.parallel_for(st.k.outch, [&](int64_t begin, int64_t end) {
+            for (int64_t oc = begin; oc < end; ++oc) {
+                float* v = sums + oc * plane;
+                std::copy(isums + oc * plane, isums + (oc + 1) * plane, v);
+                finish(oc, v, plane);
+            }
+        });
+    }
+
+    // The plain int32 loop: the padded input is unrolled once into per-group
+    // columns col[g][pixel][r], r = (ic_in_group*kh + ky)*kw + kx, so that every
+    // sum is one contiguous int8 dot product with its weight row (same r order).
+    void int8_sums_plain(const Tensor& padded, const ConvState& st, int32_t* sums, const ExecContext& ctx) const
+    {
+        const KernelDims& k = st.k;
+        const ConvGeometry& g = st.g;
+        const int64_t ph = padded.dim(1), pw = padded.dim(2), channels = padded.dim(0);
+        const int64_t plane = g.rows.out * g.cols.out, ksize = k.kh * k.kw, R = k.inch_g * ksize;
+        const int8_t* src = padded.data<int8_t>();
+        int8_t* cp = ctx.scratch_as<int8_t>(st.columns);
+        ctx.parallel_for(channels, [&](int64_t begin, int64_t end) {
+            for (int64_t ic = begin; ic < end; ++ic) {
+                const int64_t grp = ic / k.inch_g, i = ic % k.inch_g;
+                const int8_t* in_plane = src + ic * ph * pw;
+                int8_t* gcol = cp + grp * plane * R;
+                for (int64_t ky = 0; ky < k.kh; ++ky)
+                    for (int64_t kx = 0; kx < k.kw; ++kx) {
+                        const int64_t r = (i * k.kh + ky) * k.kw + kx;
+                        for (int64_t oy = 0; oy < g.rows.out; ++oy) {
+                            const int8_t* row =
+                                in_plane + (oy * g.rows.stride + ky * g.rows.dilation) * pw + kx * g.cols.dilation;
+                            int8_t* dst = gcol + oy * g.cols.out * R + r;
+                            for (int64_t ox = 0; ox < g.cols.out; ++ox) dst[ox * R] = row[ox * g.cols.stride];
+                        }
+                    }
+            }
+        });
+        const int8_t* wt = weights_.weight.data<int8_t>();
+        const int64_t out_per_group = k.outch / p_.group;
+        ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
+            for (int64_t oc = begin; oc < end; ++oc) {
+                const int8_t* wrow = wt + oc * R;
+                const int8_t* gcol = cp + (oc / out_per_group) * plane * R;
+                for (int64_t p = 0; p < plane; ++p) sums[oc * plane + p] = int8_dot(wrow, gcol + p * R, R);
+            }
+        });
+    }
+
+    // v (output channel oc's sums as floats) = activation(v * scale_in + bias)
+    // in ncnn's order; with q, requantized there with the top scale.
+    void dequantize(int64_t oc, const float* bias, float* v, int64_t n, int8_t* q) const
+    {
+        const float scale_in = dequant_factor(bottom_scale_, w_scale_[oc]);
+        if (bias)
+            for (int64_t i = 0; i < n; ++i) v[i] = v[i] * scale_in + bias[oc];
+        else
+            for (int64_t i = 0; i < n; ++i) v[i] = v[i] * scale_in;
+        p_.activation.apply(v, n);
+        if (q)
+            for (int64_t i = 0; i < n; ++i) q[i] = float2int8(v[i] * top_scale_);
+    }
+
+    // ncnn's deprecated 1-D input path: InnerProduct over the flat input.
+    void forward_flat(const Tensor& x, const ConvState& st, Tensor& y, const ExecContext& ctx) const
+    {
+        const int64_t n = num_flat_inputs();
+        const float* bias = weights_.bias.defined() ? weights_.bias.data<float>() : nullptr;
+        float* dst = y.data<float>();
+        if (int8_scale_term_ == 0) {
+            const float* xs = x.data<float>();
+            const float* w = weights_.weight.data<float>();
+            ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
+                for (int64_t o = begin; o < end; ++o) {
+                    float sum = bias ? bias[o] : 0.f;
+                    for (int64_t i = 0; i < n; ++i) sum += w[o * n + i] * xs[i];
+                    dst[o] = p_.activation(sum);
+                }
+            });
+            return;
+        }
+        const Tensor xq = quantized_input(x.reshaped({1, n}), st.quantized, ctx);
+        const int8_t* xs = xq.data<int8_t>();
+        const int8_t* w = weights_.weight.data<int8_t>();
+        ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+                const int32_t sum = int8_dot(w + o * n, xs, n);
+                const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
+                dst[o] = p_.activation(bias ? v + bias[o] : v);
+            }
+        });
+    }
+
+    bool depthwise_;
+    ConvParams p_;
+    float pad_value_ = 0.f;
+    int int8_scale_term_ = 0;
+    ConvWeights weights_; // weight int8 with int8_scale_term
+    std::vector<float> w_scale_; // per output channel (int8)
+    std::vector<float> packed_weights_; // for the GEMM path (static fp32 weights)
+    std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
+    Conv2dInt8Gemm int8_gemm_;                  // int8 GEMM path (chunk_channels 0: not used)
+    float bottom_scale_ = 0.f, top_scale_ = 0.f;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_convolution() { return std::make_unique<Convolution>(false); }
+std::unique_ptr<Op> make_convolution_depthwise() { return std::make_unique<Convolution>(true); }
+
+} // namespace kestrel

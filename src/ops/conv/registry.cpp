@@ -1,0 +1,40 @@
+// The conv family. Convolution and deconvolution of every rank, with ncnn's params (the
+// ONNX importer targets the same layers): conv_params.h parses them once;
+// 2-D layers run on the GEMM and depthwise kernels (src/kernels/), the others
+// on the N-d sliding-window kernels (common/sliding_window.h).
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_convolution();
+std::unique_ptr<Op> make_convolution_depthwise();
+std::unique_ptr<Op> make_deconvolution();
+std::unique_ptr<Op> make_deconvolution_depthwise();
+std::unique_ptr<Op> make_convolution_1d();
+std::unique_ptr<Op> make_convolution_3d();
+std::unique_ptr<Op> make_convolution_depthwise_1d();
+std::unique_ptr<Op> make_convolution_depthwise_3d();
+std::unique_ptr<Op> make_deconvolution_1d();
+std::unique_ptr<Op> make_deconvolution_3d();
+std::unique_ptr<Op> make_deconvolution_depthwise_1d();
+std::unique_ptr<Op> make_deconvolution_depthwise_3d();
+
+std::vector<BuiltinOp> conv_family()
+{
+    return {
+        {"Convolution", make_convolution},
+        {"ConvolutionDepthWise", make_convolution_depthwise},
+        {"Deconvolution", make_deconvolution},
+        {"DeconvolutionDepthWise", make_deconvolution_depthwise},
+        {"Convolution1D", make_convolution_1d},
+        {"Convolution3D", make_convolution_3d},
+        {"ConvolutionDepthWise1D", make_convolution_depthwise_1d},
+        {"ConvolutionDepthWise3D", make_convolution_depthwise_3d},
+        {"Deconvolution1D", make_deconvolution_1d},
+        {"Deconvolution3D", make_deconvolution_3d},
+        {"DeconvolutionDepthWise1D", make_deconvolution_depthwise_1d},
+        {"DeconvolutionDepthWise3D", make_deconvolution_depthwise_3d},
+    };
+}
+
+} // namespace kestrel

@@ -1,0 +1,26 @@
+// The detection family. Detection heads and their box logic: PriorBox, DetectionOutput (SSD),
+// YOLO decoders, NonMaxSuppression, RoiAlign; nms.h and yolo.h are shared.
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_prior_box();
+std::unique_ptr<Op> make_detection_output();
+std::unique_ptr<Op> make_yolo_detection_output();
+std::unique_ptr<Op> make_yolov3_detection_output();
+std::unique_ptr<Op> make_nd_non_max_suppression();
+std::unique_ptr<Op> make_nd_roi_align();
+
+std::vector<BuiltinOp> detection_family()
+{
+    return {
+        {"PriorBox", make_prior_box},
+        {"DetectionOutput", make_detection_output},
+        {"YoloDetectionOutput", make_yolo_detection_output},
+        {"Yolov3DetectionOutput", make_yolov3_detection_output},
+        {"NonMaxSuppression", make_nd_non_max_suppression},
+        {"RoiAlign", make_nd_roi_align},
+    };
+}
+
+} // namespace kestrel

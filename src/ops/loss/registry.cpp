@@ -1,0 +1,15 @@
+// The loss family. Losses: NegativeLogLikelihoodLoss.
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_nd_nll_loss();
+
+std::vector<BuiltinOp> loss_family()
+{
+    return {
+        {"NegativeLogLikelihoodLoss", make_nd_nll_loss},
+    };
+}
+
+} // namespace kestrel

@@ -1,0 +1,199 @@
+// InnerProduct (ncnn params): y = W x + b with a fused activation. Input is
+// flattened to num_input, except a 2-D (h, num_input) input, done row by row.
+//
+// int8 (8 = int8_scale_term != 0): weights [num_output][num_input] are
+// quantized at load with per-output scales (or used as they are when the .bin
+// holds int8), the input is quantized with the bottom scale (unless it is
+// already I8), the int32 sums are dequantized by 1/(bottom*weight scale), then
+// bias and activation. The output is always float32: ncnn's InnerProduct has no
+// requantized output and loads no top scale, whatever the value of param 8.
+#include <algorithm>
+#include <vector>
+
+#include "kernels/dot.h"
+#include "kernels/gemm.h"
+#include "ops/activation/activation.h"
+#include "ops/registry.h"
+#include "ops/quant/int8.h"
+#include "ops/common/op_util.h"
+
+namespace kestrel {
+
+namespace {
+
+class InnerProduct : public Op {
+public:
+    void load_param(const ParamDict& pd) override
+    {
+        num_output_ = positive_param(pd, 0, 0, "num_output");
+        bias_term_ = pd.get_int(1, 0) != 0;
+        weight_data_size_ = positive_param(pd, 2, 0, "weight_data_size");
+        int8_scale_term_ = pd.get_int(8, 0);
+        check(int8_scale_term_ >= 0, "int8_scale_term (param 8) must be >= 0, got ", int8_scale_term_);
+        activation_ = Activation::from_ncnn(pd.get_int(9, 0), pd.get_floats(10));
+        check(weight_data_size_ % num_output_ == 0, "weight_data_size (param 2) ", weight_data_size_,
+              " is not a multiple of num_output ", num_output_);
+        num_input_ = weight_data_size_ / num_output_;
+    }
+
+    void load_model(WeightReader& wr) override
+    {
+        Tensor weight = wr.load(weight_data_size_, WeightEncoding::Tagged);
+        Tensor bias = bias_term_ ? wr.load(num_output_, WeightEncoding::Raw) : Tensor();
+        std::vector<float> wscales;
+        float bottom_scale = 0.f;
+        if (int8_scale_term_ != 0) {
+            const Tensor ws = wr.load(num_output_, WeightEncoding::Raw);
+            wscales.assign(ws.data<float>(), ws.data<float>() + num_output_);
+            bottom_scale = wr.load(1, WeightEncoding::Raw).data<float>()[0];
+        }
+        check(weight.dtype() == DType::F32 || weight.dtype() == DType::I8, "weights must be float32 or int8");
+        if (weight.dtype() == DType::I8) {
+            check(int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
+        } else if (int8_scale_term_ != 0) {
+            Tensor q({weight_data_size_}, DType::I8);
+            for (int64_t o = 0; o < num_output_; ++o)
+                quantize_span(weight.data<float>() + o * num_input_, q.data<int8_t>() + o * num_input_, num_input_,
+                              wscales[o]);
+            weight = q;
+        }
+        weight_ = weight;
+        bias_ = bias;
+        w_scale_ = wscales;
+        bottom_scale_ = bottom_scale;
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        expect_output_count(out, 1);
+        const DType dt = in[0].dtype;
+        check(dt == DType::F32 || dt == DType::I8, "input must be float32 or int8, got ", dtype_name(dt));
+        check(dt == DType::F32 || int8_scale_term_ != 0, "an int8 input needs int8_scale_term (param 8)");
+        const Shape& s = in[0].shape;
+        check(!s.empty() && s.size() <= 4, "expects a rank 1-4 input, got ", shape_str(s));
+        if (s.size() == 2 && s[1] == num_input_) {
+            out[0] = make_desc({s[0], num_output_}, DType::F32);
+            return;
+        }
+        check(shape_numel(s) == num_input_, "expects ", num_input_,
+              " input values (from weight_data_size), or a 2-D (rows, ", num_input_, ") input; got ", shape_str(s));
+        out[0] = make_desc({num_output_}, DType::F32);
+    }
+
+    int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>& out) const override
+    {
+        return shape_numel(out[0].shape) * num_input_;
+    }
+
+    int64_t weight_bytes() const override
+    {
+        return static_cast<int64_t>(weight_.nbytes() + (bias_.defined() ? bias_.nbytes() : 0) +
+                                    w_scale_.size() * sizeof(float));
+    }
+
+    // From this many input rows, a GEMM (kernels/gemm.h) beats one dot product
+    // per output: the weights are packed per call, which takes a few rows to repay.
+    static constexpr int64_t kGemmRows = 16;
+
+    bool uses_gemm(int64_t rows) const { return int8_scale_term_ == 0 && rows >= kGemmRows; }
+
+    // Scratch 0: the input packed for the GEMM, or quantized for the int8 path.
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        const int64_t rows = shape_numel(in[0].shape) / num_input_;
+        if (uses_gemm(rows))
+            ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), rows, num_input_) * 4);
+        else if (int8_scale_term_ != 0 && in[0].dtype != DType::I8)
+            ctx.request_scratch(shape_numel(in[0].shape));
+        return nullptr;
+    }
+
+    // y (rows x out) = bias, then + x W^T in input order, then the activation.
+    void forward_gemm(const float* x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
+    {
+        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                float* yr = y + r * num_output_;
+                if (bias)
+                    std::copy(bias, bias + num_output_, yr);
+                else
+                    std::fill(yr, yr + num_output_, 0.f);
+            }
+        });
+        const GemmKernel& kern = gemm_kernel();
+        float* a_packed = ctx.scratch_as<float>(0);
+        gemm_pack_a_into(kern, x, rows, num_input_, num_input_, 1, a_packed);
+        gemm_f32(kern, rows, num_output_, num_input_, a_packed, GemmStart::C, nullptr, y, num_output_,
+                 GemmTransposedB{weight_.data<float>(), num_input_, num_input_, kern.nr},
+                 [&](int64_t, float* values, int64_t count) { activation_.apply(values, count); }, ctx);
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const int64_t rows = in[0].numel() / num_input_;
+        const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
+        float* y = out[0].data<float>();
+        if (uses_gemm(rows)) {
+            forward_gemm(in[0].data<float>(), rows, bias, y, ctx);
+            return;
+        }
+        if (int8_scale_term_ == 0) {
+            const float* x = in[0].data<float>();
+            const float* w = weight_.data<float>();
+            // Rows go in blocks that share each weight row while it is in cache:
+            // the weights are streamed rows / kRowBlock times, not once per row.
+            constexpr int64_t kRowBlock = 8;
+            const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
+            ctx.parallel_for(row_blocks * num_output_, [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                    const int64_t r0 = i / num_output_ * kRowBlock, o = i % num_output_;
+                    const float* wr = w + o * num_input_;
+                    for (int64_t r = r0; r < std::min(rows, r0 + kRowBlock); ++r) {
+                        const float sum = dot_f32(x + r * num_input_, wr, num_input_);
+                        y[r * num_output_ + o] = activation_(bias ? sum + bias[o] : sum);
+                    }
+                }
+            });
+            return;
+        }
+        Tensor xq = in[0];
+        if (xq.dtype() != DType::I8) {
+            xq = Tensor::wrap(ctx.scratch(0), in[0].shape(), DType::I8);
+            const float* src = in[0].data<float>();
+            int8_t* dst = xq.data<int8_t>();
+            ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+                quantize_span(src + begin * num_input_, dst + begin * num_input_, (end - begin) * num_input_,
+                              bottom_scale_);
+            });
+        }
+        const int8_t* x = xq.data<int8_t>();
+        const int8_t* w = weight_.data<int8_t>();
+        ctx.parallel_for(rows * num_output_, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                const int64_t r = i / num_output_, o = i % num_output_;
+                const int8_t* xr = x + r * num_input_;
+                const int8_t* wr = w + o * num_input_;
+                const int32_t sum = int8_dot(xr, wr, num_input_);
+                const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
+                y[i] = activation_(bias ? v + bias[o] : v);
+            }
+        });
+    }
+
+private:
+    int64_t num_output_ = 0, num_input_ = 0;
+    int weight_data_size_ = 0, int8_scale_term_ = 0;
+    bool bias_term_ = false;
+    Activation activation_;
+    Tensor weight_, bias_;
+    std::vector<float> w_scale_;
+    float bottom_scale_ = 0.f;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_inner_product() { return std::make_unique<InnerProduct>(); }
+
+} // namespace kestrel

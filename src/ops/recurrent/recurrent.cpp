@@ -1,0 +1,338 @@
+// RNNND, GRUND, LSTMND (ONNX RNN, GRU, LSTM): one recurrent layer whose cell
+// is chosen by the registered type. ncnn's RNN/GRU/LSTM layers differ in gate
+// order, weight layout and inputs, hence our own layer with ONNX semantics.
+//
+// Inputs, float32, in ONNX order; an optional input that is absent is an empty
+// tensor (or left off at the end):
+//   0 X              (seq, batch, input)     layout 1: (batch, seq, input)
+//   1 W              (dirs, gates*hidden, input)
+//   2 R              (dirs, gates*hidden, hidden)
+//   3 B              (dirs, 2*gates*hidden): W biases then R biases
+//   4 sequence_lens  (batch), any integer dtype
+//   5 initial_h      (dirs, batch, hidden)   layout 1: (batch, dirs, hidden)
+//   6 initial_c      LSTM only, like initial_h
+//   7 P              LSTM only, (dirs, 3*hidden) peepholes i, o, f
+// Outputs: Y (seq, dirs, batch, hidden) [layout 1: (batch, seq, dirs, hidden)],
+// Y_h and (LSTM) Y_c shaped like initial_h. Steps past a batch entry's
+// sequence length are zero in Y.
+// Gates: RNN i; GRU z, r, h; LSTM i, o, f, c.
+// Params: 0=hidden_size (0: from R), 1=direction (0 forward, 1 reverse,
+// 2 bidirectional), 2=layout, 3=clip (0: none; gate inputs are clipped to
+// [-clip, clip] before their activation), 4=linear_before_reset (GRU),
+// 5=activation codes (RNN 1, GRU 2, LSTM 3 per direction, forward first; empty:
+// the ONNX defaults) with 6=alpha and 7=beta, one per activation.
+#include <algorithm>
+#include <cmath>
+
+#include "ops/common/tensor_util.h"
+#include "ops/common/op_util.h"
+
+namespace kestrel {
+
+namespace {
+
+enum class Cell { Rnn, Gru, Lstm };
+
+// Activation codes of param 5 (the converter maps ONNX's names onto them).
+enum Activation { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign,
+                  Softplus, kActivationCount };
+
+struct ActivationFn {
+    int code = Sigmoid;
+    float alpha = 0.f, beta = 0.f;
+    float operator()(float x) const
+    {
+        switch (code) {
+        case Sigmoid: return 1.f / (1.f + std::exp(-x));
+        case Tanh: return std::tanh(x);
+        case Relu: return std::max(x, 0.f);
+        case Affine: return alpha * x + beta;
+        case LeakyRelu: return x >= 0.f ? x : alpha * x;
+        case ThresholdedRelu: return x > alpha ? x : 0.f;
+        case ScaledTanh: return alpha * std::tanh(beta * x);
+        case HardSigmoid: return std::clamp(alpha * x + beta, 0.f, 1.f);
+        case Elu: return x >= 0.f ? x : alpha * (std::exp(x) - 1.f);
+        case Softsign: return x / (1.f + std::fabs(x));
+        default: return std::log1p(std::exp(x)); // Softplus
+        }
+    }
+};
+
+int gate_count(Cell c) { return c == Cell::Rnn ? 1 : c == Cell::Gru ? 3 : 4; }
+int activations_per_direction(Cell c) { return c == Cell::Rnn ? 1 : c == Cell::Gru ? 2 : 3; }
+size_t max_inputs(Cell c) { return c == Cell::Lstm ? 8 : 6; }
+size_t max_outputs(Cell c) { return c == Cell::Lstm ? 3 : 2; }
+
+// Sizes of one run, from X and R.
+struct Dims {
+    int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, gates = 1;
+};
+
+// y[r] += sum_k m[r][k] * v[k] for rows [0, rows).
+void add_matvec(const float* m, int64_t rows, int64_t cols, const float* v, float* y)
+{
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* row = m + r * cols;
+        float acc = 0.f;
+        for (int64_t k = 0; k < cols; ++k) acc += row[k] * v[k];
+        y[r] += acc;
+    }
+}
+
+// Weights and state of one direction for one batch entry.
+struct Step {
+    const float* w = nullptr;  // (gates*hidden, input)
+    const float* r = nullptr;  // (gates*hidden, hidden)
+    const float* wb = nullptr; // gates*hidden, or null
+    const float* rb = nullptr;
+    const float* p = nullptr;  // LSTM peepholes (3*hidden), or null
+    const ActivationFn* act = nullptr;
+    std::vector<float> h, c, gx, gh, scratch;
+};
+
+class Recurrent : public Op {
+public:
+    explicit Recurrent(Cell cell) : cell_(cell) {}
+
+    void load_param(const ParamDict& pd) override
+    {
+        hidden_ = pd.get_int(0, 0);
+        check(hidden_ >= 0, "hidden_size (param 0) must be >= 0, got ", hidden_);
+        direction_ = pd.get_int(1, 0);
+        check(direction_ >= 0 && direction_ <= 2, "direction (param 1) must be 0, 1 or 2, got ", direction_);
+        layout_ = pd.get_int(2, 0);
+        check(layout_ == 0 || layout_ == 1, "layout (param 2) must be 0 or 1, got ", layout_);
+        clip_ = pd.get_float(3, 0.f);
+        check(clip_ >= 0.f, "clip (param 3) must be >= 0, got ", clip_);
+        linear_before_reset_ = pd.get_int(4, 0) != 0;
+        load_activations(pd);
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 3, max_inputs(cell_));
+        check(!out.empty() && out.size() <= max_outputs(cell_), "expects 1 to ", max_outputs(cell_), " outputs, got ",
+              out.size());
+        for (size_t i = 0; i < in.size(); ++i) {
+            if (i >= 3 && shape_numel(in[i].shape) == 0) continue; // absent optional input
+            if (i == 4)
+                check(nd::is_integer_dtype(in[i].dtype), "sequence_lens (input 4) must be an integer tensor, got ",
+                      dtype_name(in[i].dtype));
+            else
+                check(in[i].dtype == DType::F32, "input ", i, " must be float32, got ", dtype_name(in[i].dtype));
+        }
+        const Dims d = dims_of(in[0].shape, in[1].shape, in[2].shape);
+        expect_optional(in, 3, {d.dirs, 2 * d.gates * d.hidden}, "B (input 3)");
+        expect_optional(in, 4, {d.batch}, "sequence_lens (input 4)");
+        expect_optional(in, 5, state_shape(d), "initial_h (input 5)");
+        expect_optional(in, 6, state_shape(d), "initial_c (input 6)");
+        expect_optional(in, 7, {d.dirs, 3 * d.hidden}, "P (input 7)");
+        out[0] = TensorDesc(layout_ == 0 ? Shape{d.seq, d.dirs, d.batch, d.hidden} : Shape{d.batch, d.seq, d.dirs, d.hidden});
+        for (size_t i = 1; i < out.size(); ++i) out[i] = TensorDesc(state_shape(d));
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const Dims d = dims_of(in[0].shape(), in[1].shape(), in[2].shape());
+        const std::vector<int64_t> lens = sequence_lengths(in, d);
+        ctx.parallel_for(d.dirs * d.batch, [&](int64_t begin, int64_t end) {
+            for (int64_t job = begin; job < end; ++job) run_sequence(in, out, d, job / d.batch, job % d.batch, lens);
+        });
+    }
+
+    int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    {
+        const Dims d = dims_of(in[0].shape, in[1].shape, in[2].shape);
+        return d.dirs * d.seq * d.batch * d.gates * d.hidden * (d.input + d.hidden);
+    }
+
+private:
+    void load_activations(const ParamDict& pd)
+    {
+        const std::vector<int> codes = pd.get_ints(5);
+        const std::vector<float> alphas = pd.get_floats(6), betas = pd.get_floats(7);
+        const size_t per_dir = static_cast<size_t>(activations_per_direction(cell_));
+        const size_t dirs = direction_ == 2 ? 2 : 1;
+        check(codes.empty() || codes.size() == per_dir * dirs, "activations (param 5) must list ", per_dir * dirs,
+              " codes, got ", codes.size());
+        check(alphas.size() <= codes.size() && betas.size() <= codes.size(),
+              "alpha/beta (params 6, 7) have more values than activations");
+        acts_.clear();
+        for (size_t i = 0; i < per_dir * dirs; ++i) {
+            ActivationFn f;
+            // Defaults: f = Sigmoid, g = Tanh, h = Tanh (RNN: Tanh).
+            f.code = codes.empty() ? ((i % per_dir == 0 && cell_ != Cell::Rnn) ? Sigmoid : Tanh) : codes[i];
+            check(f.code >= 0 && f.code < kActivationCount, "activation code ", f.code, " (param 5) is unknown");
+            if (i < alphas.size()) f.alpha = alphas[i];
+            if (i < betas.size()) f.beta = betas[i];
+            acts_.push_back(f);
+        }
+    }
+
+    Dims dims_of(const Shape& x, const Shape& w, const Shape& r) const
+    {
+        check(x.size() == 3, "X (input 0) must be rank 3, got ", shape_str(x));
+        check(w.size() == 3 && r.size() == 3, "W and R (inputs 1, 2) must be rank 3, got ", shape_str(w), " and ",
+              shape_str(r));
+        Dims d;
+        d.seq = x[layout_ == 0 ? 0 : 1];
+        d.batch = x[layout_ == 0 ? 1 : 0];
+        d.input = x[2];
+        d.gates = gate_count(cell_);
+        d.dirs = direction_ == 2 ? 2 : 1;
+        d.hidden = hidden_ > 0 ? hidden_ : r[2];
+        check(w == Shape({d.dirs, d.gates * d.hidden, d.input}), "W (input 1) must have shape ",
+              shape_str({d.dirs, d.gates * d.hidden, d.input}), ", got ", shape_str(w));
+        check(r == Shape({d.dirs, d.gates * d.hidden, d.hidden}), "R (input 2) must have shape ",
+              shape_str({d.dirs, d.gates * d.hidden, d.hidden}), ", got ", shape_str(r));
+        return d;
+    }
+
+    Shape state_shape(const Dims& d) const
+    {
+        return layout_ == 0 ? Shape{d.dirs, d.batch, d.hidden} : Shape{d.batch, d.dirs, d.hidden};
+    }
+
+    static bool present(const std::vector<Tensor>& in, size_t i) { return i < in.size() && in[i].numel() > 0; }
+
+    static void expect_optional(const std::vector<TensorDesc>& in, size_t i, const Shape& want, const char* what)
+    {
+        if (i >= in.size() || shape_numel(in[i].shape) == 0) return;
+        check(in[i].shape == want, what, " must have shape ", shape_str(want), ", got ", shape_str(in[i].shape));
+    }
+
+    static std::vector<int64_t> sequence_lengths(const std::vector<Tensor>& in, const Dims& d)
+    {
+        if (!present(in, 4)) return std::vector<int64_t>(static_cast<size_t>(d.batch), d.seq);
+        std::vector<int64_t> lens = nd::int_values(in[4], "sequence_lens (input 4)");
+        for (int64_t len : lens)
+            check(len >= 0 && len <= d.seq, "sequence_lens (input 4) value ", len, " is outside [0, ", d.seq, "]");
+        return lens;
+    }
+
+    // Offset of (step t, direction, batch entry) rows of Y, and of (direction,
+    // batch entry) rows of the states, in units of hidden vectors.
+    int64_t y_row(const Dims& d, int64_t t, int64_t dir, int64_t b) const
+    {
+        return layout_ == 0 ? (t * d.dirs + dir) * d.batch + b : (b * d.seq + t) * d.dirs + dir;
+    }
+    int64_t state_row(const Dims& d, int64_t dir, int64_t b) const
+    {
+        return layout_ == 0 ? dir * d.batch + b : b * d.dirs + dir;
+    }
+
+    Step make_step(const std::vector<Tensor>& in, const Dims& d, int64_t dir, int64_t b) const
+    {
+        const int64_t gh = d.gates * d.hidden;
+        Step s;
+        s.w = in[1].data<float>() + dir * gh * d.input;
+        s.r = in[2].data<float>() + dir * gh * d.hidden;
+        if (present(in, 3)) {
+            s.wb = in[3].data<float>() + dir * 2 * gh;
+            s.rb = s.wb + gh;
+        }
+        if (present(in, 7)) s.p = in[7].data<float>() + dir * 3 * d.hidden;
+        s.act = acts_.data() + dir * activations_per_direction(cell_);
+        const size_t hn = static_cast<size_t>(d.hidden);
+        s.h.assign(hn, 0.f);
+        s.c.assign(hn, 0.f);
+        const int64_t at = state_row(d, dir, b) * d.hidden;
+        if (present(in, 5)) std::copy_n(in[5].data<float>() + at, hn, s.h.begin());
+        if (present(in, 6)) std::copy_n(in[6].data<float>() + at, hn, s.c.begin());
+        s.gx.resize(static_cast<size_t>(gh));
+        s.gh.resize(static_cast<size_t>(gh));
+        s.scratch.resize(hn);
+        return s;
+    }
+
+    void run_sequence(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Dims& d, int64_t dir, int64_t b,
+                      const std::vector<int64_t>& lens) const
+    {
+        Step s = make_step(in, d, dir, b);
+        const bool reverse = direction_ == 1 || dir == 1;
+        const int64_t len = lens[static_cast<size_t>(b)];
+        float* y = out[0].data<float>();
+        for (int64_t i = 0; i < len; ++i) {
+            const int64_t t = reverse ? len - 1 - i : i;
+            const int64_t x_row = layout_ == 0 ? t * d.batch + b : b * d.seq + t;
+            step(s, d, in[0].data<float>() + x_row * d.input);
+            std::copy(s.h.begin(), s.h.end(), y + y_row(d, t, dir, b) * d.hidden);
+        }
+        for (int64_t t = len; t < d.seq; ++t) std::fill_n(y + y_row(d, t, dir, b) * d.hidden, d.hidden, 0.f);
+        const int64_t at = state_row(d, dir, b) * d.hidden;
+        if (out.size() > 1) std::copy(s.h.begin(), s.h.end(), out[1].data<float>() + at);
+        if (out.size() > 2) std::copy(s.c.begin(), s.c.end(), out[2].data<float>() + at);
+    }
+
+    // Gate pre-activations: gx = W x + Wb, gh = R h + Rb; then the cell update.
+    void step(Step& s, const Dims& d, const float* x) const
+    {
+        const int64_t gh = d.gates * d.hidden;
+        for (int64_t g = 0; g < gh; ++g) {
+            s.gx[g] = s.wb ? s.wb[g] : 0.f;
+            s.gh[g] = s.rb ? s.rb[g] : 0.f;
+        }
+        add_matvec(s.w, gh, d.input, x, s.gx.data());
+        // GRU without linear_before_reset applies R to (r * h) for the h gate: done in gru_step.
+        const bool defer_h_gate = cell_ == Cell::Gru && !linear_before_reset_;
+        add_matvec(s.r, defer_h_gate ? 2 * d.hidden : gh, d.hidden, s.h.data(), s.gh.data());
+        if (cell_ == Cell::Rnn) rnn_step(s, d.hidden);
+        else if (cell_ == Cell::Gru) gru_step(s, d.hidden);
+        else lstm_step(s, d.hidden);
+    }
+
+    float clipped(float v) const { return clip_ > 0.f ? std::clamp(v, -clip_, clip_) : v; }
+
+    void rnn_step(Step& s, int64_t n) const
+    {
+        for (int64_t j = 0; j < n; ++j) s.h[j] = s.act[0](clipped(s.gx[j] + s.gh[j]));
+    }
+
+    void gru_step(Step& s, int64_t n) const
+    {
+        const ActivationFn &f = s.act[0], &g = s.act[1];
+        std::vector<float>& reset_h = s.scratch;
+        if (!linear_before_reset_) {
+            // gh's h part is R_h (r * h) + Rb_h.
+            for (int64_t j = 0; j < n; ++j) reset_h[j] = f(clipped(s.gx[n + j] + s.gh[n + j])) * s.h[j];
+            add_matvec(s.r + 2 * n * n, n, n, reset_h.data(), s.gh.data() + 2 * n);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            const float z = f(clipped(s.gx[j] + s.gh[j]));
+            const float r = f(clipped(s.gx[n + j] + s.gh[n + j]));
+            const float hh = linear_before_reset_ ? s.gx[2 * n + j] + r * s.gh[2 * n + j] : s.gx[2 * n + j] + s.gh[2 * n + j];
+            const float candidate = g(clipped(hh));
+            s.h[j] = (1.f - z) * candidate + z * s.h[j];
+        }
+    }
+
+    void lstm_step(Step& s, int64_t n) const
+    {
+        const ActivationFn &f = s.act[0], &g = s.act[1], &h = s.act[2];
+        for (int64_t j = 0; j < n; ++j) {
+            const float c_prev = s.c[j];
+            const float pi = s.p ? s.p[j] : 0.f, po = s.p ? s.p[n + j] : 0.f, pf = s.p ? s.p[2 * n + j] : 0.f;
+            const float i = f(clipped(s.gx[j] + s.gh[j] + pi * c_prev));
+            const float fg = f(clipped(s.gx[2 * n + j] + s.gh[2 * n + j] + pf * c_prev));
+            const float c_in = g(clipped(s.gx[3 * n + j] + s.gh[3 * n + j]));
+            const float c = fg * c_prev + i * c_in;
+            const float o = f(clipped(s.gx[n + j] + s.gh[n + j] + po * c));
+            s.c[j] = c;
+            s.h[j] = o * h(c);
+        }
+    }
+
+    Cell cell_;
+    int hidden_ = 0, direction_ = 0, layout_ = 0;
+    float clip_ = 0.f;
+    bool linear_before_reset_ = false;
+    std::vector<ActivationFn> acts_;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_nd_rnn() { return std::make_unique<Recurrent>(Cell::Rnn); }
+std::unique_ptr<Op> make_nd_gru() { return std::make_unique<Recurrent>(Cell::Gru); }
+std::unique_ptr<Op> make_nd_lstm() { return std::make_unique<Recurrent>(Cell::Lstm); }
+
+} // namespace kestrel

@@ -1,0 +1,30 @@
+// The reduce family. Reductions over axes: ncnn's Reduction and ONNX's Reduce* (ReduceND),
+// arg max/min, TopK, CumSum, Unique, NonZero.
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_nd_unique();
+std::unique_ptr<Op> make_reduction();
+std::unique_ptr<Op> make_nd_cumsum();
+std::unique_ptr<Op> make_nd_nonzero();
+std::unique_ptr<Op> make_nd_topk();
+std::unique_ptr<Op> make_nd_argmax();
+std::unique_ptr<Op> make_nd_argmin();
+std::unique_ptr<Op> make_nd_reduce();
+
+std::vector<BuiltinOp> reduce_family()
+{
+    return {
+        {"Unique", make_nd_unique},
+        {"Reduction", make_reduction},
+        {"CumSum", make_nd_cumsum},
+        {"NonZero", make_nd_nonzero},
+        {"TopK", make_nd_topk},
+        {"ArgMaxND", make_nd_argmax},
+        {"ArgMin", make_nd_argmin},
+        {"ReduceND", make_nd_reduce},
+    };
+}
+
+} // namespace kestrel

@@ -1,0 +1,79 @@
+// The shape family. Layers that move values without computing on them: views (Reshape,
+// Flatten, Squeeze, Unsqueeze), joins and cuts (Concat, Split, Crop/Slice),
+// reorders (Permute/Transpose, ShuffleChannel, DepthToSpace, SpaceToDepth,
+// ReverseSequence), padding, tiling and broadcasting, gathers and scatters,
+// masks (Trilu, Compress), and the shape of a tensor as a value (Shape, Size).
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_reshape();
+std::unique_ptr<Op> make_flatten();
+std::unique_ptr<Op> make_concat();
+std::unique_ptr<Op> make_slice();
+std::unique_ptr<Op> make_crop();
+std::unique_ptr<Op> make_permute();
+std::unique_ptr<Op> make_padding();
+std::unique_ptr<Op> make_shuffle_channel();
+std::unique_ptr<Op> make_nd_reverse_sequence();
+std::unique_ptr<Op> make_nd_shape();
+std::unique_ptr<Op> make_nd_size();
+std::unique_ptr<Op> make_nd_reshape();
+std::unique_ptr<Op> make_nd_flatten();
+std::unique_ptr<Op> make_nd_squeeze();
+std::unique_ptr<Op> make_nd_unsqueeze();
+std::unique_ptr<Op> make_nd_transpose();
+std::unique_ptr<Op> make_nd_gather();
+std::unique_ptr<Op> make_nd_gather_elements();
+std::unique_ptr<Op> make_nd_gather_nd();
+std::unique_ptr<Op> make_nd_scatter_elements();
+std::unique_ptr<Op> make_nd_scatter_nd();
+std::unique_ptr<Op> make_nd_slice();
+std::unique_ptr<Op> make_nd_split();
+std::unique_ptr<Op> make_nd_concat();
+std::unique_ptr<Op> make_nd_expand();
+std::unique_ptr<Op> make_nd_tile();
+std::unique_ptr<Op> make_nd_pad();
+std::unique_ptr<Op> make_nd_depth_to_space();
+std::unique_ptr<Op> make_nd_space_to_depth();
+std::unique_ptr<Op> make_nd_trilu();
+std::unique_ptr<Op> make_nd_compress();
+
+std::vector<BuiltinOp> shape_family()
+{
+    return {
+        {"Reshape", make_reshape},
+        {"Flatten", make_flatten},
+        {"Concat", make_concat},
+        {"Slice", make_slice},
+        {"Crop", make_crop},
+        {"Permute", make_permute},
+        {"Padding", make_padding},
+        {"ShuffleChannel", make_shuffle_channel},
+        {"ReverseSequence", make_nd_reverse_sequence},
+        {"Shape", make_nd_shape},
+        {"Size", make_nd_size},
+        {"ReshapeND", make_nd_reshape},
+        {"FlattenND", make_nd_flatten},
+        {"SqueezeND", make_nd_squeeze},
+        {"Unsqueeze", make_nd_unsqueeze},
+        {"Transpose", make_nd_transpose},
+        {"Gather", make_nd_gather},
+        {"GatherElements", make_nd_gather_elements},
+        {"GatherND", make_nd_gather_nd},
+        {"ScatterElements", make_nd_scatter_elements},
+        {"ScatterND", make_nd_scatter_nd},
+        {"SliceND", make_nd_slice},
+        {"SplitND", make_nd_split},
+        {"ConcatND", make_nd_concat},
+        {"Expand", make_nd_expand},
+        {"TileND", make_nd_tile},
+        {"Pad", make_nd_pad},
+        {"DepthToSpace", make_nd_depth_to_space},
+        {"SpaceToDepth", make_nd_space_to_depth},
+        {"Trilu", make_nd_trilu},
+        {"Compress", make_nd_compress},
+    };
+}
+
+} // namespace kestrel

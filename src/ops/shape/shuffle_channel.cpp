@@ -1,0 +1,59 @@
+// ShuffleChannel (ncnn): 0=group (default 1, > 0), 1=reverse (default 0).
+// Channels (ncnn c: axis 0 of ranks 3-4; ranks 1-2 have one channel) must
+// divide by group. With reverse the group becomes c / group. Output channel
+// g*j + i is input channel cpg*i + j (g = group used, cpg = c / g, i < g, j < cpg).
+// Any dtype: whole channels are copied as bytes.
+#include <cstring>
+
+#include "ops/registry.h"
+#include "ops/common/op_util.h"
+
+namespace kestrel {
+
+namespace {
+
+class ShuffleChannel : public Op {
+public:
+    void load_param(const ParamDict& pd) override
+    {
+        group_ = positive_param(pd, 0, 1, "group");
+        reverse_ = pd.get_int(1, 0) != 0;
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        expect_output_count(out, 1);
+        const NcnnDims n = ncnn_dims(in[0].shape);
+        check(n.c % group_ == 0, "channels ", n.c, " do not divide by group (param 0) ", group_);
+        out[0] = in[0];
+        out[0].value = Tensor();
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const NcnnDims n = ncnn_dims(in[0].shape());
+        const int64_t g = reverse_ ? n.c / group_ : group_;
+        const int64_t cpg = n.c / g;
+        const size_t channel = static_cast<size_t>(n.w * n.h * n.d) * dtype_size(in[0].dtype());
+        const uint8_t* src = static_cast<const uint8_t*>(in[0].raw());
+        uint8_t* dst = static_cast<uint8_t*>(out[0].raw());
+        ctx.parallel_for(n.c, [&](int64_t begin, int64_t end) {
+            for (int64_t src_q = begin; src_q < end; ++src_q) {
+                const int64_t i = src_q / cpg, j = src_q % cpg;
+                std::memcpy(dst + static_cast<size_t>(g * j + i) * channel, src + static_cast<size_t>(src_q) * channel,
+                            channel);
+            }
+        });
+    }
+
+private:
+    int group_ = 1;
+    bool reverse_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<Op> make_shuffle_channel() { return std::make_unique<ShuffleChannel>(); }
+
+} // namespace kestrel
