@@ -459,7 +459,7 @@ TEST(NdOpsShapeFlow, ShapeGatherConcatReshapeFoldsWhilePlanning)
     net.add_layer("Constant", "idx", {}, {"idx"}, constant_params(zero), {zero});
     net.add_layer("Gather", "gather", {"s", "idx"}, {"n"}, P({{0, 0}}));
     net.add_layer("Constant", "m1", {}, {"m1"}, constant_params(minus1), {minus1});
-    net.add_layer("ConcatND", "concat", {"n", "m1"}, {"target"}, P({{0, 0}}));
+    net.add_layer("Concat", "concat", {"n", "m1"}, {"target"}, P({{0, 0}}));
     net.add_layer("ReshapeND", "reshape", {"x", "target"}, {"y"});
     net.add_layer("Size", "size", {"x"}, {"count"});
     net.finish_graph();
@@ -543,7 +543,7 @@ TEST(NdOpsShapeFlow, DynamicLayersUseValuesKnownWhilePlanning)
     net.add_layer("Constant", "m1", {}, {"m1"}, constant_params(minus1), {minus1});
     net.add_layer("Gather", "k", {"s", "idx"}, {"k"});
     net.add_layer("TopK", "topk", {"x", "k"}, {"v", "i"}, P({{0, 0}, {20, 1}}));
-    net.add_layer("ConcatND", "target", {"k", "m1"}, {"target"});
+    net.add_layer("Concat", "target", {"k", "m1"}, {"target"});
     net.add_layer("ReshapeND", "r", {"x", "target"}, {"r"}, dynamic());
     net.add_layer("Transpose", "t", {"r"}, {"y"});
     net.finish_graph();
@@ -599,7 +599,7 @@ TEST(NdOpsJoin, SplitEvenUnevenAndSizes)
 TEST(NdOpsJoin, ConcatAnyRankAndDtype)
 {
     const Tensor a = random_bytes({2, 1, 2, 1, 3}, DType::I8, 1), b = random_bytes({2, 2, 2, 1, 3}, DType::I8, 2);
-    const Tensor y = run1("ConcatND", P({{0, 1}}), {R(a), R(b)});
+    const Tensor y = run1("Concat", P({{0, 1}}), {R(a), R(b)});
     EXPECT_EQ(y.shape(), Shape({2, 3, 2, 1, 3}));
     for (int64_t i = 0; i < y.numel(); ++i) {
         const auto c = coords_of(i, y.shape());
@@ -607,9 +607,9 @@ TEST(NdOpsJoin, ConcatAnyRankAndDtype)
                                      : b.data<int8_t>()[flat_of({c[0], c[1] - 1, c[2], c[3], c[4]}, b.shape())];
         ASSERT_EQ(y.data<int8_t>()[i], want) << i;
     }
-    EXPECT_EQ(values<int64_t>(run1("ConcatND", P({}), {R(i64v({1})), R(i64v({})), R(i64v({2, 3}))})),
+    EXPECT_EQ(values<int64_t>(run1("Concat", P({}), {R(i64v({1})), R(i64v({})), R(i64v({2, 3}))})),
               std::vector<int64_t>({1, 2, 3}));
-    EXPECT_TRUE(contains(error_of([&] { run1("ConcatND", P({}), {R(ramp({2})), R(i64v({1}))}); }), "int64"));
+    EXPECT_TRUE(contains(error_of([&] { run1("Concat", P({}), {R(ramp({2})), R(i64v({1}))}); }), "int64"));
 }
 
 TEST(NdOpsJoin, ExpandAndTileAgainstReference)
@@ -777,7 +777,7 @@ TEST(NdOpsThreads, ResultsDoNotDependOnThreadCount)
         {"Transpose", perm, {R(x)}, 1},
         {"Gather", P({{0, 1}}), {R(x), C(i64v(idx))}, 1},
         {"Pad", P({{0, 1}}), {R(x), C(i64v({1, 3, 2, 0, 5, 7}))}, 1},
-        {"ConcatND", P({{0, 2}}), {R(x), R(x)}, 1},
+        {"Concat", P({{0, 2}}), {R(x), R(x)}, 1},
         {"SliceND", P({}), {R(x), C(i64v({-1, 60})), C(i64v({INT64_MIN, 2})), C(i64v({0, 2})), C(i64v({-3, -5}))}, 1},
         {"TileND", P({}), {R(x), C(i64v({2, 1, 2}))}, 1},
         {"CastND", P({{0, static_cast<int>(DType::F16)}}), {R(xf)}, 1},

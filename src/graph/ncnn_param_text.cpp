@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "graph/legacy_layers.h"
 #include "graph/ncnn_param.h"
 #include "kestrel/error.h"
 
@@ -269,6 +270,11 @@ Graph parse_ncnn_param_text(const std::string& text, const std::string& source)
             layer.tops.push_back(g.blob_index[name]);
         }
         while (tz.next_is_param()) parse_param(tz, layer);
+        try {
+            upgrade_legacy_layer(layer.type, layer.params);
+        } catch (const Error& e) {
+            bad(tz, layer.line, layer.type + " '" + layer.name + "': " + e.what());
+        }
         g.layers.push_back(std::move(layer));
     }
     // Like ncnn, read exactly the declared number of layers and ignore further

@@ -154,7 +154,7 @@ void convert_axis_op(NodeContext& n)
 
 constexpr char kGather[] = "Gather";
 constexpr char kGatherElements[] = "GatherElements";
-constexpr char kConcatND[] = "ConcatND";
+constexpr char kConcat[] = "Concat";
 
 void convert_gather_nd(NodeContext& n)
 {
@@ -403,7 +403,7 @@ std::vector<ConverterEntry> tensor_converters()
         {"ScatterND", convert_scatter_nd},
         {"Slice", convert_slice},
         {"Split", convert_split},
-        {"Concat", convert_axis_op<kConcatND, 0>},
+        {"Concat", convert_axis_op<kConcat, 0>},
         {"Expand", convert_with_value_input<kExpand>},
         {"Tile", convert_with_value_input<kTileND>},
         {"ConstantOfShape", convert_constant_of_shape},

@@ -57,12 +57,6 @@ template <class Fn> void visit_element_size(size_t esize, Fn&& fn)
 // y = x broadcast by a one-input plan (broadcast_to), any dtype.
 void broadcast_copy(const BroadcastPlan& plan, const Tensor& x, Tensor& y, const ExecContext& ctx);
 
-// Concat (ConcatND, and ncnn's Concat) along a normalized axis: inputs of one
-// dtype and rank whose other dims match; concat_desc checks them and gives the
-// output, concat_copy fills it.
-TensorDesc concat_desc(const std::vector<TensorDesc>& in, int axis);
-void concat_copy(const std::vector<Tensor>& in, int axis, Tensor& out, const ExecContext& ctx);
-
 // ---- Gather / Scatter indices
 
 // Index i into an axis of size dim, negative counting from the end; throws

@@ -1,15 +1,70 @@
-// Concat (ncnn): joins N inputs along param 0=axis (default 0; counted
-// outermost first over the ncnn rank, negative from the end). Inputs share rank,
-// dtype and every other dim. Any dtype: the kernel copies bytes.
-#include "ops/registry.h"
-#include "ops/common/tensor_util.h"
+// Concat: joins N inputs along 0=axis (default 0; outermost first, negative
+// from the end), for any rank and dtype; inputs share rank, dtype and every
+// other dim, and may be empty. ncnn's layer on ranks 1-4 is the same thing (its
+// axes count outermost first over the batch-less blob, as ours do); the ONNX
+// importer writes it for ONNX's Concat of any rank. The kernel copies bytes.
+#include <cstring>
+
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 
 namespace kestrel {
 
 namespace {
 
-// ConcatND (nd_concat.cpp) restricted to ncnn's ranks and axis convention.
+// Checks the inputs and gives the output along a normalized axis.
+TensorDesc concat_desc(const std::vector<TensorDesc>& in, int axis)
+{
+    check(!in.empty(), "expects at least 1 input, got 0");
+    const Shape& s0 = in[0].shape;
+    const size_t a = static_cast<size_t>(axis);
+    Shape s = s0;
+    s[a] = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        check(in[i].dtype == in[0].dtype, "input ", i, " is ", dtype_name(in[i].dtype), " but input 0 is ",
+              dtype_name(in[0].dtype));
+        check(in[i].shape.size() == s0.size(), "input ", i, " ", shape_str(in[i].shape),
+              " has another rank than input 0 ", shape_str(s0));
+        for (size_t k = 0; k < s0.size(); ++k)
+            check(k == a || in[i].shape[k] == s0[k], "input ", i, " ", shape_str(in[i].shape),
+                  " differs from input 0 ", shape_str(s0), " outside the concat axis ", axis);
+        s[a] += in[i].shape[a];
+    }
+    return TensorDesc(s, in[0].dtype);
+}
+
+// Fills the output: per outer index, each input's slice in turn.
+void concat_copy(const std::vector<Tensor>& in, int axis, Tensor& out, const ExecContext& ctx)
+{
+    // Per outer index: each input's slice (bytes) in turn; the output slice is their sum.
+    const Shape& s0 = in[0].shape();
+    const size_t a = static_cast<size_t>(axis);
+    const int64_t outer = nd::dims_product(s0, 0, a);
+    const size_t es = dtype_size(in[0].dtype());
+    std::vector<size_t> chunk(in.size());
+    size_t out_chunk = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        chunk[i] = static_cast<size_t>(nd::dims_product(in[i].shape(), a, s0.size())) * es;
+        out_chunk += chunk[i];
+    }
+    if (outer == 0 || out_chunk == 0) return;
+    uint8_t* dst = static_cast<uint8_t*>(out.raw());
+    auto body = [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+            uint8_t* p = dst + static_cast<size_t>(o) * out_chunk;
+            for (size_t i = 0; i < in.size(); ++i) {
+                if (chunk[i] == 0) continue;
+                std::memcpy(p, static_cast<const uint8_t*>(in[i].raw()) + static_cast<size_t>(o) * chunk[i], chunk[i]);
+                p += chunk[i];
+            }
+        }
+    };
+    if (outer > 1 && static_cast<int64_t>(out_chunk) * outer >= 65536)
+        ctx.parallel_for(outer, body);
+    else
+        body(0, outer);
+}
+
 class Concat : public Op {
 public:
     void load_param(const ParamDict& pd) override { axis_ = pd.get_int(0, 0); }
@@ -18,22 +73,15 @@ public:
     {
         check(!in.empty(), "expects at least 1 input, got 0");
         expect_output_count(out, 1);
-        out[0] = nd::concat_desc(in, positive_axis(ncnn_dims(in[0].shape).dims));
+        out[0] = concat_desc(in, nd::normalize_axis(axis_, static_cast<int64_t>(in[0].shape.size()), "axis (param 0)"));
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        nd::concat_copy(in, positive_axis(static_cast<int>(in[0].rank())), out[0], ctx);
+        concat_copy(in, nd::normalize_axis(axis_, in[0].rank(), "axis (param 0)"), out[0], ctx);
     }
 
 private:
-    int positive_axis(int rank) const
-    {
-        const int a = axis_ < 0 ? axis_ + rank : axis_;
-        check(a >= 0 && a < rank, "axis (param 0) ", axis_, " is out of range for rank ", rank, " inputs");
-        return a;
-    }
-
     int axis_ = 0;
 };
 

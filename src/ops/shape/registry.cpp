@@ -30,7 +30,6 @@ std::unique_ptr<Op> make_nd_scatter_elements();
 std::unique_ptr<Op> make_nd_scatter_nd();
 std::unique_ptr<Op> make_nd_slice();
 std::unique_ptr<Op> make_nd_split();
-std::unique_ptr<Op> make_nd_concat();
 std::unique_ptr<Op> make_nd_expand();
 std::unique_ptr<Op> make_nd_tile();
 std::unique_ptr<Op> make_nd_pad();
@@ -65,7 +64,6 @@ std::vector<BuiltinOp> shape_family()
         {"ScatterND", make_nd_scatter_nd},
         {"SliceND", make_nd_slice},
         {"SplitND", make_nd_split},
-        {"ConcatND", make_nd_concat},
         {"Expand", make_nd_expand},
         {"TileND", make_nd_tile},
         {"Pad", make_nd_pad},

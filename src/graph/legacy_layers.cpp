@@ -1,0 +1,65 @@
+// The table of legacy layer names (see legacy_layers.h). An entry moves param
+// ids (old -> new), sets params the new form needs, and may renumber values.
+#include "graph/legacy_layers.h"
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "kestrel/error.h"
+
+namespace kestrel {
+
+namespace {
+
+struct LegacyLayer {
+    const char* old_type;
+    const char* type;
+    std::vector<std::pair<int, int>> moved;  // old id -> new id; other ids keep theirs
+    std::vector<std::pair<int, int>> added;  // id = value, set after the move
+    void (*renumber)(ParamDict&) = nullptr;  // codes whose numbering changed
+};
+
+const std::vector<LegacyLayer>& legacy_layers()
+{
+    static const std::vector<LegacyLayer> table = {
+        {"ConcatND", "Concat", {}, {}},
+    };
+    return table;
+}
+
+// Copies param `from` of `src` to `to` of `dst`, whatever its kind.
+void copy_param(const ParamDict& src, int from, ParamDict& dst, int to)
+{
+    switch (src.kind(from)) {
+    case ParamDict::Kind::Int: dst.set_int(to, src.get_int(from, 0)); break;
+    case ParamDict::Kind::Float: dst.set_float(to, src.get_float(from, 0.f)); break;
+    case ParamDict::Kind::IntArray: dst.set_ints(to, src.get_ints(from)); break;
+    case ParamDict::Kind::FloatArray: dst.set_floats(to, src.get_floats(from)); break;
+    case ParamDict::Kind::String: dst.set_string(to, src.get_string(from)); break;
+    default: fail("param ", from, " of a legacy layer has a form it never had");
+    }
+}
+
+} // namespace
+
+bool upgrade_legacy_layer(std::string& type, ParamDict& params)
+{
+    for (const LegacyLayer& l : legacy_layers()) {
+        if (type != l.old_type) continue;
+        std::map<int, int> moved(l.moved.begin(), l.moved.end());
+        ParamDict upgraded;
+        for (int id : params.ids()) {
+            const auto it = moved.find(id);
+            copy_param(params, id, upgraded, it == moved.end() ? id : it->second);
+        }
+        for (const auto& [id, value] : l.added) upgraded.set_int(id, value);
+        if (l.renumber) l.renumber(upgraded);
+        params = upgraded;
+        type = l.type;
+        return true;
+    }
+    return false;
+}
+
+} // namespace kestrel
