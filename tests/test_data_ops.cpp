@@ -1140,7 +1140,8 @@ TEST(Reshape, BatchAxisForms)
 
 TEST(Reshape, Errors)
 {
-    std::string m = error_of([] { make_op("Reshape", ParamDict{}); });
+    // No dims, no expression: the target must then come as input 1.
+    std::string m = error_of([] { reshape_shape(ParamDict{}, {2, 3, 4}); });
     EXPECT_TRUE(contains(m, "param 0")) << m;
     EXPECT_THROW(make_op("Reshape", params({{0, -2}})), Error);
     EXPECT_THROW(make_op("Reshape", params({{0, 4}, {1, -5}})), Error);

@@ -181,7 +181,7 @@ TEST(FuzzRegression, OnnxReshapeTargetDimsOverflow)
         session.run(net.output_names());
         FAIL() << "expected an error";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("has too many elements (overflow)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("overflow"), std::string::npos) << e.what();
     }
 }
 

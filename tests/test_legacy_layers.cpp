@@ -64,4 +64,15 @@ TEST(LegacyLayers, ConcatND)
                           {{"a", random_f32({2, 3, 4}, 1)}, {"b", random_f32({2, 5, 4}, 2)}}});
 }
 
+TEST(LegacyLayers, ReshapeND)
+{
+    // Targets given at run time take 20=dynamic=1.
+    expect_same_as_today({"ReshapeND r 2 1 a s y 20=1", "Reshape r 2 1 a s y 20=1", "Reshape",
+                          {{"a", random_f32({2, 3, 4}, 1)}, {"s", i64v({0, -1})}}});
+    expect_same_as_today({"ReshapeND r 2 1 a s y 0=1 20=1", "Reshape r 2 1 a s y 21=1 20=1", "Reshape",
+                          {{"a", Tensor({0, 3}, DType::F32)}, {"s", i64v({3, 0})}}});
+    expect_same_as_today({"ReshapeND r 2 1 a s y 20=1", "Reshape r 2 1 a s y 20=1", "Reshape",
+                          {{"a", random_f32({2, 3, 4}, 1)}, {"s", i64v({4, 6})}}});
+}
+
 } // namespace

@@ -460,7 +460,7 @@ TEST(NdOpsShapeFlow, ShapeGatherConcatReshapeFoldsWhilePlanning)
     net.add_layer("Gather", "gather", {"s", "idx"}, {"n"}, P({{0, 0}}));
     net.add_layer("Constant", "m1", {}, {"m1"}, constant_params(minus1), {minus1});
     net.add_layer("Concat", "concat", {"n", "m1"}, {"target"}, P({{0, 0}}));
-    net.add_layer("ReshapeND", "reshape", {"x", "target"}, {"y"});
+    net.add_layer("Reshape", "reshape", {"x", "target"}, {"y"});
     net.add_layer("Size", "size", {"x"}, {"count"});
     net.finish_graph();
     Session session(net);
@@ -493,29 +493,29 @@ TEST(NdOpsShapeFlow, ShapeStartEndAndSliceOfShape)
 TEST(NdOpsShapeFlow, ReshapeRulesAndDynamicShapes)
 {
     const Tensor x = ramp({2, 3, 4});
-    EXPECT_EQ(run1("ReshapeND", P({}), {R(x), C(i64v({0, -1}))}).shape(), Shape({2, 12}));
-    EXPECT_EQ(run1("ReshapeND", P({}), {R(x), C(i64v({4, 0, 2}))}).shape(), Shape({4, 3, 2}));
-    EXPECT_EQ(run1("ReshapeND", P({}), {R(x), C(i64v({-1}))}).shape(), Shape({24}));
+    EXPECT_EQ(run1("Reshape", P({}), {R(x), C(i64v({0, -1}))}).shape(), Shape({2, 12}));
+    EXPECT_EQ(run1("Reshape", P({}), {R(x), C(i64v({4, 0, 2}))}).shape(), Shape({4, 3, 2}));
+    EXPECT_EQ(run1("Reshape", P({}), {R(x), C(i64v({-1}))}).shape(), Shape({24}));
     // allowzero: a 0 is a real zero dim.
-    EXPECT_EQ(run1("ReshapeND", P({{0, 1}}), {R(Tensor({0, 3}, DType::F32)), C(i64v({3, 0}))}).shape(), Shape({3, 0}));
-    EXPECT_TRUE(contains(error_of([&] { run1("ReshapeND", P({{0, 1}}), {R(x), C(i64v({0, -1}))}); }), "-1"));
-    EXPECT_TRUE(contains(error_of([&] { run1("ReshapeND", P({}), {R(x), C(i64v({5, -1}))}); }), "cannot reshape"));
-    EXPECT_TRUE(contains(error_of([&] { run1("ReshapeND", P({}), {R(x), C(i64v({-1, -1}))}); }), "more than one"));
-    EXPECT_TRUE(contains(error_of([&] { run1("ReshapeND", P({}), {R(x), R(i64v({6, 4}))}); }), "known while planning"));
+    EXPECT_EQ(run1("Reshape", P({{21, 1}}), {R(Tensor({0, 3}, DType::F32)), C(i64v({3, 0}))}).shape(), Shape({3, 0}));
+    EXPECT_TRUE(contains(error_of([&] { run1("Reshape", P({{21, 1}}), {R(x), C(i64v({0, -1}))}); }), "-1"));
+    EXPECT_TRUE(contains(error_of([&] { run1("Reshape", P({}), {R(x), C(i64v({5, -1}))}); }), "cannot reshape"));
+    EXPECT_TRUE(contains(error_of([&] { run1("Reshape", P({}), {R(x), C(i64v({-1, -1}))}); }), "more than one"));
+    EXPECT_TRUE(contains(error_of([&] { run1("Reshape", P({}), {R(x), R(i64v({6, 4}))}); }), "known while planning"));
     // dynamic=1: the shape arrives at run time.
-    const Tensor y = run1("ReshapeND", dynamic(), {R(x), R(i64v({6, -1}))});
+    const Tensor y = run1("Reshape", dynamic(), {R(x), R(i64v({6, -1}))});
     EXPECT_EQ(y.shape(), Shape({6, 4}));
     EXPECT_EQ(values<float>(y), values<float>(x));
 }
 
 TEST(NdOpsShapeFlow, DynamicReshapeFeedsDownstreamLayers)
 {
-    // x -> ReshapeND(dynamic, shape from a graph input) -> Transpose: the
+    // x -> Reshape(dynamic, shape from a graph input) -> Transpose: the
     // transpose is re-inferred with the real shape at run time.
     Net net;
     net.add_layer("Input", "x", {}, {"x"});
     net.add_layer("Input", "shape", {}, {"shape"});
-    net.add_layer("ReshapeND", "r", {"x", "shape"}, {"r"}, dynamic());
+    net.add_layer("Reshape", "r", {"x", "shape"}, {"r"}, dynamic());
     net.add_layer("Transpose", "t", {"r"}, {"y"});
     net.finish_graph();
     Session session(net);
@@ -533,7 +533,7 @@ TEST(NdOpsShapeFlow, DynamicReshapeFeedsDownstreamLayers)
 
 TEST(NdOpsShapeFlow, DynamicLayersUseValuesKnownWhilePlanning)
 {
-    // ReshapeND and TopK with 20=dynamic=1 fed from a shape chain: the values are
+    // Reshape and TopK with 20=dynamic=1 fed from a shape chain: the values are
     // known while planning, so downstream layers are planned with the real shapes.
     Net net;
     net.add_layer("Input", "x", {}, {"x"});
@@ -544,7 +544,7 @@ TEST(NdOpsShapeFlow, DynamicLayersUseValuesKnownWhilePlanning)
     net.add_layer("Gather", "k", {"s", "idx"}, {"k"});
     net.add_layer("TopK", "topk", {"x", "k"}, {"v", "i"}, P({{0, 0}, {20, 1}}));
     net.add_layer("Concat", "target", {"k", "m1"}, {"target"});
-    net.add_layer("ReshapeND", "r", {"x", "target"}, {"r"}, dynamic());
+    net.add_layer("Reshape", "r", {"x", "target"}, {"r"}, dynamic());
     net.add_layer("Transpose", "t", {"r"}, {"y"});
     net.finish_graph();
     Session session(net);

@@ -24,6 +24,7 @@ const std::vector<LegacyLayer>& legacy_layers()
 {
     static const std::vector<LegacyLayer> table = {
         {"ConcatND", "Concat", {}, {}},
+        {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero
     };
     return table;
 }

@@ -42,7 +42,7 @@ ParamDict along_axis(const NodeContext& n, int axis)
 
 // Opset >= 13: along `axis` (default -1). Before: over the input coerced to 2-D
 // at `axis` (default 1), i.e. over the flattened block of axes [axis, rank):
-// FlattenND -> the op along axis 1 -> ReshapeND back to the input's shape.
+// FlattenND -> the op along axis 1 -> Reshape back to the input's shape.
 // When `axis` is the last axis both forms are the same single layer.
 void convert_softmax_family(NodeContext& n)
 {
@@ -59,7 +59,7 @@ void convert_softmax_family(NodeContext& n)
     n.emit("FlattenND", {x}, {flat}, flatten);
     n.emit(n.op_type(), {flat}, {flat_y}, along_axis(n, 1));
     n.emit("Shape", {x}, {shape});
-    n.emit("ReshapeND", {flat_y, shape}, {n.output(0)});
+    n.emit("Reshape", {flat_y, shape}, {n.output(0)});
 }
 
 // ---- losses ------------------------------------------------------------------------

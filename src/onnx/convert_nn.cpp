@@ -105,7 +105,7 @@ void convert_matmul(NodeContext& n)
     }
     const std::string dot = n.temp("dot");
     n.emit("MatMul", {n.input(0), n.input(1)}, {dot});
-    n.emit("ReshapeND", {dot, constant_blob(n, int64_tensor({}), "scalar shape")}, {n.output(0)});
+    n.emit("Reshape", {dot, constant_blob(n, int64_tensor({}), "scalar shape")}, {n.output(0)});
 }
 
 void convert_batch_norm(NodeContext& n)

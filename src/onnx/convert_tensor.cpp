@@ -96,7 +96,7 @@ void convert_size(NodeContext& n) { n.emit("Size", {n.input(0)}, {n.output(0)});
 void convert_reshape(NodeContext& n)
 {
     ParamDict pd;
-    pd.set_int(0, n.attr_int("allowzero", 0) != 0);
+    if (n.attr_int("allowzero", 0) != 0) pd.set_int(21, 1);
     std::string shape;
     if (n.has_input(1)) {
         shape = n.input(1);
@@ -105,7 +105,7 @@ void convert_reshape(NodeContext& n)
         n.check(n.has_attr("shape"), "needs a shape input (or, before opset 5, a shape attribute)");
         shape = constant_blob(n, int64_tensor(n.attr_ints("shape")), "shape");
     }
-    n.emit("ReshapeND", {n.input(0), shape}, {n.output(0)}, pd);
+    n.emit("Reshape", {n.input(0), shape}, {n.output(0)}, pd);
 }
 
 void convert_flatten(NodeContext& n)

@@ -18,7 +18,6 @@ std::unique_ptr<Op> make_shuffle_channel();
 std::unique_ptr<Op> make_nd_reverse_sequence();
 std::unique_ptr<Op> make_nd_shape();
 std::unique_ptr<Op> make_nd_size();
-std::unique_ptr<Op> make_nd_reshape();
 std::unique_ptr<Op> make_nd_flatten();
 std::unique_ptr<Op> make_nd_squeeze();
 std::unique_ptr<Op> make_nd_unsqueeze();
@@ -52,7 +51,6 @@ std::vector<BuiltinOp> shape_family()
         {"ReverseSequence", make_nd_reverse_sequence},
         {"Shape", make_nd_shape},
         {"Size", make_nd_size},
-        {"ReshapeND", make_nd_reshape},
         {"FlattenND", make_nd_flatten},
         {"SqueezeND", make_nd_squeeze},
         {"Unsqueeze", make_nd_unsqueeze},

@@ -1,15 +1,29 @@
-// Reshape (ncnn): params 0=w 1=h 11=d 2=c (-233 absent, 0 copies the input's
-// dim, -1 is inferred) or 6=shape expression listing w,h,(d),c from the shapes
-// of one or more inputs. The output is a view of input 0.
-// 12=input_batch_axis 13=output_batch_axis (233 = none) select ncnn's
-// batch-aware form: the target is read outermost first with a batch axis
-// inserted at those positions, and 0 copies the input dim at the same index.
-// Our tensors carry no batch, so the batch is 1 in and must resolve to 1 out.
-#include "graph/expression.h"
-#include "ops/registry.h"
-#include "ops/common/op_util.h"
-
+// Reshape: input 0 (any dtype) seen with another shape of the same element
+// count. The target comes in one of four forms; in each, 0 copies an input dim
+// and one -1 is inferred from the element count.
+//   ncnn dims     0=w 1=h 11=d 2=c (-233 absent): the rank is given by which
+//                 are present; a 0 copies the input's dim of the same ncnn
+//                 name (w, h, d or c).
+//   ncnn expr     6=shape expression listing w,h,(d),c from the shapes of one
+//                 or more inputs (each input it names is a bottom).
+//   ncnn batch    12=input_batch_axis 13=output_batch_axis (233 = none) with
+//                 dims or expr: the target is read outermost first with a
+//                 batch axis at those positions, and 0 copies the input dim at
+//                 the same index. Our tensors carry no batch, so the batch is 1
+//                 in and must resolve to 1 out.
+//   shape input   none of 0 and 6, and input 1 the target (1-D integers,
+//                 outermost first, as ONNX's Reshape): 0 copies the input dim
+//                 at the same index, unless 21=allowzero=1 (then 0 is a real
+//                 zero dim); 20=dynamic=1 accepts a target known only at run
+//                 time (see common/tensor_util.cpp).
+// The output is a view of input 0 (with dynamic=1, a copy: its shape may be
+// known only at run time).
+#include <cstring>
 #include <limits>
+
+#include "graph/expression.h"
+#include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 
 namespace kestrel {
 
@@ -20,16 +34,46 @@ constexpr int kNoBatchAxis = 233;
 // Which of [w,h,d,c] a rank uses: rank 3 is (w,h,c), without d.
 const std::vector<int> kAxesOfRank[4] = {{0}, {0, 1}, {0, 1, 3}, {0, 1, 2, 3}};
 
+// `target` (outermost first, 0s already resolved, at most one -1) with the -1
+// inferred; throws unless the element counts agree.
+Shape infer_minus_one(std::vector<int64_t> target, const Shape& input)
+{
+    const int64_t total = shape_numel(input);
+    int64_t known = 1;
+    int infer_at = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+        if (target[i] == -1) {
+            check(infer_at < 0, "more than one -1 in the target shape ", shape_str(target));
+            infer_at = static_cast<int>(i);
+            continue;
+        }
+        check(target[i] >= 0, "bad target dim ", target[i], " in ", shape_str(target));
+        if (target[i] > 0 && known > std::numeric_limits<int64_t>::max() / target[i])
+            fail("cannot reshape ", shape_str(input), ": the target dims overflow int64");
+        known *= target[i];
+    }
+    if (infer_at >= 0) {
+        check(known != 0 && total % known == 0, "cannot reshape ", shape_str(input), " (", total, " elements) to ",
+              shape_str(target), ": they do not divide by ", known);
+        target[static_cast<size_t>(infer_at)] = total / known;
+        known = total;
+    }
+    check(known == total, "cannot reshape ", shape_str(input), " (", total, " elements) to ", shape_str(target));
+    return target;
+}
+
 class Reshape : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
         in_batch_axis_ = pd.get_int(12, kNoBatchAxis);
         out_batch_axis_ = pd.get_int(13, kNoBatchAxis);
+        allowzero_ = pd.get_int(21, 0) != 0;
+        dynamic_ = pd.get_int(20, 0) != 0;
         const std::string text = pd.get_string(6, "");
         if (!text.empty()) {
             expr_ = Expression::parse(text);
-            has_expr_ = true;
+            form_ = Form::Expression;
             return;
         }
         const int w = pd.get_int(0, kAbsent), h = pd.get_int(1, kAbsent), d = pd.get_int(11, kAbsent),
@@ -40,7 +84,13 @@ public:
         if (c == kAbsent) rank = 2;
         if (h == kAbsent) rank = 1;
         if (w == kAbsent) rank = 0;
-        check(rank > 0, "needs at least param 0 (w) or 6 (shape expression)");
+        if (rank == 0) {
+            form_ = Form::ShapeInput;
+            check(in_batch_axis_ == kNoBatchAxis && out_batch_axis_ == kNoBatchAxis,
+                  "batch axes (params 12, 13) need param 0 (w) or 6 (shape expression)");
+            return;
+        }
+        form_ = Form::Dims;
         target_ = {w, h, d, c};
         rank_ = rank;
         for (int i : kAxesOfRank[rank - 1])
@@ -49,20 +99,69 @@ public:
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        const size_t inputs = has_expr_ ? std::max(1, expr_.blob_count()) : 1;
-        expect_input_count(in, inputs, inputs);
+        check(form_ != Form::ShapeInput || in.size() == 2,
+              "needs param 0 (w), param 6 (shape expression) or the target shape as input 1");
+        expect_input_count(in, input_count(), input_count());
         expect_output_count(out, 1);
-        if (in_batch_axis_ != kNoBatchAxis || out_batch_axis_ != kNoBatchAxis) {
-            out[0] = TensorDesc{};
-            out[0].shape = resolve_batch(in);
-            out[0].dtype = in[0].dtype;
+        if (form_ == Form::ShapeInput) {
+            check(in[1].shape.size() == 1, "shape (input 1) must be 1-D, got ", shape_str(in[1].shape));
+            if (!in[1].value.defined() && dynamic_) {
+                // Placeholder of the right rank and element count; forward() gives the real shape.
+                Shape s(static_cast<size_t>(in[1].shape[0]), 1);
+                if (!s.empty()) s[0] = shape_numel(in[0].shape);
+                out[0] = TensorDesc(s, in[0].dtype);
+                return;
+            }
+            out[0] = TensorDesc(from_shape_input(in[0].shape, nd::known_value(in[1], "shape (input 1)")), in[0].dtype);
             return;
         }
+        std::vector<Shape> shapes;
+        for (const auto& d : in) shapes.push_back(d.shape);
+        const bool batch = in_batch_axis_ != kNoBatchAxis || out_batch_axis_ != kNoBatchAxis;
+        out[0] = TensorDesc(batch ? resolve_batch(shapes) : resolve_ncnn(shapes), in[0].dtype);
+    }
+
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
+    bool outputs_alias_input() const override { return !dynamic_; }
+    bool dynamic_output_shape() const override { return dynamic_; }
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
+    {
+        // Only with dynamic=1 (otherwise the output is a view made by the runtime).
+        const Shape s = from_shape_input(in[0].shape(), in[1]);
+        if (out[0].shape() != s) out[0] = Tensor(s, in[0].dtype());
+        std::memcpy(out[0].raw(), in[0].raw(), in[0].nbytes());
+    }
+
+private:
+    enum class Form { Dims, Expression, ShapeInput };
+
+    size_t input_count() const
+    {
+        if (form_ == Form::ShapeInput) return 2;
+        return form_ == Form::Expression ? std::max(1, expr_.blob_count()) : 1;
+    }
+
+    // ONNX's rule: 0 copies the input dim at the same index (unless allowzero).
+    Shape from_shape_input(const Shape& input, const Tensor& shape_value) const
+    {
+        std::vector<int64_t> target = nd::int_values(shape_value, "shape (input 1)");
+        for (size_t i = 0; i < target.size(); ++i) {
+            check(target[i] >= -1, "shape ", shape_str(target), " has a negative dim other than -1");
+            if (target[i] == 0 && !allowzero_) {
+                check(i < input.size(), "shape ", shape_str(target), ": 0 at index ", i,
+                      " copies an input dim, but the input ", shape_str(input), " has rank ", input.size());
+                target[i] = input[i];
+            }
+        }
+        return infer_minus_one(target, input);
+    }
+
+    // ncnn's dims or expression form: 0 copies the input dim of the same ncnn name.
+    Shape resolve_ncnn(const std::vector<Shape>& shapes) const
+    {
         std::vector<int64_t> wh_dc(4, 1);
         int rank = rank_;
-        if (has_expr_) {
-            std::vector<Shape> shapes;
-            for (const auto& d : in) shapes.push_back(d.shape);
+        if (form_ == Form::Expression) {
             const std::vector<int> list = expr_.eval_list(shapes);
             check(list.size() >= 1 && list.size() <= 4, "shape expression gives ", list.size(), " dims, expected 1-4");
             rank = static_cast<int>(list.size());
@@ -71,53 +170,22 @@ public:
         } else {
             for (int i = 0; i < 4; ++i) wh_dc[i] = target_[i];
         }
-        out[0] = TensorDesc{};
-        out[0].shape = resolve(in[0].shape, rank, wh_dc);
-        out[0].dtype = in[0].dtype;
-    }
-
-    bool outputs_alias_input() const override { return true; }
-    void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
-
-private:
-    // Applies the 0 (copy) and -1 (infer) rules; wh_dc is [w,h,d,c].
-    static Shape resolve(const Shape& input, int rank, std::vector<int64_t> wh_dc)
-    {
-        const int64_t total = shape_numel(input);
+        const Shape& input = shapes[0];
         if (input.size() >= 1 && input.size() <= 4) {
             const NcnnDims src = ncnn_dims(input);
             const int64_t src_dims[4] = {src.w, src.h, src.d, src.c};
             for (int i = 0; i < 4; ++i)
                 if (wh_dc[i] == 0) wh_dc[i] = src_dims[i];
         }
-        int infer_at = -1;
-        int64_t known = 1;
-        for (int i : kAxesOfRank[rank - 1]) {
-            check(wh_dc[i] >= -1, "bad target dim ", wh_dc[i]);
-            if (wh_dc[i] == -1) {
-                check(infer_at < 0, "more than one -1 in the target shape");
-                infer_at = i;
-            } else {
-                if (wh_dc[i] > 0 && known > std::numeric_limits<int64_t>::max() / wh_dc[i])
-                    fail("cannot reshape ", shape_str(input), ": the target dims overflow int64");
-                known *= wh_dc[i];
-            }
-        }
-        if (infer_at >= 0) {
-            check(known > 0 && total % known == 0, "cannot infer -1: ", total, " elements do not divide by ", known);
-            wh_dc[infer_at] = total / known;
-            known *= wh_dc[infer_at];
-        }
-        const Shape out = shape_from_ncnn(rank, wh_dc[0], wh_dc[1], wh_dc[2], wh_dc[3]);
-        check(known == total, "cannot reshape ", shape_str(input), " (", total, " elements) to ", shape_str(out));
-        return out;
+        for (int i : kAxesOfRank[rank - 1]) check(wh_dc[i] >= -1, "bad target dim ", wh_dc[i]);
+        return infer_minus_one(shape_from_ncnn(rank, wh_dc[0], wh_dc[1], wh_dc[2], wh_dc[3]), input);
     }
 
     // ncnn's batch-aware form with batch 1: logical shapes are outermost first
     // with the batch axis inserted; 0 copies the logical input dim at the same index.
-    Shape resolve_batch(const std::vector<TensorDesc>& in) const
+    Shape resolve_batch(const std::vector<Shape>& shapes) const
     {
-        const Shape& physical = in[0].shape;
+        const Shape& physical = shapes[0];
         const int in_rank = static_cast<int>(physical.size());
         check(in_rank >= 1 && in_rank <= 4, "expects a rank 1-4 input, got ", shape_str(physical));
         Shape logical = physical;
@@ -128,9 +196,7 @@ private:
             logical.insert(logical.begin() + a, 1);
         }
         std::vector<int64_t> target;
-        if (has_expr_) {
-            std::vector<Shape> shapes;
-            for (const auto& d : in) shapes.push_back(d.shape);
+        if (form_ == Form::Expression) {
             const std::vector<int> list = expr_.eval_list(shapes);
             target.assign(list.rbegin(), list.rend()); // the list is innermost first
         } else {
@@ -145,46 +211,29 @@ private:
             check(out_axis >= 0 && out_axis < out_rank, "output_batch_axis (param 13) ", out_batch_axis_,
                   " is out of range for ", out_rank, " target dims");
         }
-        const int64_t total = shape_numel(physical);
-        int64_t known = 1;
-        int infer_at = -1;
-        for (int i = 0; i < out_rank; ++i) {
+        for (int i = 0; i < out_rank; ++i)
             if (target[i] == 0) {
                 check(i < static_cast<int>(logical.size()), "target dim ", i, " is 0 (copy) but the input has only ",
                       logical.size(), " dims");
                 target[i] = logical[i];
             }
-            if (target[i] == -1) {
-                check(infer_at < 0, "more than one -1 in the target shape");
-                infer_at = i;
-                continue;
-            }
-            check(target[i] > 0, "bad target dim ", target[i]);
-            if (known > std::numeric_limits<int64_t>::max() / target[i])
-                fail("cannot reshape ", shape_str(physical), ": the target dims overflow int64");
-            known *= target[i];
-        }
-        if (infer_at >= 0) {
-            check(total % known == 0, "cannot infer -1: ", total, " elements do not divide by ", known);
-            target[infer_at] = total / known;
-            known *= target[infer_at];
-        }
-        check(known == total, "cannot reshape ", shape_str(physical), " (", total, " elements) to ", shape_str(target));
+        const Shape resolved = infer_minus_one(target, physical);
         Shape out;
         for (int i = 0; i < out_rank; ++i) {
             if (i == out_axis) {
-                check(target[i] == 1, "the output batch axis resolves to ", target[i],
+                check(resolved[i] == 1, "the output batch axis resolves to ", resolved[i],
                       "; batched tensors (n > 1) are not supported");
                 continue;
             }
-            out.push_back(target[i]);
+            out.push_back(resolved[i]);
         }
         check(!out.empty() && out.size() <= 4, "the output would have ", out.size(), " dims besides the batch");
         return out;
     }
 
+    Form form_ = Form::Dims;
     int in_batch_axis_ = kNoBatchAxis, out_batch_axis_ = kNoBatchAxis;
-    bool has_expr_ = false;
+    bool allowzero_ = false, dynamic_ = false;
     Expression expr_;
     std::vector<int> target_;
     int rank_ = 0;
