@@ -75,4 +75,16 @@ TEST(LegacyLayers, ReshapeND)
                           {{"a", random_f32({2, 3, 4}, 1)}, {"s", i64v({4, 6})}}});
 }
 
+TEST(LegacyLayers, FlattenSqueezeUnsqueeze)
+{
+    const Tensor x = random_f32({2, 1, 3, 1}, 3);
+    expect_same_as_today({"FlattenND f 1 1 a y", "Flatten f 1 1 a y 0=1", "Flatten", {{"a", x}}});
+    expect_same_as_today({"FlattenND f 1 1 a y 0=2", "Flatten f 1 1 a y 0=2", "Flatten", {{"a", x}}});
+    expect_same_as_today({"SqueezeND s 1 1 a y", "Squeeze s 1 1 a y 21=1", "Squeeze", {{"a", x}}});
+    expect_same_as_today({"SqueezeND s 2 1 a b y 20=1", "Squeeze s 2 1 a b y 20=1 21=1", "Squeeze",
+                          {{"a", x}, {"b", i64v({-1})}}});
+    expect_same_as_today({"Unsqueeze u 2 1 a b y 20=1", "ExpandDims u 2 1 a b y 20=1 21=1", "ExpandDims",
+                          {{"a", x}, {"b", i64v({0, 5})}}});
+}
+
 } // namespace

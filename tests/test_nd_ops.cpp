@@ -562,18 +562,19 @@ TEST(NdOpsShapeFlow, DynamicLayersUseValuesKnownWhilePlanning)
 TEST(NdOpsShapeFlow, FlattenSqueezeUnsqueeze)
 {
     const Tensor x = ramp({2, 1, 3, 1});
-    EXPECT_EQ(run1("FlattenND", P({}), {R(x)}).shape(), Shape({2, 3}));
-    EXPECT_EQ(run1("FlattenND", P({{0, 0}}), {R(x)}).shape(), Shape({1, 6}));
-    EXPECT_EQ(run1("FlattenND", P({{0, 4}}), {R(x)}).shape(), Shape({6, 1}));
-    EXPECT_EQ(run1("FlattenND", P({{0, -1}}), {R(x)}).shape(), Shape({6, 1}));
-    EXPECT_EQ(run1("SqueezeND", P({}), {R(x)}).shape(), Shape({2, 3}));
-    EXPECT_EQ(run1("SqueezeND", P({}), {R(x), C(i64v({-1}))}).shape(), Shape({2, 1, 3}));
-    EXPECT_EQ(run1("Unsqueeze", P({}), {R(x), C(i64v({0, -1}))}).shape(), Shape({1, 2, 1, 3, 1, 1}));
-    EXPECT_EQ(run1("Unsqueeze", P({}), {R(f32({}, {1.f})), C(i64v({0}))}).shape(), Shape({1}));
-    EXPECT_EQ(run1("Unsqueeze", dynamic(), {R(ramp({3})), R(i64v({1}))}).shape(), Shape({3, 1}));
-    EXPECT_TRUE(contains(error_of([&] { run1("SqueezeND", P({}), {R(x), C(i64v({0}))}); }), "not 1"));
-    EXPECT_TRUE(contains(error_of([&] { run1("Unsqueeze", P({}), {R(x), C(i64v({1, 1}))}); }), "repeat"));
-    EXPECT_EQ(values<float>(run1("SqueezeND", P({}), {R(x)})), values<float>(x));
+    EXPECT_EQ(run1("Flatten", P({{0, 1}}), {R(x)}).shape(), Shape({2, 3}));
+    EXPECT_EQ(run1("Flatten", P({}), {R(x)}).shape(), Shape({6})); // ncnn's form: one row
+    EXPECT_EQ(run1("Flatten", P({{0, 0}}), {R(x)}).shape(), Shape({1, 6}));
+    EXPECT_EQ(run1("Flatten", P({{0, 4}}), {R(x)}).shape(), Shape({6, 1}));
+    EXPECT_EQ(run1("Flatten", P({{0, -1}}), {R(x)}).shape(), Shape({6, 1}));
+    EXPECT_EQ(run1("Squeeze", P({{21, 1}}), {R(x)}).shape(), Shape({2, 3}));
+    EXPECT_EQ(run1("Squeeze", P({{21, 1}}), {R(x), C(i64v({-1}))}).shape(), Shape({2, 1, 3}));
+    EXPECT_EQ(run1("ExpandDims", P({{21, 1}}), {R(x), C(i64v({0, -1}))}).shape(), Shape({1, 2, 1, 3, 1, 1}));
+    EXPECT_EQ(run1("ExpandDims", P({{21, 1}}), {R(f32({}, {1.f})), C(i64v({0}))}).shape(), Shape({1}));
+    EXPECT_EQ(run1("ExpandDims", P({{20, 1}, {21, 1}}), {R(ramp({3})), R(i64v({1}))}).shape(), Shape({3, 1}));
+    EXPECT_TRUE(contains(error_of([&] { run1("Squeeze", P({{21, 1}}), {R(x), C(i64v({0}))}); }), "not 1"));
+    EXPECT_TRUE(contains(error_of([&] { run1("ExpandDims", P({{21, 1}}), {R(x), C(i64v({1, 1}))}); }), "repeat"));
+    EXPECT_EQ(values<float>(run1("Squeeze", P({{21, 1}}), {R(x)})), values<float>(x));
 }
 
 // ---- split / concat / expand / tile -----------------------------------------

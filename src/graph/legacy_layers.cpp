@@ -16,7 +16,7 @@ struct LegacyLayer {
     const char* old_type;
     const char* type;
     std::vector<std::pair<int, int>> moved;  // old id -> new id; other ids keep theirs
-    std::vector<std::pair<int, int>> added;  // id = value, set after the move
+    std::vector<std::pair<int, int>> added;  // id = value, set after the move where absent
     void (*renumber)(ParamDict&) = nullptr;  // codes whose numbering changed
 };
 
@@ -25,6 +25,9 @@ const std::vector<LegacyLayer>& legacy_layers()
     static const std::vector<LegacyLayer> table = {
         {"ConcatND", "Concat", {}, {}},
         {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero
+        {"FlattenND", "Flatten", {}, {{0, 1}}},  // 0=axis, default 1
+        {"SqueezeND", "Squeeze", {}, {{21, 1}}},
+        {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
     };
     return table;
 }
@@ -54,7 +57,8 @@ bool upgrade_legacy_layer(std::string& type, ParamDict& params)
             const auto it = moved.find(id);
             copy_param(params, id, upgraded, it == moved.end() ? id : it->second);
         }
-        for (const auto& [id, value] : l.added) upgraded.set_int(id, value);
+        for (const auto& [id, value] : l.added)
+            if (!upgraded.has(id)) upgraded.set_int(id, value);
         if (l.renumber) l.renumber(upgraded);
         params = upgraded;
         type = l.type;

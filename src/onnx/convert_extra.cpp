@@ -49,7 +49,9 @@ void convert_reduce(NodeContext& n)
     if (reduces_all && !keepdims) {
         const std::string kept = n.temp("kept");
         n.emit("Reduction", {n.input(0)}, {kept}, pd);
-        n.emit("SqueezeND", {kept}, {n.output(0)});
+        ParamDict every_size1_axis;
+        every_size1_axis.set_int(21, 1);
+        n.emit("Squeeze", {kept}, {n.output(0)}, every_size1_axis);
         return;
     }
     n.emit("Reduction", {n.input(0)}, {n.output(0)}, pd);

@@ -42,7 +42,7 @@ ParamDict along_axis(const NodeContext& n, int axis)
 
 // Opset >= 13: along `axis` (default -1). Before: over the input coerced to 2-D
 // at `axis` (default 1), i.e. over the flattened block of axes [axis, rank):
-// FlattenND -> the op along axis 1 -> Reshape back to the input's shape.
+// Flatten -> the op along axis 1 -> Reshape back to the input's shape.
 // When `axis` is the last axis both forms are the same single layer.
 void convert_softmax_family(NodeContext& n)
 {
@@ -56,7 +56,7 @@ void convert_softmax_family(NodeContext& n)
     const std::string x = n.input(0), flat = n.temp("flat"), flat_y = n.temp("flat_y"), shape = n.temp("shape");
     ParamDict flatten;
     flatten.set_int(0, axis);
-    n.emit("FlattenND", {x}, {flat}, flatten);
+    n.emit("Flatten", {x}, {flat}, flatten);
     n.emit(n.op_type(), {flat}, {flat_y}, along_axis(n, 1));
     n.emit("Shape", {x}, {shape});
     n.emit("Reshape", {flat_y, shape}, {n.output(0)});

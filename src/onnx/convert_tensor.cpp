@@ -112,7 +112,7 @@ void convert_flatten(NodeContext& n)
 {
     ParamDict pd;
     pd.set_int(0, clamp_to_int(n.attr_int("axis", 1)));
-    n.emit("FlattenND", {n.input(0)}, {n.output(0)}, pd);
+    n.emit("Flatten", {n.input(0)}, {n.output(0)}, pd);
 }
 
 // Squeeze / Unsqueeze: axes attribute before opset 13, input after.
@@ -120,6 +120,7 @@ void convert_squeeze_like(NodeContext& n, const char* type, bool axes_required)
 {
     std::vector<std::string> bottoms{n.input(0)};
     ParamDict pd;
+    pd.set_int(21, 1); // the axes-input form
     if (n.opset() < 13 || n.has_attr("axes")) {
         if (n.has_attr("axes")) bottoms.push_back(constant_blob(n, int64_tensor(n.attr_ints("axes")), "axes"));
     } else if (n.has_input(1)) {
@@ -130,8 +131,8 @@ void convert_squeeze_like(NodeContext& n, const char* type, bool axes_required)
     n.emit(type, bottoms, {n.output(0)}, pd);
 }
 
-void convert_squeeze(NodeContext& n) { convert_squeeze_like(n, "SqueezeND", false); }
-void convert_unsqueeze(NodeContext& n) { convert_squeeze_like(n, "Unsqueeze", true); }
+void convert_squeeze(NodeContext& n) { convert_squeeze_like(n, "Squeeze", false); }
+void convert_unsqueeze(NodeContext& n) { convert_squeeze_like(n, "ExpandDims", true); }
 
 void convert_transpose(NodeContext& n)
 {

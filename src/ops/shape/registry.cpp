@@ -18,9 +18,8 @@ std::unique_ptr<Op> make_shuffle_channel();
 std::unique_ptr<Op> make_nd_reverse_sequence();
 std::unique_ptr<Op> make_nd_shape();
 std::unique_ptr<Op> make_nd_size();
-std::unique_ptr<Op> make_nd_flatten();
-std::unique_ptr<Op> make_nd_squeeze();
-std::unique_ptr<Op> make_nd_unsqueeze();
+std::unique_ptr<Op> make_squeeze();
+std::unique_ptr<Op> make_expand_dims();
 std::unique_ptr<Op> make_nd_transpose();
 std::unique_ptr<Op> make_nd_gather();
 std::unique_ptr<Op> make_nd_gather_elements();
@@ -51,9 +50,8 @@ std::vector<BuiltinOp> shape_family()
         {"ReverseSequence", make_nd_reverse_sequence},
         {"Shape", make_nd_shape},
         {"Size", make_nd_size},
-        {"FlattenND", make_nd_flatten},
-        {"SqueezeND", make_nd_squeeze},
-        {"Unsqueeze", make_nd_unsqueeze},
+        {"Squeeze", make_squeeze},
+        {"ExpandDims", make_expand_dims},
         {"Transpose", make_nd_transpose},
         {"Gather", make_nd_gather},
         {"GatherElements", make_nd_gather_elements},

@@ -1,11 +1,15 @@
-// View layers with an ONNX-computed shape (the output is a view of input 0):
-//   FlattenND   0=axis (default 1, -r..r): (prod dims[:axis], prod dims[axis:]).
-//   SqueezeND   input 1 (optional) axes: removes those size-1 dims; without it,
-//               every size-1 dim.
-//   Unsqueeze   input 1 axes (counted in the output's rank): inserts size-1 dims.
-// Axes are integer tensors; duplicates are errors. SqueezeND and Unsqueeze take
-// 20=dynamic (see nd_common.cpp): then the output is a copy whose shape may
-// depend on axes known only at run time.
+// Views of input 0 (any dtype) with a computed shape:
+//   Flatten     ncnn's form (no params): one row of every value. With 0=axis
+//               (-r..r; ONNX's Flatten): (prod dims[:axis], prod dims[axis:]).
+//   Squeeze     21=1 (ONNX's form): input 1 (optional) axes: removes those
+//               size-1 dims; without it, every size-1 dim.
+//   ExpandDims  21=1 (ONNX's Unsqueeze): input 1 axes (counted in the
+//               output's rank): inserts size-1 dims.
+// Axes are integer tensors; duplicates are errors. Squeeze and ExpandDims take
+// 20=dynamic (see common/tensor_util.cpp): then the output is a copy whose
+// shape may depend on axes known only at run time. ncnn's own params of
+// Squeeze and ExpandDims (0/1/11/2 flags, 3=axes) are not read yet: such a
+// layer is refused with a clear message.
 #include <algorithm>
 #include <cstring>
 
@@ -18,13 +22,19 @@ namespace {
 
 enum class ViewKind { Flatten, Squeeze, Unsqueeze };
 
-class ViewND : public Op {
+class ShapeView : public Op {
 public:
-    explicit ViewND(ViewKind kind) : kind_(kind) {}
+    explicit ShapeView(ViewKind kind) : kind_(kind) {}
     void load_param(const ParamDict& pd) override
     {
-        axis_ = pd.get_int(0, 1);
-        dynamic_ = kind_ != ViewKind::Flatten && pd.get_int(20, 0) != 0;
+        if (kind_ == ViewKind::Flatten) {
+            all_ = !pd.has(0); // ncnn's Flatten: one row
+            axis_ = pd.get_int(0, 0);
+            return;
+        }
+        check(pd.get_int(21, 0) == 1, "ncnn's ", kind_ == ViewKind::Squeeze ? "Squeeze" : "ExpandDims",
+              " params (0, 1, 11, 2, 3) are not supported yet; the axes-input form needs 21=1");
+        dynamic_ = pd.get_int(20, 0) != 0;
     }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
@@ -74,6 +84,7 @@ private:
         const int64_t rank = static_cast<int64_t>(in.size());
         switch (kind_) {
         case ViewKind::Flatten: {
+            if (all_) return {shape_numel(in)};
             check(axis_ >= -rank && axis_ <= rank, "axis (param 0) ", axis_, " is out of range for rank ", rank);
             const size_t a = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
             return {nd::dims_product(in, 0, a), nd::dims_product(in, a, in.size())};
@@ -109,14 +120,15 @@ private:
     }
 
     ViewKind kind_;
-    int axis_ = 1;
+    int axis_ = 0;
+    bool all_ = false; // Flatten to one row
     bool dynamic_ = false;
 };
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_flatten() { return std::make_unique<ViewND>(ViewKind::Flatten); }
-std::unique_ptr<Op> make_nd_squeeze() { return std::make_unique<ViewND>(ViewKind::Squeeze); }
-std::unique_ptr<Op> make_nd_unsqueeze() { return std::make_unique<ViewND>(ViewKind::Unsqueeze); }
+std::unique_ptr<Op> make_flatten() { return std::make_unique<ShapeView>(ViewKind::Flatten); }
+std::unique_ptr<Op> make_squeeze() { return std::make_unique<ShapeView>(ViewKind::Squeeze); }
+std::unique_ptr<Op> make_expand_dims() { return std::make_unique<ShapeView>(ViewKind::Unsqueeze); }
 
 } // namespace kestrel
