@@ -87,4 +87,11 @@ TEST(LegacyLayers, FlattenSqueezeUnsqueeze)
                           {{"a", x}, {"b", i64v({0, 5})}}});
 }
 
+TEST(LegacyLayers, Transpose)
+{
+    const Tensor x = random_f32({2, 3, 4, 5}, 4);
+    expect_same_as_today({"Transpose t 1 1 a y -23300=4,3,1,0,2", "Permute t 1 1 a y -23301=4,3,1,0,2", "Permute", {{"a", x}}});
+    expect_same_as_today({"Transpose t 1 1 a y", "Permute t 1 1 a y 2=1", "Permute", {{"a", x}}});
+}
+
 } // namespace

@@ -119,10 +119,11 @@ TEST(NdOpsTranspose, MatchesNaiveReferenceForRanksPermsAndDtypes)
             }
             ParamDict pd;
             if (trial % 2 == 0 || rank == 0) {
-                if (rank > 0) pd.set_ints(0, perm);
-                else pd = ParamDict();
+                if (rank > 0) pd.set_ints(1, perm);
+                else pd.set_int(2, 1);
             } else {
-                // default: reversed axes
+                // 2=1: reversed axes
+                pd.set_int(2, 1);
                 std::iota(perm.rbegin(), perm.rend(), 0);
                 os.clear();
                 for (int p : perm) os.push_back(s[static_cast<size_t>(p)]);
@@ -134,7 +135,7 @@ TEST(NdOpsTranspose, MatchesNaiveReferenceForRanksPermsAndDtypes)
                     src.push_back(flat_of(ic, s));
                 }
             }
-            EXPECT_TRUE(same(run1("Transpose", pd, {R(x)}), pick(x, os, src)))
+            EXPECT_TRUE(same(run1("Permute", pd, {R(x)}), pick(x, os, src)))
                 << "rank " << rank << " trial " << trial << " shape " << shape_str(s);
         }
     }
@@ -152,17 +153,17 @@ TEST(NdOpsTranspose, LargeInputWithThreadsEqualsReference)
         src.push_back(flat_of({oc[1], oc[3], oc[0], oc[2]}, s));
     }
     ParamDict pd;
-    pd.set_ints(0, perm);
-    EXPECT_TRUE(same(run_layer("Transpose", pd, {R(x)}, 1, {}, 2)[0], pick(x, os, src)));
+    pd.set_ints(1, perm);
+    EXPECT_TRUE(same(run_layer("Permute", pd, {R(x)}, 1, {}, 2)[0], pick(x, os, src)));
 }
 
 TEST(NdOpsTranspose, RejectsBadPerm)
 {
     ParamDict pd;
-    pd.set_ints(0, {0, 0, 1});
-    EXPECT_TRUE(contains(error_of([&] { run1("Transpose", pd, {R(ramp({2, 2, 2}))}); }), "not a permutation"));
-    pd.set_ints(0, {1, 0});
-    EXPECT_TRUE(contains(error_of([&] { run1("Transpose", pd, {R(ramp({2, 2, 2}))}); }), "rank 3"));
+    pd.set_ints(1, {0, 0, 1});
+    EXPECT_TRUE(contains(error_of([&] { run1("Permute", pd, {R(ramp({2, 2, 2}))}); }), "not a permutation"));
+    pd.set_ints(1, {1, 0});
+    EXPECT_TRUE(contains(error_of([&] { run1("Permute", pd, {R(ramp({2, 2, 2}))}); }), "rank 3"));
 }
 
 // ---- Gather family ---------------------------------------------------------------
@@ -516,7 +517,7 @@ TEST(NdOpsShapeFlow, DynamicReshapeFeedsDownstreamLayers)
     net.add_layer("Input", "x", {}, {"x"});
     net.add_layer("Input", "shape", {}, {"shape"});
     net.add_layer("Reshape", "r", {"x", "shape"}, {"r"}, dynamic());
-    net.add_layer("Transpose", "t", {"r"}, {"y"});
+    net.add_layer("Permute", "t", {"r"}, {"y"}, P({{2, 1}}));
     net.finish_graph();
     Session session(net);
     const Tensor x = ramp({6});
@@ -545,7 +546,7 @@ TEST(NdOpsShapeFlow, DynamicLayersUseValuesKnownWhilePlanning)
     net.add_layer("TopK", "topk", {"x", "k"}, {"v", "i"}, P({{0, 0}, {20, 1}}));
     net.add_layer("Concat", "target", {"k", "m1"}, {"target"});
     net.add_layer("Reshape", "r", {"x", "target"}, {"r"}, dynamic());
-    net.add_layer("Transpose", "t", {"r"}, {"y"});
+    net.add_layer("Permute", "t", {"r"}, {"y"}, P({{2, 1}}));
     net.finish_graph();
     Session session(net);
     const Tensor x = ramp({3, 2}); // k = dim 1 = 2
@@ -764,7 +765,7 @@ TEST(NdOpsThreads, ResultsDoNotDependOnThreadCount)
 {
     const Tensor x = random_bytes({16, 64, 72}, DType::F32, 21);
     ParamDict perm;
-    perm.set_ints(0, {2, 0, 1});
+    perm.set_ints(1, {2, 0, 1});
     std::vector<int64_t> idx;
     for (int i = 0; i < 300; ++i) idx.push_back((i * 37) % 64 - 32);
     Tensor xf = ramp({16, 64, 72});
@@ -775,7 +776,7 @@ TEST(NdOpsThreads, ResultsDoNotDependOnThreadCount)
         int outputs;
     };
     const std::vector<Case> cases = {
-        {"Transpose", perm, {R(x)}, 1},
+        {"Permute", perm, {R(x)}, 1},
         {"Gather", P({{0, 1}}), {R(x), C(i64v(idx))}, 1},
         {"Pad", P({{0, 1}}), {R(x), C(i64v({1, 3, 2, 0, 5, 7}))}, 1},
         {"Concat", P({{0, 2}}), {R(x), R(x)}, 1},

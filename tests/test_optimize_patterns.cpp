@@ -708,7 +708,7 @@ TEST(FuseAttention, ExportedFormsBecomeSdpa)
         const Both r = run_attention_form(forms[i]);
         const std::vector<std::string> expected =
             forms[i].key_perm == std::vector<int64_t>{0, 1, 3, 2} ? std::vector<std::string>{"SDPA"}
-                                                                  : std::vector<std::string>{"Transpose", "SDPA"};
+                                                                  : std::vector<std::string>{"Permute", "SDPA"};
         EXPECT_EQ(compute_layers(r.optimized), expected);
         EXPECT_EQ(count_layers(r.plain, "SDPA"), 0);
         expect_close_to_reference(r.optimized_out, r.plain_out, 1e-5);

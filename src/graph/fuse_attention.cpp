@@ -27,7 +27,7 @@ struct AttentionMatch {
     std::vector<int> erased; // layers of the pattern that go
     int q = -1, k = -1, v = -1, mask = -1;
     float scale = 1.f;
-    int key_transpose = -1; // the Transpose giving K^T, rewritten to give K
+    int key_transpose = -1; // the Permute giving K^T, rewritten to give K
     std::vector<int> key_perm;
 };
 
@@ -94,8 +94,8 @@ bool match_key(const Graph& g, const ShapeHints& hints, int kt, int reader, bool
     const int li = producer_index(g, kt);
     if (li < 0 || only_reader(g, kt) != reader) return false;
     const Layer& t = g.layers[li];
-    if (t.type != "Transpose" || t.bottoms.size() != 1 || !t.params.has(0)) return false;
-    std::vector<int> perm = t.params.get_ints(0);
+    if (t.type != "Permute" || t.bottoms.size() != 1 || !t.params.has(1)) return false;
+    std::vector<int> perm = t.params.get_ints(1); // the explicit permutation
     if (perm.size() < 2) return false;
     std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
     std::vector<int> identity(perm.size());
@@ -174,7 +174,7 @@ void apply(Graph& g, const AttentionMatch& m, int last, OptimizeReport& report)
 {
     report.applied.push_back("fused attention pattern ending at MatMul '" + g.layers[last].name + "' into SDPA");
     if (m.key_transpose >= 0) {
-        g.layers[m.key_transpose].params.set_ints(0, m.key_perm);
+        g.layers[m.key_transpose].params.set_ints(1, m.key_perm);
         rebuild_layer(g, m.key_transpose, {});
     }
     ParamDict pd;

@@ -20,6 +20,12 @@ struct LegacyLayer {
     void (*renumber)(ParamDict&) = nullptr;  // codes whose numbering changed
 };
 
+// Transpose without a perm reversed the axes.
+void reverse_without_perm(ParamDict& pd)
+{
+    if (!pd.has(1)) pd.set_int(2, 1);
+}
+
 const std::vector<LegacyLayer>& legacy_layers()
 {
     static const std::vector<LegacyLayer> table = {
@@ -28,6 +34,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"FlattenND", "Flatten", {}, {{0, 1}}},  // 0=axis, default 1
         {"SqueezeND", "Squeeze", {}, {{21, 1}}},
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
+        {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm
     };
     return table;
 }

@@ -137,8 +137,11 @@ void convert_unsqueeze(NodeContext& n) { convert_squeeze_like(n, "ExpandDims", t
 void convert_transpose(NodeContext& n)
 {
     ParamDict pd;
-    if (n.has_attr("perm")) pd = params_with_ints(0, n.attr_ints("perm"), "perm");
-    n.emit("Transpose", {n.input(0)}, {n.output(0)}, pd);
+    if (n.has_attr("perm"))
+        pd = params_with_ints(1, n.attr_ints("perm"), "perm");
+    else
+        pd.set_int(2, 1); // the axes reversed
+    n.emit("Permute", {n.input(0)}, {n.output(0)}, pd);
 }
 
 // ---- gather / scatter ----------------------------------------------------------

@@ -20,7 +20,6 @@ std::unique_ptr<Op> make_nd_shape();
 std::unique_ptr<Op> make_nd_size();
 std::unique_ptr<Op> make_squeeze();
 std::unique_ptr<Op> make_expand_dims();
-std::unique_ptr<Op> make_nd_transpose();
 std::unique_ptr<Op> make_nd_gather();
 std::unique_ptr<Op> make_nd_gather_elements();
 std::unique_ptr<Op> make_nd_gather_nd();
@@ -52,7 +51,6 @@ std::vector<BuiltinOp> shape_family()
         {"Size", make_nd_size},
         {"Squeeze", make_squeeze},
         {"ExpandDims", make_expand_dims},
-        {"Transpose", make_nd_transpose},
         {"Gather", make_nd_gather},
         {"GatherElements", make_nd_gather_elements},
         {"GatherND", make_nd_gather_nd},
