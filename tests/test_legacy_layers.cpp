@@ -94,4 +94,12 @@ TEST(LegacyLayers, Transpose)
     expect_same_as_today({"Transpose t 1 1 a y", "Permute t 1 1 a y 2=1", "Permute", {{"a", x}}});
 }
 
+TEST(LegacyLayers, SplitND)
+{
+    const Tensor x = random_f32({2, 7}, 5);
+    expect_same_as_today({"SplitND s 1 3 a y z w 0=1", "Slice s 1 3 a y z w 1=1", "Slice", {{"a", x}}});
+    expect_same_as_today({"SplitND s 2 2 a b y z 0=-1 20=1", "Slice s 2 2 a b y z 1=-1 20=1", "Slice",
+                          {{"a", x}, {"b", i64v({3, 4})}}});
+}
+
 } // namespace

@@ -583,19 +583,19 @@ TEST(NdOpsShapeFlow, FlattenSqueezeUnsqueeze)
 TEST(NdOpsJoin, SplitEvenUnevenAndSizes)
 {
     const Tensor x = ramp({2, 7});
-    std::vector<Tensor> out = run_layer("SplitND", P({{0, 1}}), {R(x)}, 3);
+    std::vector<Tensor> out = run_layer("Slice", P({{1, 1}}), {R(x)}, 3);
     ASSERT_EQ(out.size(), 3u);
     EXPECT_EQ(out[0].shape(), Shape({2, 3}));
     EXPECT_EQ(out[2].shape(), Shape({2, 1}));
     EXPECT_EQ(values<float>(out[1]), std::vector<float>({3, 4, 5, 10, 11, 12}));
     EXPECT_EQ(values<float>(out[2]), std::vector<float>({6, 13}));
-    out = run_layer("SplitND", P({{0, -1}}), {R(x), C(i64v({1, 0, 6}))}, 3);
+    out = run_layer("Slice", P({{1, -1}}), {R(x), C(i64v({1, 0, 6}))}, 3);
     EXPECT_EQ(values<float>(out[0]), std::vector<float>({0, 7}));
     EXPECT_EQ(out[1].shape(), Shape({2, 0}));
     EXPECT_EQ(out[2].shape(), Shape({2, 6}));
-    out = run_layer("SplitND", dynamic(), {R(x), R(i64v({1, 1}))}, 2);
+    out = run_layer("Slice", dynamic(), {R(x), R(i64v({1, 1}))}, 2);
     EXPECT_EQ(values<float>(out[1]), std::vector<float>({7, 8, 9, 10, 11, 12, 13}));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("SplitND", P({}), {R(x), C(i64v({1, 2}))}, 2); }), "sum to"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Slice", P({}), {R(x), C(i64v({1, 2}))}, 2); }), "sum to"));
 }
 
 TEST(NdOpsJoin, ConcatAnyRankAndDtype)

@@ -34,6 +34,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"FlattenND", "Flatten", {}, {{0, 1}}},  // 0=axis, default 1
         {"SqueezeND", "Squeeze", {}, {{21, 1}}},
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
+        {"SplitND", "Slice", {{0, 1}}, {}},     // 0=axis
         {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm
     };
     return table;

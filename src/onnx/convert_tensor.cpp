@@ -204,7 +204,7 @@ void convert_slice(NodeContext& n)
 void convert_split(NodeContext& n)
 {
     ParamDict pd;
-    pd.set_int(0, clamp_to_int(n.attr_int("axis", 0)));
+    pd.set_int(1, clamp_to_int(n.attr_int("axis", 0)));
     if (n.has_attr("num_outputs"))
         n.check(n.attr_int("num_outputs", 0) == n.num_outputs(), "num_outputs ", n.attr_int("num_outputs", 0),
                 " differs from the node's ", n.num_outputs(), " outputs");
@@ -215,7 +215,7 @@ void convert_split(NodeContext& n)
         bottoms.push_back(n.input(1));
         if (runtime_value(n, 1)) pd.set_int(kDynamicParam, 1);
     }
-    n.emit("SplitND", bottoms, all_outputs(n), pd);
+    n.emit("Slice", bottoms, all_outputs(n), pd);
 }
 
 // ---- shape-valued inputs -------------------------------------------------------

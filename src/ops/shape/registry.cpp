@@ -26,7 +26,6 @@ std::unique_ptr<Op> make_nd_gather_nd();
 std::unique_ptr<Op> make_nd_scatter_elements();
 std::unique_ptr<Op> make_nd_scatter_nd();
 std::unique_ptr<Op> make_nd_slice();
-std::unique_ptr<Op> make_nd_split();
 std::unique_ptr<Op> make_nd_expand();
 std::unique_ptr<Op> make_nd_tile();
 std::unique_ptr<Op> make_nd_pad();
@@ -57,7 +56,6 @@ std::vector<BuiltinOp> shape_family()
         {"ScatterElements", make_nd_scatter_elements},
         {"ScatterND", make_nd_scatter_nd},
         {"SliceND", make_nd_slice},
-        {"SplitND", make_nd_split},
         {"Expand", make_nd_expand},
         {"TileND", make_nd_tile},
         {"Pad", make_nd_pad},
