@@ -102,4 +102,12 @@ TEST(LegacyLayers, SplitND)
                           {{"a", x}, {"b", i64v({3, 4})}}});
 }
 
+TEST(LegacyLayers, SliceND)
+{
+    const Tensor x = random_f32({4, 6, 5}, 6);
+    expect_same_as_today({"SliceND s 5 1 a b c d e y 20=1", "Crop s 5 1 a b c d e y 22=1 23=1", "Crop",
+                          {{"a", x}, {"b", i64v({-1, 1})}, {"c", i64v({INT64_MIN, 5})}, {"d", i64v({0, 2})},
+                           {"e", i64v({-2, 2})}}});
+}
+
 } // namespace

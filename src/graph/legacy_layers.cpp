@@ -35,6 +35,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"SqueezeND", "Squeeze", {}, {{21, 1}}},
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
         {"SplitND", "Slice", {{0, 1}}, {}},     // 0=axis
+        {"SliceND", "Crop", {{20, 23}}, {{22, 1}}}, // 20=dynamic
         {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm
     };
     return table;

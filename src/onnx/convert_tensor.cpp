@@ -187,6 +187,7 @@ void convert_scatter_nd(NodeContext& n)
 void convert_slice(NodeContext& n)
 {
     ParamDict pd;
+    pd.set_int(22, 1); // Crop's ONNX-slice form
     std::vector<std::string> bottoms{n.input(0)};
     if (n.opset() < 10) {
         bottoms.push_back(constant_blob(n, int64_tensor(n.attr_ints("starts")), "starts"));
@@ -196,9 +197,9 @@ void convert_slice(NodeContext& n)
         bottoms = inputs_upto(n, 5);
         n.check(bottoms.size() >= 3, "needs starts and ends");
         for (int i = 1; i < 5; ++i)
-            if (runtime_value(n, i)) pd.set_int(kDynamicParam, 1);
+            if (runtime_value(n, i)) pd.set_int(23, 1); // dynamic
     }
-    n.emit("SliceND", bottoms, {n.output(0)}, pd);
+    n.emit("Crop", bottoms, {n.output(0)}, pd);
 }
 
 void convert_split(NodeContext& n)

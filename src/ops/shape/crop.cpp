@@ -19,8 +19,17 @@
 //              outw,outh,(outd),outc] (as many as the rank needs). The output
 //              shape then depends on data: exact while planning when the value
 //              is known, otherwise bounded by input 0 and fixed by forward.
-// Every resolved box must lie inside the input with size >= 1 on each axis; ncnn
-// reads out of bounds or fails on the boxes we reject. Any dtype: bytes are copied.
+//   slice      22=1 (ONNX's Slice, any rank): inputs 1 starts, 2 ends, 3 axes
+//              (optional: 0..n-1), 4 steps (optional: 1s), 1-D integer tensors
+//              of one length. Negative starts/ends count from the end, then are
+//              clamped ([0, dim] for positive steps, [-1, dim-1] for negative
+//              ones); steps may be negative but not 0; axes must not repeat; a
+//              range may be empty. 23=dynamic=1 accepts values known only at
+//              run time (see common/tensor_util.cpp).
+// Every ncnn box must lie inside the input with size >= 1 on each axis; ncnn
+// reads out of bounds or fails on the boxes we reject. Whatever the mode, the
+// result is a strided region of the input (shape, first element, strides),
+// copied by one strided copy. Any dtype: bytes are copied.
 #include <algorithm>
 #include <cstring>
 
@@ -144,12 +153,86 @@ Shape shape_of_box(const Box& b, int rank)
     return shape_from_ncnn(rank, b.len[W], b.len[H], b.len[D], b.len[C]);
 }
 
+// The region a crop copies: its shape, its first element and, per axis, the
+// input stride between its elements (in elements).
+struct Region {
+    Shape shape;
+    int64_t offset = 0;
+    std::vector<int64_t> strides;
+};
+
+Region region_of_box(const Box& b, const Shape& input)
+{
+    const int rank = static_cast<int>(input.size());
+    Region r;
+    r.shape = shape_of_box(b, rank);
+    r.strides = nd::dense_strides(input);
+    for (int k = 0; k < rank; ++k) r.offset += b.off[slot_of(rank, k)] * r.strides[static_cast<size_t>(k)];
+    return r;
+}
+
+// ONNX's Slice: values are starts, ends, [axes], [steps].
+Region onnx_slice_region(const Shape& d, const std::vector<Tensor>& v)
+{
+    const int64_t rank = static_cast<int64_t>(d.size());
+    const std::vector<int64_t> starts = nd::int_values(v[0], "starts (input 1)");
+    const std::vector<int64_t> ends = nd::int_values(v[1], "ends (input 2)");
+    const size_t n = starts.size();
+    check(ends.size() == n, "starts has ", n, " values but ends has ", ends.size());
+    std::vector<int64_t> axes, steps(n, 1);
+    if (v.size() > 2 && v[2].defined() && v[2].numel() > 0) {
+        axes = nd::int_values(v[2], "axes (input 3)");
+        check(axes.size() == n, "axes has ", axes.size(), " values but starts has ", n);
+    } else {
+        check(static_cast<int64_t>(n) <= rank, n, " starts for a rank ", rank, " input");
+        for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
+    }
+    if (v.size() > 3 && v[3].defined()) {
+        steps = nd::int_values(v[3], "steps (input 4)");
+        check(steps.size() == n, "steps has ", steps.size(), " values but starts has ", n);
+    }
+    Region r;
+    r.shape = d;
+    r.strides = nd::dense_strides(d);
+    std::vector<bool> seen(d.size(), false);
+    for (size_t i = 0; i < n; ++i) {
+        const int a = nd::normalize_axis(axes[i], rank, "axis");
+        check(!seen[static_cast<size_t>(a)], "axes repeat axis ", a);
+        seen[static_cast<size_t>(a)] = true;
+        const int64_t dim = d[static_cast<size_t>(a)], step = steps[i];
+        check(step != 0, "step for axis ", a, " is 0");
+        int64_t b = starts[i], e = ends[i];
+        if (b < 0) b += dim;
+        if (e < 0) e += dim;
+        int64_t len;
+        if (step > 0) {
+            b = std::clamp<int64_t>(b, 0, dim);
+            e = std::clamp<int64_t>(e, 0, dim);
+            len = e > b ? (e - b - 1) / step + 1 : 0;
+        } else {
+            b = std::clamp<int64_t>(b, -1, dim - 1);
+            e = std::clamp<int64_t>(e, -1, dim - 1);
+            const int64_t mag = step == INT64_MIN ? INT64_MAX : -step;
+            len = b > e ? (b - e - 1) / mag + 1 : 0;
+        }
+        r.shape[static_cast<size_t>(a)] = len;
+        if (len > 0) r.offset += b * r.strides[static_cast<size_t>(a)];
+        r.strides[static_cast<size_t>(a)] *= step;
+    }
+    return r;
+}
+
 class Crop : public Op {
 public:
-    enum class Mode { Numpy, Expression, Offset, Reference, Roi };
+    enum class Mode { Numpy, Expression, Offset, Reference, Roi, OnnxSlice };
 
     void load_param(const ParamDict& pd) override
     {
+        if (pd.get_int(22, 0) == 1) {
+            mode_ = Mode::OnnxSlice;
+            dynamic_ = pd.get_int(23, 0) != 0;
+            return;
+        }
         off_[W] = pd.get_int(0, 0), off_[H] = pd.get_int(1, 0), off_[D] = pd.get_int(13, 0), off_[C] = pd.get_int(2, 0);
         out_[W] = pd.get_int(3, 0), out_[H] = pd.get_int(4, 0), out_[D] = pd.get_int(14, 0), out_[C] = pd.get_int(5, 0);
         off2_[W] = pd.get_int(6, 0), off2_[H] = pd.get_int(7, 0), off2_[D] = pd.get_int(15, 0),
@@ -193,52 +276,56 @@ public:
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        expect_input_count(in, inputs_, inputs_);
+        if (mode_ == Mode::OnnxSlice)
+            expect_input_count(in, 3, 5);
+        else
+            expect_input_count(in, inputs_, inputs_);
         expect_output_count(out, 1);
+        std::vector<Tensor> values;
+        for (size_t i = 1; i < in.size(); ++i) values.push_back(in[i].value);
+        if (!output_shapes_known(in)) {
+            // Known only when running: a placeholder (roi: bounded by the input), forward() gives the shape.
+            out[0] = TensorDesc(in[0].shape, in[0].dtype);
+            if (mode_ == Mode::Roi) out[0].shape = shape_of_box(full_box(ncnn_dims(in[0].shape)), static_cast<int>(in[0].shape.size()));
+            return;
+        }
         std::vector<Shape> shapes;
         for (const auto& d : in) shapes.push_back(d.shape);
-        Box b;
-        if (mode_ == Mode::Roi && !in[1].value.defined()) {
-            // Known only when running: bounded by the input (forward shrinks it).
-            b = full_box(ncnn_dims(in[0].shape));
-        } else {
-            b = resolve(shapes, mode_ == Mode::Roi ? &in[1].value : nullptr);
+        if (mode_ == Mode::OnnxSlice) {
+            static const char* const names[] = {"", "starts (input 1)", "ends (input 2)", "axes (input 3)", "steps (input 4)"};
+            for (size_t i = 1; i < in.size(); ++i) nd::known_value(in[i], names[i]);
         }
-        out[0] = TensorDesc{};
-        out[0].shape = shape_of_box(b, static_cast<int>(in[0].shape.size()));
-        out[0].dtype = in[0].dtype;
+        out[0] = TensorDesc(region(shapes, values).shape, in[0].dtype);
     }
 
-    bool dynamic_output_shape() const override { return mode_ == Mode::Roi; }
-    bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1, 2); }
+    bool dynamic_output_shape() const override { return mode_ == Mode::Roi || (mode_ == Mode::OnnxSlice && dynamic_); }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override
+    {
+        if (mode_ == Mode::Roi) return nd::values_known(in, 1, 2);
+        return mode_ != Mode::OnnxSlice || !dynamic_ || nd::values_known(in, 1);
+    }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         std::vector<Shape> shapes;
         for (const auto& t : in) shapes.push_back(t.shape());
-        const Box b = resolve(shapes, mode_ == Mode::Roi ? &in[1] : nullptr);
-        const int rank = in[0].rank();
-        const Shape want = shape_of_box(b, rank);
-        if (out[0].shape() != want) {
-            check(mode_ == Mode::Roi, "output has shape ", shape_str(out[0].shape()), ", expected ", shape_str(want));
-            out[0] = Tensor(want, in[0].dtype());
+        const Region r = region(shapes, std::vector<Tensor>(in.begin() + 1, in.end()));
+        if (out[0].shape() != r.shape) {
+            check(dynamic_output_shape(), "output has shape ", shape_str(out[0].shape()), ", expected ", shape_str(r.shape));
+            out[0] = Tensor(r.shape, in[0].dtype());
         }
-        const NcnnDims n = ncnn_dims(in[0].shape());
-        const size_t esize = dtype_size(in[0].dtype());
-        const size_t row = static_cast<size_t>(b.len[W]) * esize;
-        const int64_t rows = b.len[C] * b.len[D] * b.len[H];
-        const uint8_t* src = static_cast<const uint8_t*>(in[0].raw());
-        uint8_t* dst = static_cast<uint8_t*>(out[0].raw());
-        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                const int64_t y = r % b.len[H], z = (r / b.len[H]) % b.len[D], q = r / (b.len[H] * b.len[D]);
-                const int64_t at = (((q + b.off[C]) * n.d + z + b.off[D]) * n.h + y + b.off[H]) * n.w + b.off[W];
-                std::memcpy(dst + static_cast<size_t>(r) * row, src + static_cast<size_t>(at) * esize, row);
-            }
-        });
+        nd::strided_copy(in[0].raw(), r.offset, r.shape, r.strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
     }
 
 private:
+    // The region for these input shapes and the other inputs' values (the
+    // roi, or ONNX's starts, ends, axes, steps).
+    Region region(const std::vector<Shape>& shapes, const std::vector<Tensor>& values) const
+    {
+        if (mode_ == Mode::OnnxSlice) return onnx_slice_region(shapes[0], values);
+        return region_of_box(resolve(shapes, mode_ == Mode::Roi ? &values[0] : nullptr), shapes[0]);
+    }
+
     // The box for these input shapes (and ROI tensor, in roi mode); validated.
     Box resolve(const std::vector<Shape>& shapes, const Tensor* roi) const
     {
@@ -274,6 +361,7 @@ private:
             break;
         }
         case Mode::Roi: b = roi_box(n, roi_values(*roi)); break;
+        case Mode::OnnxSlice: break; // not a box
         }
         check_box(b, n);
         return b;
@@ -281,6 +369,7 @@ private:
 
     Mode mode_ = Mode::Reference;
     size_t inputs_ = 2;
+    bool dynamic_ = false; // slice mode: values known only at run time are accepted
     int off_[4] = {0, 0, 0, 0}, out_[4] = {0, 0, 0, 0}, off2_[4] = {0, 0, 0, 0};
     std::vector<int> starts_, ends_, axes_;
     Expression starts_expr_, ends_expr_, axes_expr_;

@@ -25,7 +25,6 @@ std::unique_ptr<Op> make_nd_gather_elements();
 std::unique_ptr<Op> make_nd_gather_nd();
 std::unique_ptr<Op> make_nd_scatter_elements();
 std::unique_ptr<Op> make_nd_scatter_nd();
-std::unique_ptr<Op> make_nd_slice();
 std::unique_ptr<Op> make_nd_expand();
 std::unique_ptr<Op> make_nd_tile();
 std::unique_ptr<Op> make_nd_pad();
@@ -55,7 +54,6 @@ std::vector<BuiltinOp> shape_family()
         {"GatherND", make_nd_gather_nd},
         {"ScatterElements", make_nd_scatter_elements},
         {"ScatterND", make_nd_scatter_nd},
-        {"SliceND", make_nd_slice},
         {"Expand", make_nd_expand},
         {"TileND", make_nd_tile},
         {"Pad", make_nd_pad},
