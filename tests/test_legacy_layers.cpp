@@ -110,4 +110,15 @@ TEST(LegacyLayers, SliceND)
                            {"e", i64v({-2, 2})}}});
 }
 
+TEST(LegacyLayers, Pad)
+{
+    const Tensor x = random_f32({3, 4}, 7);
+    // Pad's modes 0 constant, 1 reflect, 2 edge, 3 wrap are Padding's types 0, 2, 1, 3.
+    const char* types[4] = {"0", "2", "1", "3"};
+    for (int mode = 0; mode < 4; ++mode)
+        expect_same_as_today({"Pad p 2 1 a b y 20=1 0=" + std::to_string(mode),
+                              std::string("Padding p 2 1 a b y 20=1 21=1 4=") + types[mode], "Padding",
+                              {{"a", x}, {"b", i64v({1, 2, 2, 1})}}});
+}
+
 } // namespace

@@ -422,7 +422,8 @@ TEST(NdOpsPad, AllModesAgainstReference)
                 const int64_t r = pad_source(oc[0], pads[0], s[0], mode), c = pad_source(oc[1], pads[1], s[1], mode);
                 want.push_back(r < 0 || c < 0 ? 7.5f : x.data<float>()[r * s[1] + c]);
             }
-            const Tensor y = run1("Pad", P({{0, mode}}), {R(x), C(i64v(pads)), C(f32({}, {7.5f}))});
+            static const int kType[4] = {0, 2, 1, 3}; // Padding's types of ONNX's modes
+            const Tensor y = run1("Padding", P({{21, 1}, {4, kType[mode]}}), {R(x), C(i64v(pads)), C(f32({}, {7.5f}))});
             EXPECT_EQ(y.shape(), os);
             EXPECT_EQ(values<float>(y), want) << "mode " << mode << " pads " << shape_str(pads);
         }
@@ -432,20 +433,20 @@ TEST(NdOpsPad, AllModesAgainstReference)
 TEST(NdOpsPad, HandWorkedModesAxesAndDtypes)
 {
     const Tensor x = f32({3}, {1, 2, 3});
-    EXPECT_EQ(values<float>(run1("Pad", P({{0, 1}}), {R(x), C(i64v({2, 2}))})),
+    EXPECT_EQ(values<float>(run1("Padding", P({{21, 1}, {4, 2}}), {R(x), C(i64v({2, 2}))})),
               std::vector<float>({3, 2, 1, 2, 3, 2, 1}));
-    EXPECT_EQ(values<float>(run1("Pad", P({{0, 2}}), {R(x), C(i64v({2, 1}))})), std::vector<float>({1, 1, 1, 2, 3, 3}));
-    EXPECT_EQ(values<float>(run1("Pad", P({{0, 3}}), {R(x), C(i64v({2, 1}))})), std::vector<float>({2, 3, 1, 2, 3, 1}));
-    EXPECT_EQ(values<float>(run1("Pad", P({}), {R(x), C(i64v({1, 0}))})), std::vector<float>({0, 1, 2, 3}));
+    EXPECT_EQ(values<float>(run1("Padding", P({{21, 1}, {4, 1}}), {R(x), C(i64v({2, 1}))})), std::vector<float>({1, 1, 1, 2, 3, 3}));
+    EXPECT_EQ(values<float>(run1("Padding", P({{21, 1}, {4, 3}}), {R(x), C(i64v({2, 1}))})), std::vector<float>({2, 3, 1, 2, 3, 1}));
+    EXPECT_EQ(values<float>(run1("Padding", P({{21, 1}}), {R(x), C(i64v({1, 0}))})), std::vector<float>({0, 1, 2, 3}));
     // axes input (opset 18): pad only the last axis of (2, 2), int64 data, value converted from float.
     const Tensor xi = i64({2, 2}, {1, 2, 3, 4});
-    const Tensor y = run1("Pad", P({}), {R(xi), C(i64v({1, 0})), C(f32({}, {9.f})), C(i64v({-1}))});
+    const Tensor y = run1("Padding", P({{21, 1}}), {R(xi), C(i64v({1, 0})), C(f32({}, {9.f})), C(i64v({-1}))});
     EXPECT_EQ(y.shape(), Shape({2, 3}));
     EXPECT_EQ(values<int64_t>(y), std::vector<int64_t>({9, 1, 2, 9, 3, 4}));
     // Pads fed at run time need dynamic=1.
-    EXPECT_EQ(run1("Pad", dynamic(), {R(x), R(i64v({1, 1}))}).shape(), Shape({5}));
-    EXPECT_TRUE(contains(error_of([&] { run1("Pad", P({}), {R(x), C(i64v({1, 1, 1}))}); }), "pads"));
-    EXPECT_TRUE(contains(error_of([&] { run1("Pad", P({}), {R(x), C(i64v({-2, -2}))}); }), "below zero"));
+    EXPECT_EQ(run1("Padding", P({{20, 1}, {21, 1}}), {R(x), R(i64v({1, 1}))}).shape(), Shape({5}));
+    EXPECT_TRUE(contains(error_of([&] { run1("Padding", P({{21, 1}}), {R(x), C(i64v({1, 1, 1}))}); }), "pads"));
+    EXPECT_TRUE(contains(error_of([&] { run1("Padding", P({{21, 1}}), {R(x), C(i64v({-2, -2}))}); }), "below zero"));
 }
 
 // ---- shape-value flow through a Session ----------------------------------------
@@ -778,7 +779,7 @@ TEST(NdOpsThreads, ResultsDoNotDependOnThreadCount)
     const std::vector<Case> cases = {
         {"Permute", perm, {R(x)}, 1},
         {"Gather", P({{0, 1}}), {R(x), C(i64v(idx))}, 1},
-        {"Pad", P({{0, 1}}), {R(x), C(i64v({1, 3, 2, 0, 5, 7}))}, 1},
+        {"Padding", P({{21, 1}, {4, 2}}), {R(x), C(i64v({1, 3, 2, 0, 5, 7}))}, 1},
         {"Concat", P({{0, 2}}), {R(x), R(x)}, 1},
         {"Crop", P({{22, 1}}), {R(x), C(i64v({-1, 60})), C(i64v({INT64_MIN, 2})), C(i64v({0, 2})), C(i64v({-3, -5}))}, 1},
         {"TileND", P({}), {R(x), C(i64v({2, 1, 2}))}, 1},

@@ -26,6 +26,13 @@ void reverse_without_perm(ParamDict& pd)
     if (!pd.has(1)) pd.set_int(2, 1);
 }
 
+// Pad's modes 1 reflect, 2 edge are Padding's types 2 and 1.
+void onnx_pad_modes(ParamDict& pd)
+{
+    const int mode = pd.get_int(4, 0);
+    if (mode == 1 || mode == 2) pd.set_int(4, 3 - mode);
+}
+
 const std::vector<LegacyLayer>& legacy_layers()
 {
     static const std::vector<LegacyLayer> table = {
@@ -36,6 +43,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
         {"SplitND", "Slice", {{0, 1}}, {}},     // 0=axis
         {"SliceND", "Crop", {{20, 23}}, {{22, 1}}}, // 20=dynamic
+        {"Pad", "Padding", {{0, 4}}, {{21, 1}}, onnx_pad_modes}, // 0=mode
         {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm
     };
     return table;

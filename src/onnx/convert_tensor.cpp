@@ -293,10 +293,11 @@ void convert_pad(NodeContext& n)
 {
     const std::string mode = n.attr_string("mode", "constant");
     ParamDict pd;
-    if (mode == "constant") pd.set_int(0, 0);
-    else if (mode == "reflect") pd.set_int(0, 1);
-    else if (mode == "edge") pd.set_int(0, 2);
-    else if (mode == "wrap") pd.set_int(0, 3);
+    pd.set_int(21, 1); // Padding with its pads as inputs
+    if (mode == "constant") pd.set_int(4, 0);
+    else if (mode == "edge") pd.set_int(4, 1);
+    else if (mode == "reflect") pd.set_int(4, 2);
+    else if (mode == "wrap") pd.set_int(4, 3);
     else n.fail("mode '", mode, "' is not one of constant, reflect, edge, wrap");
     std::vector<std::string> bottoms;
     if (n.opset() < 11) {
@@ -309,7 +310,7 @@ void convert_pad(NodeContext& n)
         n.check(bottoms.size() >= 2, "needs pads");
         if (runtime_value(n, 1) || runtime_value(n, 3)) pd.set_int(kDynamicParam, 1);
     }
-    n.emit("Pad", bottoms, {n.output(0)}, pd);
+    n.emit("Padding", bottoms, {n.output(0)}, pd);
 }
 
 void convert_depth_to_space(NodeContext& n)

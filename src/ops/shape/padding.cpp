@@ -1,44 +1,44 @@
-// Padding (ncnn): 0=top 1=bottom 2=left 3=right 7=front 8=behind (all >= 0),
-// 4=type (0 constant, 1 replicate, 2 reflect), 5=value, 6=per_channel_pad_data_size
-// (then that many raw fp32 values from the .bin).
-//   rank 1 pads w (left/right); rank 2 also h (top/bottom); rank 3 also c
-//   (front/behind); rank 4 pads d with front/behind, never c.
-// Constant padding uses `value`, or with per-channel data the entry of the
-// *output* channel (rank 3: channels added by front/behind have their own
-// entries) or of the channel (rank 4). Reflect excludes the edge, so each pad
-// must be smaller than its axis. Any dtype: the pad value is converted to it
-// (int8 like ncnn's static_cast), elements are moved as bytes.
+// Padding: input 0 (any rank and dtype) with values added before and after
+// each axis, by 4=type: 0 constant, 1 replicate (the edge value), 2 reflect
+// (mirror without repeating the edge), 3 wrap (periodic).
+// The pads come as
+//   ncnn params   0=top 1=bottom 2=left 3=right 7=front 8=behind (all >= 0):
+//                 rank 1 pads w (left/right); rank 2 also h (top/bottom); rank
+//                 3 also c (front/behind); rank 4 pads d with front/behind,
+//                 never c. 5=value; 6=per_channel_pad_data_size, then that
+//                 many raw fp32 values from the .bin: the constant of each
+//                 *output* channel (rank 3: channels added by front/behind
+//                 have their own entries) or channel (rank 4). Reflect pads
+//                 must be smaller than their axis (ncnn reads outside it).
+//   inputs        21=1 (ONNX's Pad): input 1 pads (1-D integers [begin_0..,
+//                 end_0..], one pair per padded axis; negative pads crop),
+//                 input 2 constant_value (optional, one element, converted to
+//                 data's dtype; default 0), input 3 axes (optional: the axes
+//                 the pads are for; default all). 20=dynamic=1 accepts pads
+//                 known only at run time (see common/tensor_util.cpp).
+// One kernel: per axis, the source index of every output index (or "the pad
+// value"); then each output row is copied run by run. Any dtype: the pad value
+// is converted to it (int8 like ncnn's static_cast), elements move as bytes.
 #include <algorithm>
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
-#include "ops/registry.h"
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 
 namespace kestrel {
 
 namespace {
 
-enum PadType { kConstant = 0, kReplicate = 1, kReflect = 2 };
+enum PadType { kConstant = 0, kReplicate = 1, kReflect = 2, kWrap = 3 };
 
-// For each output index of an axis: the source index, or -1 for "pad value".
-std::vector<int64_t> axis_map(int64_t n, int64_t lo, int64_t hi, int type)
-{
-    std::vector<int64_t> m(static_cast<size_t>(n + lo + hi));
-    for (int64_t i = 0; i < n + lo + hi; ++i) {
-        int64_t j = i - lo;
-        if (j < 0 || j >= n) {
-            if (type == kConstant) j = -1;
-            else if (type == kReplicate) j = std::clamp<int64_t>(j, 0, n - 1);
-            else j = j < 0 ? -j : 2 * (n - 1) - j;
-        }
-        m[static_cast<size_t>(i)] = j;
-    }
-    return m;
-}
+// Pads per axis, outermost first.
+struct Pads {
+    std::vector<int64_t> begin, end;
+};
 
-// The bytes of float `v` stored as dtype `t`.
-std::vector<uint8_t> value_bytes(float v, DType t)
+// The bytes of `v` stored as dtype `t`.
+template <class V> std::vector<uint8_t> value_bytes(V v, DType t)
 {
     std::vector<uint8_t> bytes(dtype_size(t));
     visit_dtype(t, [&](auto tag) {
@@ -49,17 +49,126 @@ std::vector<uint8_t> value_bytes(float v, DType t)
     return bytes;
 }
 
+// For each output index of an axis of size `dim`: the source index, or -1 for
+// "the pad value".
+std::vector<int64_t> source_map(int64_t dim, int64_t out_dim, int64_t begin, int type, size_t axis)
+{
+    std::vector<int64_t> m(static_cast<size_t>(out_dim));
+    for (int64_t o = 0; o < out_dim; ++o) {
+        int64_t i = o - begin;
+        if (i < 0 || i >= dim) {
+            if (type == kConstant) {
+                i = -1;
+            } else {
+                check(dim > 0, "cannot pad the empty axis ", axis, " by replicating, reflecting or wrapping");
+                if (type == kReplicate) {
+                    i = std::clamp<int64_t>(i, 0, dim - 1);
+                } else if (type == kWrap) {
+                    i = ((i % dim) + dim) % dim;
+                } else if (dim == 1) {
+                    i = 0;
+                } else {
+                    const int64_t period = 2 * (dim - 1);
+                    i = ((i % period) + period) % period;
+                    if (i >= dim) i = period - i;
+                }
+            }
+        }
+        m[static_cast<size_t>(o)] = i;
+    }
+    return m;
+}
+
+Shape padded_shape(const Shape& d, const Pads& p)
+{
+    Shape s(d.size());
+    for (size_t k = 0; k < d.size(); ++k) {
+        s[k] = d[k] + p.begin[k] + p.end[k];
+        check(s[k] >= 0, "pads ", p.begin[k], " and ", p.end[k], " crop axis ", k, " of ", shape_str(d), " below zero");
+    }
+    return s;
+}
+
+// y = x padded by p; the pad value is fill[0], or fill[i] where the output's
+// index along `fill_axis` is i (ncnn's per-channel values).
+void pad_copy(const Tensor& x, const Pads& p, int type, const std::vector<std::vector<uint8_t>>& fill, int fill_axis,
+              Tensor& y, const ExecContext& ctx)
+{
+    const Shape& d = x.shape();
+    const Shape& s = y.shape();
+    const int r = static_cast<int>(d.size());
+    const size_t es = dtype_size(x.dtype());
+    if (y.numel() == 0) return;
+    if (r == 0) {
+        std::memcpy(y.raw(), x.raw(), es);
+        return;
+    }
+    std::vector<std::vector<int64_t>> src(static_cast<size_t>(r));
+    for (int k = 0; k < r; ++k) {
+        const size_t u = static_cast<size_t>(k);
+        src[u] = source_map(d[u], s[u], p.begin[u], type, u);
+    }
+    const Shape ds = nd::dense_strides(d);
+    const size_t last_axis = static_cast<size_t>(r - 1);
+    const int64_t inner = s[last_axis], rows = y.numel() / inner;
+    const std::vector<int64_t>& last = src[last_axis];
+    // The run of the innermost axis that copies straight from the source.
+    const int64_t mid0 = std::clamp<int64_t>(p.begin[last_axis], 0, inner);
+    const int64_t mid1 = std::clamp<int64_t>(p.begin[last_axis] + d[last_axis], mid0, inner);
+    const uint8_t* in = static_cast<const uint8_t*>(x.raw());
+    uint8_t* out = static_cast<uint8_t*>(y.raw());
+    auto body = [&](int64_t r0, int64_t r1) {
+        for (int64_t row = r0; row < r1; ++row) {
+            uint8_t* o = out + static_cast<size_t>(row * inner) * es;
+            int64_t base = 0, rem = row;
+            size_t value = 0;
+            bool filled = false;
+            for (int k = r - 2; k >= 0; --k) {
+                const size_t u = static_cast<size_t>(k);
+                const int64_t at = rem % s[u];
+                rem /= s[u];
+                if (k == fill_axis) value = static_cast<size_t>(at);
+                const int64_t i = src[u][static_cast<size_t>(at)];
+                if (i < 0) filled = true;
+                base += i * ds[u];
+            }
+            const uint8_t* v = fill[value].data();
+            for (int64_t xo = 0; xo < inner; ++xo) {
+                if (!filled && xo >= mid0 && xo < mid1) {
+                    std::memcpy(o + static_cast<size_t>(xo) * es, in + static_cast<size_t>(base + last[static_cast<size_t>(xo)]) * es,
+                                static_cast<size_t>(mid1 - mid0) * es);
+                    xo = mid1 - 1;
+                    continue;
+                }
+                const int64_t i = last[static_cast<size_t>(xo)];
+                std::memcpy(o + static_cast<size_t>(xo) * es, filled || i < 0 ? v : in + static_cast<size_t>(base + i) * es, es);
+            }
+        }
+    };
+    if (rows > 1 && y.numel() >= 32768)
+        ctx.parallel_for(rows, body);
+    else
+        body(0, rows);
+}
+
 class Padding : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
+        type_ = pd.get_int(4, kConstant);
+        pads_input_ = pd.get_int(21, 0) == 1;
+        if (pads_input_) {
+            check(type_ >= 0 && type_ <= 3, "type (param 4) must be 0 constant, 1 replicate, 2 reflect or 3 wrap, got ",
+                  type_);
+            dynamic_ = pd.get_int(20, 0) != 0;
+            return;
+        }
         static const int kIds[6] = {0, 1, 2, 3, 7, 8};
         static const char* const kNames[6] = {"top", "bottom", "left", "right", "front", "behind"};
         for (int i = 0; i < 6; ++i) {
             pads_[i] = pd.get_int(kIds[i], 0);
             check(pads_[i] >= 0, kNames[i], " (param ", kIds[i], ") must be >= 0, got ", pads_[i]);
         }
-        type_ = pd.get_int(4, 0);
         check(type_ >= 0 && type_ <= 2, "type (param 4) must be 0 (constant), 1 (replicate) or 2 (reflect), got ",
               type_);
         value_ = pd.get_float(5, 0.f);
@@ -81,96 +190,116 @@ public:
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        expect_input_count(in, 1, 1);
+        expect_input_count(in, pads_input_ ? 2 : 1, pads_input_ ? 4 : 1);
         expect_output_count(out, 1);
-        const Geometry g = geometry(in[0].shape);
-        out[0] = TensorDesc{};
-        out[0].shape = shape_from_ncnn(g.rank, g.out[3], g.out[2], g.out[1], g.out[0]);
-        out[0].dtype = in[0].dtype;
+        if (!pads_input_) {
+            out[0] = TensorDesc(padded_shape(in[0].shape, ncnn_pads(in[0].shape)), in[0].dtype);
+            return;
+        }
+        if (!output_shapes_known(in) && dynamic_) {
+            out[0] = TensorDesc(in[0].shape, in[0].dtype); // placeholder: forward() gives the real shape
+            return;
+        }
+        const Tensor* axes = in.size() == 4 ? &nd::known_value(in[3], "axes (input 3)") : nullptr;
+        const Pads p = input_pads(in[0].shape, nd::known_value(in[1], "pads (input 1)"), axes);
+        out[0] = TensorDesc(padded_shape(in[0].shape, p), in[0].dtype);
+    }
+
+    bool dynamic_output_shape() const override { return dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override
+    {
+        return in.size() < 2 || (in[1].value.defined() && (in.size() < 4 || in[3].value.defined()));
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const Geometry g = geometry(in[0].shape());
+        const Shape& d = in[0].shape();
         const DType dt = in[0].dtype();
-        const size_t es = dtype_size(dt);
-        // Axis maps for (c, d, h, w).
-        std::vector<int64_t> maps[4];
-        for (int a = 0; a < 4; ++a) maps[a] = axis_map(g.in[a], g.lo[a], g.hi[a], type_);
-        // One pad value per output channel (the value depends on the channel only).
-        std::vector<std::vector<uint8_t>> fill(static_cast<size_t>(g.out[0]));
-        for (int64_t q = 0; q < g.out[0]; ++q) {
-            const bool per_channel = !per_channel_.empty() && g.rank >= 3;
-            fill[static_cast<size_t>(q)] = value_bytes(per_channel ? per_channel_[static_cast<size_t>(q)] : value_, dt);
-        }
-        const int64_t ow = g.out[3], iw = g.in[3];
-        const std::vector<int64_t>& wmap = maps[3];
-        const int64_t left = g.lo[3];
-        const uint8_t* src = static_cast<const uint8_t*>(in[0].raw());
-        uint8_t* dst = static_cast<uint8_t*>(out[0].raw());
-        const int64_t rows = g.out[0] * g.out[1] * g.out[2];
-        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                const int64_t y = r % g.out[2], z = (r / g.out[2]) % g.out[1], q = r / (g.out[2] * g.out[1]);
-                const uint8_t* v = fill[static_cast<size_t>(q)].data();
-                uint8_t* o = dst + static_cast<size_t>(r * ow) * es;
-                const int64_t sq = maps[0][static_cast<size_t>(q)], sz = maps[1][static_cast<size_t>(z)],
-                              sy = maps[2][static_cast<size_t>(y)];
-                if (sq < 0 || sz < 0 || sy < 0) {
-                    for (int64_t x = 0; x < ow; ++x) std::memcpy(o + x * es, v, es);
-                    continue;
-                }
-                const uint8_t* s = src + static_cast<size_t>(((sq * g.in[1] + sz) * g.in[2] + sy) * iw) * es;
-                for (int64_t x = 0; x < left; ++x) {
-                    const int64_t sx = wmap[static_cast<size_t>(x)];
-                    std::memcpy(o + x * es, sx < 0 ? v : s + sx * es, es);
-                }
-                std::memcpy(o + left * es, s, static_cast<size_t>(iw) * es);
-                for (int64_t x = left + iw; x < ow; ++x) {
-                    const int64_t sx = wmap[static_cast<size_t>(x)];
-                    std::memcpy(o + x * es, sx < 0 ? v : s + sx * es, es);
-                }
+        std::vector<std::vector<uint8_t>> fill;
+        int fill_axis = -1;
+        Pads p;
+        if (pads_input_) {
+            p = input_pads(d, in[1], in.size() == 4 && in[3].defined() ? &in[3] : nullptr);
+            const Shape s = padded_shape(d, p);
+            if (out[0].shape() != s) out[0] = Tensor(s, dt); // dynamic pads only
+            fill.push_back(std::vector<uint8_t>(dtype_size(dt), 0));
+            if (in.size() >= 3 && in[2].defined() && in[2].numel() > 0) {
+                check(in[2].numel() == 1, "constant_value (input 2) must hold one value, got shape ",
+                      shape_str(in[2].shape()));
+                if (in[2].dtype() == dt)
+                    std::memcpy(fill[0].data(), in[2].raw(), fill[0].size());
+                else
+                    visit_dtype(in[2].dtype(), [&](auto tag) {
+                        using T = typename decltype(tag)::type;
+                        fill[0] = value_bytes(in[2].data<T>()[0], dt);
+                    });
             }
-        });
+        } else {
+            p = ncnn_pads(d);
+            // ncnn's pad value, per output channel (the outermost axis) with per-channel data.
+            const bool per_channel = !per_channel_.empty() && d.size() >= 3;
+            fill_axis = per_channel ? 0 : -1;
+            for (int64_t q = 0; q < (per_channel ? out[0].dim(0) : 1); ++q)
+                fill.push_back(value_bytes(per_channel ? per_channel_[static_cast<size_t>(q)] : value_, dt));
+        }
+        pad_copy(in[0], p, type_, fill, fill_axis, out[0], ctx);
     }
 
 private:
-    // Sizes and pads in (c, d, h, w) order; axes a rank lacks are 1 and unpadded.
-    struct Geometry {
-        int rank = 0;
-        int64_t in[4] = {1, 1, 1, 1}, out[4] = {1, 1, 1, 1}, lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
-    };
-
-    Geometry geometry(const Shape& s) const
+    // ncnn's pads for a rank 1-4 shape, checked.
+    Pads ncnn_pads(const Shape& s) const
     {
         const NcnnDims n = ncnn_dims(s);
-        Geometry g;
-        g.rank = n.dims;
-        g.in[0] = n.c, g.in[1] = n.d, g.in[2] = n.h, g.in[3] = n.w;
+        Pads p{std::vector<int64_t>(s.size(), 0), std::vector<int64_t>(s.size(), 0)};
         const int top = pads_[0], bottom = pads_[1], left = pads_[2], right = pads_[3], front = pads_[4],
                   behind = pads_[5];
-        g.lo[3] = left, g.hi[3] = right;
-        if (n.dims >= 2) g.lo[2] = top, g.hi[2] = bottom;
-        if (n.dims == 3) g.lo[0] = front, g.hi[0] = behind;
-        if (n.dims == 4) g.lo[1] = front, g.hi[1] = behind;
-        static const char* const kAxis[4] = {"c", "d", "h", "w"};
-        for (int a = 0; a < 4; ++a) {
-            g.out[a] = g.in[a] + g.lo[a] + g.hi[a];
-            if (g.lo[a] == 0 && g.hi[a] == 0) continue;
-            check(g.in[a] >= 1, "cannot pad axis ", kAxis[a], " of size 0");
+        const size_t w = s.size() - 1;
+        p.begin[w] = left, p.end[w] = right;
+        if (n.dims >= 2) p.begin[w - 1] = top, p.end[w - 1] = bottom;
+        if (n.dims == 3) p.begin[0] = front, p.end[0] = behind;
+        if (n.dims == 4) p.begin[1] = front, p.end[1] = behind;
+        for (size_t a = 0; a < s.size(); ++a) {
+            if (p.begin[a] == 0 && p.end[a] == 0) continue;
+            check(s[a] >= 1, "cannot pad axis ", a, " of size 0");
             if (type_ == kReflect)
-                check(g.lo[a] < g.in[a] && g.hi[a] < g.in[a], "reflect padding ", g.lo[a], "/", g.hi[a], " on axis ",
-                      kAxis[a], " must be smaller than its size ", g.in[a]);
+                check(p.begin[a] < s[a] && p.end[a] < s[a], "reflect padding ", p.begin[a], "/", p.end[a], " on axis ",
+                      a, " must be smaller than its size ", s[a]);
         }
         if (!per_channel_.empty() && n.dims >= 3)
-            check(static_cast<int64_t>(per_channel_.size()) >= g.out[0], "per_channel_pad_data has ",
-                  per_channel_.size(), " values but the output has ", g.out[0], " channels");
+            check(static_cast<int64_t>(per_channel_.size()) >= s[0] + p.begin[0] + p.end[0], "per_channel_pad_data has ",
+                  per_channel_.size(), " values but the output has ", s[0] + p.begin[0] + p.end[0], " channels");
         check(per_channel_size_ == 0 || !per_channel_.empty(), "per-channel pad data was not loaded");
-        return g;
+        return p;
     }
 
-    int pads_[6] = {0, 0, 0, 0, 0, 0}; // top bottom left right front behind
+    // ONNX's pads input: [begins, ends] for the axes input's axes (default all).
+    static Pads input_pads(const Shape& d, const Tensor& pads_value, const Tensor* axes_value)
+    {
+        const int64_t r = static_cast<int64_t>(d.size());
+        const std::vector<int64_t> v = nd::int_values(pads_value, "pads (input 1)");
+        std::vector<int> axes;
+        if (axes_value) {
+            for (int64_t a : nd::int_values(*axes_value, "axes (input 3)")) axes.push_back(nd::normalize_axis(a, r, "axis"));
+        } else {
+            for (int k = 0; k < r; ++k) axes.push_back(k);
+        }
+        check(v.size() == 2 * axes.size(), "pads (input 1) has ", v.size(), " values; expected ", 2 * axes.size(),
+              " (begin and end for each of ", axes.size(), " axes)");
+        Pads p{std::vector<int64_t>(d.size(), 0), std::vector<int64_t>(d.size(), 0)};
+        std::vector<bool> seen(d.size(), false);
+        for (size_t i = 0; i < axes.size(); ++i) {
+            const size_t a = static_cast<size_t>(axes[i]);
+            check(!seen[a], "axes repeat axis ", a);
+            seen[a] = true;
+            p.begin[a] = v[i];
+            p.end[a] = v[i + axes.size()];
+        }
+        return p;
+    }
+
     int type_ = kConstant;
+    bool pads_input_ = false, dynamic_ = false;
+    int pads_[6] = {0, 0, 0, 0, 0, 0}; // top bottom left right front behind
     float value_ = 0.f;
     int per_channel_size_ = 0;
     std::vector<float> per_channel_;

@@ -27,7 +27,6 @@ std::unique_ptr<Op> make_nd_scatter_elements();
 std::unique_ptr<Op> make_nd_scatter_nd();
 std::unique_ptr<Op> make_nd_expand();
 std::unique_ptr<Op> make_nd_tile();
-std::unique_ptr<Op> make_nd_pad();
 std::unique_ptr<Op> make_nd_depth_to_space();
 std::unique_ptr<Op> make_nd_space_to_depth();
 std::unique_ptr<Op> make_nd_trilu();
@@ -56,7 +55,6 @@ std::vector<BuiltinOp> shape_family()
         {"ScatterND", make_nd_scatter_nd},
         {"Expand", make_nd_expand},
         {"TileND", make_nd_tile},
-        {"Pad", make_nd_pad},
         {"DepthToSpace", make_nd_depth_to_space},
         {"SpaceToDepth", make_nd_space_to_depth},
         {"Trilu", make_nd_trilu},
