@@ -121,4 +121,14 @@ TEST(LegacyLayers, Pad)
                               {{"a", x}, {"b", i64v({1, 2, 2, 1})}}});
 }
 
+TEST(LegacyLayers, ReduceND)
+{
+    const Tensor x = random_f32({3, 4, 5}, 8);
+    expect_same_as_today({"ReduceND r 2 1 a b y 0=3 20=1", "Reduction r 2 1 a b y 0=3 20=1 21=1 4=1", "Reduction",
+                          {{"a", x}, {"b", i64v({0, 2})}}});
+    expect_same_as_today({"ReduceND r 2 1 a b y 0=8 1=0 20=1", "Reduction r 2 1 a b y 0=8 4=0 20=1 21=1", "Reduction",
+                          {{"a", x}, {"b", i64v({-1})}}});
+    expect_same_as_today({"ReduceND r 1 1 a y 0=2 2=1", "Reduction r 1 1 a y 0=2 21=1 22=1", "Reduction", {{"a", x}}});
+}
+
 } // namespace

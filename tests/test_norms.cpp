@@ -372,10 +372,10 @@ TEST(NormsReduce, EveryOperationWithRunTimeAndPlannedAxes)
                 Shape shape;
                 const std::vector<double> want = reduce_reference(x, positive, op, &shape, keepdims);
                 const Tensor axes_t = int64s(std::vector<int64_t>(axes.begin(), axes.end()));
-                const ParamDict pd = params({{0, op}, {1, keepdims}, {20, 1}});
+                const ParamDict pd = params({{0, op}, {4, keepdims}, {20, 1}, {21, 1}});
                 const std::string what = "op " + std::to_string(op) + " keepdims " + std::to_string(keepdims);
-                EXPECT_TRUE(near_all(run_op("ReduceND", pd, {x, axes_t})[0], shape, want, 1e-5)) << what;
-                EXPECT_TRUE(near_all(run_op("ReduceND", pd, {x, axes_t}, 1, {1})[0], shape, want, 1e-5)) << what;
+                EXPECT_TRUE(near_all(run_op("Reduction", pd, {x, axes_t})[0], shape, want, 1e-5)) << what;
+                EXPECT_TRUE(near_all(run_op("Reduction", pd, {x, axes_t}, 1, {1})[0], shape, want, 1e-5)) << what;
             }
         }
     }
@@ -393,18 +393,18 @@ TEST(NormsReduce, ScatteredAxesAnyThreadCountAndEmptyGroups)
             Shape shape;
             const std::vector<double> want = reduce_reference(x, axes, op, &shape, true);
             const Tensor axes_t = int64s(std::vector<int64_t>(axes.begin(), axes.end()));
-            const ParamDict pd = params({{0, op}});
-            const Tensor one = run_op("ReduceND", pd, {x, axes_t}, 1, {1})[0];
+            const ParamDict pd = params({{0, op}, {21, 1}});
+            const Tensor one = run_op("Reduction", pd, {x, axes_t}, 1, {1})[0];
             EXPECT_TRUE(near_all(one, shape, want, 1e-5)) << "op " << op << ", first axis " << axes[0];
             for (int threads : {2, 3})
-                EXPECT_TRUE(same_bits(one, run_op("ReduceND", pd, {x, axes_t}, 1, {1}, threads)[0]))
+                EXPECT_TRUE(same_bits(one, run_op("Reduction", pd, {x, axes_t}, 1, {1}, threads)[0]))
                     << "op " << op << ", " << threads << " threads";
         }
     }
     const Tensor empty({2, 0, 3}, DType::F32);
-    const Tensor sum = run_op("ReduceND", params({{0, 0}, {1, 0}}), {empty, int64s({1})}, 1, {1}, 2)[0];
+    const Tensor sum = run_op("Reduction", params({{0, 0}, {4, 0}, {21, 1}}), {empty, int64s({1})}, 1, {1}, 2)[0];
     EXPECT_TRUE(near_all(sum, Shape{2, 3}, std::vector<double>(6, 0.0), 0));
-    const Tensor prod = run_op("ReduceND", params({{0, 6}, {1, 0}}), {empty, int64s({1})}, 1, {1}, 2)[0];
+    const Tensor prod = run_op("Reduction", params({{0, 6}, {4, 0}, {21, 1}}), {empty, int64s({1})}, 1, {1}, 2)[0];
     EXPECT_TRUE(near_all(prod, Shape{2, 3}, std::vector<double>(6, 1.0), 0));
 }
 
@@ -418,7 +418,7 @@ TEST(NormsReduce, IntegersReduceExactly)
     Tensor x({3, 4}, DType::I64);
     std::copy(v.begin(), v.end(), x.data<int64_t>());
     for (int op : {0, 2, 3, 4, 5, 6, 7}) {
-        const Tensor y = run_op("ReduceND", params({{0, op}, {1, 0}}), {x, int64s({1})}, 1, {1}, 2)[0];
+        const Tensor y = run_op("Reduction", params({{0, op}, {4, 0}, {21, 1}}), {x, int64s({1})}, 1, {1}, 2)[0];
         ASSERT_EQ(y.dtype(), DType::I64);
         ASSERT_EQ(y.shape(), Shape{3});
         for (int r = 0; r < 3; ++r) {
@@ -446,16 +446,16 @@ TEST(NormsReduce, IntegersReduceExactly)
     Tensor bytes({2, 3}, DType::U8);
     const uint8_t b[] = {200, 100, 50, 1, 2, 3};
     std::copy(b, b + 6, bytes.data<uint8_t>());
-    const Tensor wrapped = run_op("ReduceND", params({{0, 0}, {1, 0}}), {bytes, int64s({1})}, 1, {1})[0];
+    const Tensor wrapped = run_op("Reduction", params({{0, 0}, {4, 0}, {21, 1}}), {bytes, int64s({1})}, 1, {1})[0];
     EXPECT_EQ(wrapped.data<uint8_t>()[0], (200 + 100 + 50) % 256);
     EXPECT_EQ(wrapped.data<uint8_t>()[1], 6);
     Tensor ints({2, 2}, DType::I32);
     const int32_t iv[] = {-7, 2, 3, 4};
     std::copy(iv, iv + 4, ints.data<int32_t>());
-    const Tensor mean = run_op("ReduceND", params({{0, 3}, {1, 0}}), {ints, int64s({1})}, 1, {1})[0];
+    const Tensor mean = run_op("Reduction", params({{0, 3}, {4, 0}, {21, 1}}), {ints, int64s({1})}, 1, {1})[0];
     EXPECT_EQ(mean.data<int32_t>()[0], -2); // -2.5 truncated toward zero
     EXPECT_EQ(mean.data<int32_t>()[1], 3);
-    const Tensor l2 = run_op("ReduceND", params({{0, 8}, {1, 0}}), {ints, int64s({1})}, 1, {1})[0];
+    const Tensor l2 = run_op("Reduction", params({{0, 8}, {4, 0}, {21, 1}}), {ints, int64s({1})}, 1, {1})[0];
     EXPECT_EQ(l2.data<int32_t>()[1], 5); // sqrt(9 + 16)
     EXPECT_EQ(l2.data<int32_t>()[0], 7); // sqrt(53) = 7.28, truncated
 }
@@ -466,14 +466,14 @@ TEST(NormsReduce, EmptyAxesReduceAllOrPassThrough)
     Shape shape;
     const std::vector<double> all = reduce_reference(x, {}, 0, &shape, true);
     const Tensor none = int64s({});
-    EXPECT_TRUE(near_all(run_op("ReduceND", params({{0, 0}}), {x, none})[0], shape, all, 1e-6));
-    EXPECT_TRUE(near_all(run_op("ReduceND", params({{0, 0}}), {x})[0], shape, all, 1e-6));
+    EXPECT_TRUE(near_all(run_op("Reduction", params({{0, 0}, {21, 1}}), {x, none})[0], shape, all, 1e-6));
+    EXPECT_TRUE(near_all(run_op("Reduction", params({{0, 0}, {21, 1}}), {x})[0], shape, all, 1e-6));
     // keepdims=0 over every axis gives a scalar.
-    EXPECT_TRUE(near_all(run_op("ReduceND", params({{0, 0}, {1, 0}}), {x})[0], Shape{}, all, 1e-6));
+    EXPECT_TRUE(near_all(run_op("Reduction", params({{0, 0}, {4, 0}, {21, 1}}), {x})[0], Shape{}, all, 1e-6));
     // noop_with_empty_axes: the input unchanged (even for SumSquare).
     const std::vector<double> same = doubles_of(x);
-    EXPECT_TRUE(near_all(run_op("ReduceND", params({{0, 2}, {2, 1}}), {x, none})[0], x.shape(), same, 0));
-    EXPECT_TRUE(near_all(run_op("ReduceND", params({{0, 2}, {2, 1}}), {x})[0], x.shape(), same, 0));
+    EXPECT_TRUE(near_all(run_op("Reduction", params({{0, 2}, {22, 1}, {21, 1}}), {x, none})[0], x.shape(), same, 0));
+    EXPECT_TRUE(near_all(run_op("Reduction", params({{0, 2}, {22, 1}, {21, 1}}), {x})[0], x.shape(), same, 0));
 }
 
 TEST(NormsReduce, DoubleAndHalfKeepTheirDtype)
@@ -481,10 +481,10 @@ TEST(NormsReduce, DoubleAndHalfKeepTheirDtype)
     const Tensor x = random_f32({2, 5}, 22);
     Shape shape;
     const std::vector<double> want = reduce_reference(x, {1}, 10, &shape, false);
-    const Tensor y = run_op("ReduceND", params({{0, 10}, {1, 0}}), {x.to(DType::F64), int64s({1})}, 1, {1})[0];
+    const Tensor y = run_op("Reduction", params({{0, 10}, {4, 0}, {21, 1}}), {x.to(DType::F64), int64s({1})}, 1, {1})[0];
     EXPECT_EQ(y.dtype(), DType::F64);
     EXPECT_TRUE(near_all(y, shape, want, 1e-6));
-    const Tensor h = run_op("ReduceND", params({{0, 10}, {1, 0}}), {x.to(DType::F16), int64s({1})}, 1, {1})[0];
+    const Tensor h = run_op("Reduction", params({{0, 10}, {4, 0}, {21, 1}}), {x.to(DType::F16), int64s({1})}, 1, {1})[0];
     EXPECT_EQ(h.dtype(), DType::F16);
     EXPECT_TRUE(near_all(h, shape, want, 1e-2));
 }
@@ -492,19 +492,19 @@ TEST(NormsReduce, DoubleAndHalfKeepTheirDtype)
 TEST(NormsReduce, LogSumExpDoesNotOverflow)
 {
     const Tensor x = floats({3}, {1000.f, 1000.f, -5.f});
-    const Tensor y = run_op("ReduceND", params({{0, 10}}), {x})[0];
+    const Tensor y = run_op("Reduction", params({{0, 10}, {21, 1}}), {x})[0];
     EXPECT_NEAR(y.data<float>()[0], 1000.0 + std::log(2.0), 1e-3);
 }
 
 TEST(NormsReduce, RejectsBadAxesAndDtypes)
 {
     const Tensor x = random_f32({2, 3}, 23);
-    EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({{20, 1}}), {x, int64s({2})}); }), "out of range"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({}), {x, int64s({1})}); }), "20=dynamic=1"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({}), {Tensor({2}, DType::Bool)}); }),
+    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{20, 1}, {21, 1}}), {x, int64s({2})}); }), "out of range"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{21, 1}}), {x, int64s({1})}); }), "20=dynamic=1"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{21, 1}}), {Tensor({2}, DType::Bool)}); }),
                          "float or integer tensor"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({{0, 11}}), {x}); }), "param 0"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("ReduceND", params({{20, 1}}), {x, floats({1}, {1})}); }),
+    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{0, 11}, {21, 1}}), {x}); }), "param 0"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{20, 1}, {21, 1}}), {x, floats({1}, {1})}); }),
                          "integer"));
 }
 

@@ -44,6 +44,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"SplitND", "Slice", {{0, 1}}, {}},     // 0=axis
         {"SliceND", "Crop", {{20, 23}}, {{22, 1}}}, // 20=dynamic
         {"Pad", "Padding", {{0, 4}}, {{21, 1}}, onnx_pad_modes}, // 0=mode
+        {"ReduceND", "Reduction", {{1, 4}, {2, 22}}, {{21, 1}, {4, 1}}}, // 1=keepdims (1) 2=noop_with_empty_axes
         {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm
     };
     return table;

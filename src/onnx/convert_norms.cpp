@@ -2,7 +2,8 @@
 // InstanceNormalization, MeanVarianceNormalization, and the forms of
 // LayerNormalization and BatchNormalization that ncnn's layers cannot take
 // (runtime weights, the Mean/InvStdDev outputs, any axis). Reductions with
-// run-time axes or non-float32 inputs onto ReduceND (src/ops/nd_reduce.cpp).
+// run-time axes or non-float32 inputs onto Reduction's axes-input form
+// (src/ops/reduce/reduction.cpp).
 #include "onnx/converter.h"
 
 namespace kestrel::onnx_import {
@@ -83,8 +84,9 @@ void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input)
     n.check(t == nullptr || *t != DType::Bool, "bool reductions are not supported");
     ParamDict pd;
     pd.set_int(0, operation);
-    pd.set_int(1, n.attr_int("keepdims", 1) != 0 ? 1 : 0);
-    pd.set_int(2, n.attr_int("noop_with_empty_axes", 0) != 0 ? 1 : 0);
+    pd.set_int(21, 1); // Reduction's axes-input form
+    pd.set_int(4, n.attr_int("keepdims", 1) != 0 ? 1 : 0);
+    if (n.attr_int("noop_with_empty_axes", 0) != 0) pd.set_int(22, 1);
     std::vector<std::string> inputs = {n.input(0)};
     if (axes_as_input && n.has_input(1)) {
         inputs.push_back(n.input(1));
@@ -92,7 +94,7 @@ void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input)
     } else if (!axes_as_input && n.has_attr("axes")) {
         inputs.push_back(constant_blob(n, int64_tensor(n.attr_ints("axes")), "axes"));
     }
-    n.emit("ReduceND", inputs, {n.output(0)}, pd);
+    n.emit("Reduction", inputs, {n.output(0)}, pd);
 }
 
 std::vector<ConverterEntry> norms_converters()

@@ -11,7 +11,6 @@ std::unique_ptr<Op> make_nd_nonzero();
 std::unique_ptr<Op> make_nd_topk();
 std::unique_ptr<Op> make_nd_argmax();
 std::unique_ptr<Op> make_nd_argmin();
-std::unique_ptr<Op> make_nd_reduce();
 
 std::vector<BuiltinOp> reduce_family()
 {
@@ -23,7 +22,6 @@ std::vector<BuiltinOp> reduce_family()
         {"TopK", make_nd_topk},
         {"ArgMaxND", make_nd_argmax},
         {"ArgMin", make_nd_argmin},
-        {"ReduceND", make_nd_reduce},
     };
 }
 
