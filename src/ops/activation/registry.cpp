@@ -16,8 +16,8 @@ std::unique_ptr<Op> make_gelu();
 std::unique_ptr<Op> make_mish();
 std::unique_ptr<Op> make_tanh();
 std::unique_ptr<Op> make_dropout();
-std::unique_ptr<Op> make_nd_log_softmax();
-std::unique_ptr<Op> make_nd_hardmax();
+std::unique_ptr<Op> make_log_softmax();
+std::unique_ptr<Op> make_hardmax();
 std::unique_ptr<Op> make_softmax();
 
 std::vector<BuiltinOp> activation_family()
@@ -33,8 +33,8 @@ std::vector<BuiltinOp> activation_family()
         {"Mish", make_mish},
         {"TanH", make_tanh},
         {"Dropout", make_dropout},
-        {"LogSoftmax", make_nd_log_softmax},
-        {"Hardmax", make_nd_hardmax},
+        {"LogSoftmax", make_log_softmax},
+        {"Hardmax", make_hardmax},
         {"Softmax", make_softmax},
     };
 }

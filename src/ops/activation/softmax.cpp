@@ -1,5 +1,9 @@
-// Softmax (ncnn params): 0=axis (outermost first, negative counts from the
-// end), 1=fixbug0. y = exp(x - max) / sum(exp(x - max)) along the axis.
+// The softmax family: functions of the lanes along one axis (outermost first,
+// negative counts from the end), split into (outer, axis, inner) by one
+// AxisLanes.
+//
+// Softmax (ncnn params): 0=axis, 1=fixbug0. y = exp(x - max) / sum(exp(x -
+// max)) along the axis, float32, on the vector exp kernel.
 //
 // Like ncnn, params with fixbug0=0 and axis != 0 are refused: they come from
 // converters that predate ncnn's fix of 3-D axis handling, and running them
@@ -7,12 +11,24 @@
 // A rank-1 input is always normalized as a whole, whatever the axis (as ncnn).
 // Any rank is accepted (ncnn: 1-4); the axis must exist for rank >= 2 (ncnn
 // silently leaves the data unchanged for an axis it does not handle).
+//
+// LogSoftmax and Hardmax (ONNX, opset 13 form): 0=axis (default -1), any
+// float dtype (float32/float64/float16/bfloat16), computed per lane in double
+// so float16/bfloat16 lose nothing in between:
+//   LogSoftmax: y = x - max - log(sum(exp(x - max))).
+//   Hardmax:    1 at the first maximum of each lane, 0 elsewhere.
+// The opset < 13 forms (the input coerced to 2-D at `axis`) are made by the
+// importer around these layers (Flatten before, Reshape back after).
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "core/dtype_dispatch.h"
 
 #include "kernels/exp_activations.h"
-#include "ops/registry.h"
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 
 namespace kestrel {
 
@@ -20,6 +36,18 @@ namespace {
 
 // Lanes of the axis processed per parallel work item when the axis is not innermost.
 constexpr int64_t kLaneChunk = 256;
+
+// A shape seen as (outer, n, inner) around an axis: lane l starts at
+// (l / inner) * n * inner + l % inner, its values `inner` apart.
+struct AxisLanes {
+    int64_t outer = 1, n = 1, inner = 1;
+    AxisLanes(const Shape& s, size_t axis)
+        : outer(nd::dims_product(s, 0, axis)), n(s[axis]), inner(nd::dims_product(s, axis + 1, s.size()))
+    {
+    }
+    int64_t lanes() const { return outer * inner; }
+    int64_t start(int64_t lane) const { return (lane / inner) * n * inner + lane % inner; }
+};
 
 class Softmax : public Op {
 public:
@@ -47,12 +75,8 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const Shape& s = in[0].shape();
-        const int axis = resolve_axis(s);
-        int64_t outer = 1, inner = 1;
-        for (int i = 0; i < axis; ++i) outer *= s[i];
-        for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
-        const int64_t n = s[axis];
+        const AxisLanes lanes(in[0].shape(), static_cast<size_t>(resolve_axis(in[0].shape())));
+        const int64_t outer = lanes.outer, n = lanes.n, inner = lanes.inner;
         if (n == 0 || outer == 0 || inner == 0) return;
         const float* x = in[0].data<float>();
         float* y = out[0].data<float>();
@@ -121,8 +145,68 @@ private:
     int axis_ = 0;
 };
 
+// Computes one lane (the values along the axis) in place.
+using LaneFn = void (*)(std::vector<double>& lane);
+
+void log_softmax_lane(std::vector<double>& lane)
+{
+    const double max = *std::max_element(lane.begin(), lane.end());
+    double sum = 0;
+    for (double v : lane) sum += std::exp(v - max);
+    const double log_sum = std::log(sum);
+    for (double& v : lane) v = v - max - log_sum;
+}
+
+void hardmax_lane(std::vector<double>& lane)
+{
+    // max_element returns the first of equal maxima, as ONNX asks.
+    const size_t at = static_cast<size_t>(std::max_element(lane.begin(), lane.end()) - lane.begin());
+    std::fill(lane.begin(), lane.end(), 0.0);
+    lane[at] = 1.0;
+}
+
+template <LaneFn Lane>
+class AlongAxis : public Op {
+public:
+    void load_param(const ParamDict& pd) override { axis_ = pd.get_int(0, -1); }
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        expect_output_count(out, 1);
+        check(dtype_is_float(in[0].dtype), "input must be a float tensor, got ", dtype_name(in[0].dtype));
+        check(!in[0].shape.empty(), "input must have rank >= 1, got a scalar");
+        nd::normalize_axis(axis_, static_cast<int64_t>(in[0].shape.size()), "axis (param 0)");
+        out[0] = TensorDesc(in[0].shape, in[0].dtype);
+    }
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const AxisLanes lanes(in[0].shape(), static_cast<size_t>(nd::normalize_axis(axis_, in[0].rank(), "axis (param 0)")));
+        const int64_t n = lanes.n, inner = lanes.inner;
+        if (n == 0 || lanes.lanes() == 0) return;
+        visit_dtype(in[0].dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T* x = in[0].data<T>();
+            T* y = out[0].data<T>();
+            ctx.parallel_for(lanes.lanes(), [&](int64_t begin, int64_t end) {
+                std::vector<double> lane(static_cast<size_t>(n));
+                for (int64_t l = begin; l < end; ++l) {
+                    const int64_t start = lanes.start(l);
+                    for (int64_t i = 0; i < n; ++i) lane[static_cast<size_t>(i)] = to_double(x[start + i * inner]);
+                    Lane(lane);
+                    for (int64_t i = 0; i < n; ++i) y[start + i * inner] = convert_value<T>(lane[static_cast<size_t>(i)]);
+                }
+            });
+        });
+    }
+
+private:
+    int axis_ = -1;
+};
+
 } // namespace
 
 std::unique_ptr<Op> make_softmax() { return std::make_unique<Softmax>(); }
+std::unique_ptr<Op> make_log_softmax() { return std::make_unique<AlongAxis<log_softmax_lane>>(); }
+std::unique_ptr<Op> make_hardmax() { return std::make_unique<AlongAxis<hardmax_lane>>(); }
 
 } // namespace kestrel
