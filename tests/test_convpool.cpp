@@ -302,13 +302,25 @@ TEST(ConvolutionNd, BatchedLayerSharesTheWeightInputAcrossSamples)
 
 // ---------------------------------------------------------------- MaxPool / AveragePool
 
-ParamDict pool_params(std::vector<int> kernel, std::vector<int> strides, std::vector<int> pads, std::vector<int> dil)
+// ONNX's window from param `first` on: Pooling's ONNX form (21) or MaxUnpool (0).
+ParamDict window_params(std::vector<int> kernel, std::vector<int> strides, std::vector<int> pads, std::vector<int> dil,
+                        int first)
 {
     ParamDict pd;
-    pd.set_ints(0, std::move(kernel));
-    if (!strides.empty()) pd.set_ints(1, std::move(strides));
-    if (!pads.empty()) pd.set_ints(2, std::move(pads));
-    if (!dil.empty()) pd.set_ints(3, std::move(dil));
+    pd.set_ints(first, std::move(kernel));
+    if (!strides.empty()) pd.set_ints(first + 1, std::move(strides));
+    if (!pads.empty()) pd.set_ints(first + 2, std::move(pads));
+    if (!dil.empty()) pd.set_ints(first + 3, std::move(dil));
+    return pd;
+}
+
+// Pooling's ONNX form (MaxPool, AveragePool).
+ParamDict pool_params(bool max, std::vector<int> kernel, std::vector<int> strides, std::vector<int> pads,
+                      std::vector<int> dil)
+{
+    ParamDict pd = window_params(std::move(kernel), std::move(strides), std::move(pads), std::move(dil), 21);
+    pd.set_int(0, max ? 0 : 1);
+    pd.set_int(20, 1);
     return pd;
 }
 
@@ -322,10 +334,10 @@ TEST(OnnxPool, MaxPool2DDilatedCeilModeWithIndicesBothOrders)
     const int64_t o[3] = {1, 4, 4}, lo[3] = {0, 0, 0}, hi[3] = {1, 7, 8};
     const PoolRef r = ref_pool(x.reshaped({6, 1, 7, 8}), true, win, o, lo, hi);
     for (int order : {0, 1}) {
-        ParamDict pd = pool_params({2, 3}, {2, 2}, {1, 0, 0, 1}, {2, 1});
-        pd.set_int(4, 1);
-        pd.set_int(7, order);
-        const auto y = run("MaxPool", pd, {}, {x}, 2);
+        ParamDict pd = pool_params(true, {2, 3}, {2, 2}, {1, 0, 0, 1}, {2, 1});
+        pd.set_int(25, 1); // ceil_mode
+        pd.set_int(27, order);
+        const auto y = run("Pooling", pd, {}, {x}, 2);
         expect_close(y[0], r.values, {2, 3, 4, 4});
         ASSERT_EQ(y[1].dtype(), DType::I64);
         ASSERT_EQ(y[1].shape(), (Shape{2, 3, 4, 4}));
@@ -344,7 +356,7 @@ TEST(OnnxPool, MaxPoolOnUint8)
 {
     Tensor x({1, 1, 3, 4}, DType::U8);
     for (int i = 0; i < 12; ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>((i * 37) % 251);
-    const auto y = run("MaxPool", pool_params({2, 2}, {1, 2}, {}, {}), {}, {x})[0];
+    const auto y = run("Pooling", pool_params(true, {2, 2}, {1, 2}, {}, {}), {}, {x})[0];
     ASSERT_EQ(y.dtype(), DType::U8);
     ASSERT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
     for (int oh = 0; oh < 2; ++oh)
@@ -359,17 +371,17 @@ TEST(OnnxPool, MaxPoolOnUint8)
 TEST(OnnxPool, AveragePoolSameUpperExcludesPadding)
 {
     const Tensor x = random_tensor({1, 2, 5, 6}, 19);
-    ParamDict pd = pool_params({3, 3}, {2, 2}, {}, {});
-    pd.set_int(5, 1); // SAME_UPPER: H total (3-1)*2+3-5 = 2 -> 1/1; W total (3-1)*2+3-6 = 1 -> 0/1
+    ParamDict pd = pool_params(false, {3, 3}, {2, 2}, {}, {});
+    pd.set_int(26, 1); // SAME_UPPER: H total (3-1)*2+3-5 = 2 -> 1/1; W total (3-1)*2+3-6 = 1 -> 0/1
     Win3 win;
     win.k[1] = 3, win.k[2] = 3, win.s[1] = 2, win.s[2] = 2, win.pb[1] = 1, win.pb[2] = 0;
     const int64_t o[3] = {1, 3, 3}, lo[3] = {0, 0, 0}, hi[3] = {1, 5, 6};
-    expect_close(run("AveragePool", pd, {}, {x})[0], ref_pool(x.reshaped({2, 1, 5, 6}), false, win, o, lo, hi).values,
+    expect_close(run("Pooling", pd, {}, {x})[0], ref_pool(x.reshaped({2, 1, 5, 6}), false, win, o, lo, hi).values,
                  {1, 2, 3, 3});
     // count_include_pad counts the SAME padding too (but nothing beyond it).
     pd.set_int(6, 1);
     const int64_t lo2[3] = {0, -1, 0}, hi2[3] = {1, 6, 7};
-    expect_close(run("AveragePool", pd, {}, {x})[0],
+    expect_close(run("Pooling", pd, {}, {x})[0],
                  ref_pool(x.reshaped({2, 1, 5, 6}), false, win, o, lo2, hi2).values, {1, 2, 3, 3});
 }
 
@@ -379,14 +391,14 @@ TEST(OnnxPool, OneAndThreeDimensionalPools)
     Win3 w1;
     w1.k[2] = 3, w1.s[2] = 2, w1.pb[2] = 1, w1.pe[2] = 1;
     const int64_t o1[3] = {1, 1, 5}, lo1[3] = {0, 0, 0}, hi1[3] = {1, 1, 9};
-    expect_close(run("AveragePool", pool_params({3}, {2}, {1, 1}, {}), {}, {x1})[0],
+    expect_close(run("Pooling", pool_params(false, {3}, {2}, {1, 1}, {}), {}, {x1})[0],
                  ref_pool(x1.reshaped({6, 1, 1, 9}), false, w1, o1, lo1, hi1).values, {2, 3, 5});
 
     const Tensor x3 = random_tensor({1, 2, 4, 5, 6}, 21);
     Win3 w3;
     w3.k[0] = 2, w3.k[1] = 2, w3.k[2] = 3;
     const int64_t o3[3] = {3, 4, 4}, lo3[3] = {0, 0, 0}, hi3[3] = {4, 5, 6};
-    expect_close(run("MaxPool", pool_params({2, 2, 3}, {}, {}, {}), {}, {x3})[0],
+    expect_close(run("Pooling", pool_params(true, {2, 2, 3}, {}, {}, {}), {}, {x3})[0],
                  ref_pool(x3.reshaped({2, 4, 5, 6}), true, w3, o3, lo3, hi3).values, {1, 2, 3, 4, 4});
 }
 
@@ -398,7 +410,7 @@ TEST(OnnxPool, MaxUnpoolScattersIntoTheDefaultOrGivenShape)
     Tensor x({1, 2, 2, 2}, DType::F32), idx({1, 2, 2, 2}, DType::I64);
     const int64_t positions[8] = {0, 3, 9, 15, 16 + 5, 16 + 6, 16 + 8, 16 + 14};
     for (int i = 0; i < 8; ++i) x.data<float>()[i] = float(i + 1), idx.data<int64_t>()[i] = positions[i];
-    const ParamDict pd = pool_params({2, 2}, {2, 2}, {}, {});
+    const ParamDict pd = window_params({2, 2}, {2, 2}, {}, {}, 0);
     const Tensor y = run("MaxUnpool", pd, {}, {x, idx})[0];
     std::vector<double> ref(32, 0.0);
     for (int i = 0; i < 8; ++i) ref[static_cast<size_t>(positions[i])] = i + 1;
@@ -452,16 +464,16 @@ TEST(ConvPoolErrors, BadParamsShapesAndIndicesAreReported)
                  "exceeds the full deconvolution output");
 
     const Tensor x = random_tensor({1, 1, 4, 4}, 23);
-    expect_error([&] { run("MaxPool", pool_params({2, 2}, {}, {1, 1}, {}), {}, {x}); }, "pads (param 2) must have 4");
-    expect_error([&] { run("MaxPool", pool_params({2, 2, 2}, {}, {}, {}), {}, {x}); }, "3 spatial dims");
-    expect_error([&] { run("MaxPool", pool_params({5, 5}, {}, {}, {}), {}, {x}); }, "does not fit");
+    expect_error([&] { run("Pooling", pool_params(true, {2, 2}, {}, {1, 1}, {}), {}, {x}); }, "pads (param 23) must have 4");
+    expect_error([&] { run("Pooling", pool_params(true, {2, 2, 2}, {}, {}, {}), {}, {x}); }, "3 spatial dims");
+    expect_error([&] { run("Pooling", pool_params(true, {5, 5}, {}, {}, {}), {}, {x}); }, "does not fit");
     Tensor xi({1, 1, 4, 4}, DType::I32);
     xi.fill_zero();
-    expect_error([&] { run("AveragePool", pool_params({2, 2}, {}, {}, {}), {}, {xi}); }, "must be a float type");
+    expect_error([&] { run("Pooling", pool_params(false, {2, 2}, {}, {}, {}), {}, {xi}); }, "must be a float type");
 
     Tensor idx({1, 1, 2, 2}, DType::I64);
     for (int i = 0; i < 4; ++i) idx.data<int64_t>()[i] = i == 2 ? 16 : i;
-    expect_error([&] { run("MaxUnpool", pool_params({2, 2}, {2, 2}, {}, {}), {}, {random_tensor({1, 1, 2, 2}, 1), idx}); },
+    expect_error([&] { run("MaxUnpool", window_params({2, 2}, {2, 2}, {}, {}, 0), {}, {random_tensor({1, 1, 2, 2}, 1), idx}); },
                  "index 16 is outside");
 }
 

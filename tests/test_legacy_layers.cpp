@@ -131,4 +131,14 @@ TEST(LegacyLayers, ReduceND)
     expect_same_as_today({"ReduceND r 1 1 a y 0=2 2=1", "Reduction r 1 1 a y 0=2 21=1 22=1", "Reduction", {{"a", x}}});
 }
 
+TEST(LegacyLayers, MaxPoolAveragePool)
+{
+    const Tensor x = random_f32({1, 2, 7, 8}, 9);
+    expect_same_as_today({"MaxPool p 1 2 a y i -23300=2,2,3 -23301=2,2,2 -23302=4,1,0,0,1 -23303=2,2,1 4=1 7=1",
+                          "Pooling p 1 2 a y i 0=0 20=1 -23321=2,2,3 -23322=2,2,2 -23323=4,1,0,0,1 -23324=2,2,1 25=1 27=1",
+                          "Pooling", {{"a", x}}});
+    expect_same_as_today({"AveragePool p 1 1 a y -23300=2,3,3 -23301=2,2,2 5=1 6=1",
+                          "Pooling p 1 1 a y 0=1 20=1 -23321=2,3,3 -23322=2,2,2 26=1 6=1", "Pooling", {{"a", x}}});
+}
+
 } // namespace

@@ -43,6 +43,9 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
         {"SplitND", "Slice", {{0, 1}}, {}},     // 0=axis
         {"SliceND", "Crop", {{20, 23}}, {{22, 1}}}, // 20=dynamic
+        // kernel_shape strides pads dilations ceil_mode auto_pad storage_order; 6=count_include_pad stays
+        {"MaxPool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 0}}},
+        {"AveragePool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 1}}},
         {"Pad", "Padding", {{0, 4}}, {{21, 1}}, onnx_pad_modes}, // 0=mode
         {"ReduceND", "Reduction", {{1, 4}, {2, 22}}, {{21, 1}, {4, 1}}}, // 1=keepdims (1) 2=noop_with_empty_axes
         {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm

@@ -267,18 +267,19 @@ void emit_ncnn_pooling(NodeContext& n, bool max, const std::vector<int64_t>& ker
     n.emit("Pooling", {n.input(0)}, {n.output(0)}, pd);
 }
 
-// Params 0-3 of our ONNX pooling layers: kernel_shape, strides, pads, dilations.
-ParamDict onnx_window_params(NodeContext& n, const std::vector<int64_t>& kernel, bool with_dilations)
+// ONNX's window as params from id `first` on: kernel_shape, strides, pads,
+// dilations (Pooling's ONNX form from 21, MaxUnpool from 0).
+ParamDict onnx_window_params(NodeContext& n, const std::vector<int64_t>& kernel, int first, bool with_dilations)
 {
     const size_t rank = kernel.size();
     ParamDict pd;
-    pd.set_ints(0, as_ints(n, kernel, "kernel_shape"));
-    pd.set_ints(1, as_ints(n, per_axis(n, "strides", rank, 1), "strides"));
+    pd.set_ints(first, as_ints(n, kernel, "kernel_shape"));
+    pd.set_ints(first + 1, as_ints(n, per_axis(n, "strides", rank, 1), "strides"));
     std::vector<int64_t> pads(2 * rank, 0);
     const std::vector<window::Span> p = explicit_pads(n, rank);
     for (size_t a = 0; a < rank; ++a) pads[a] = p[a].begin, pads[a + rank] = p[a].end;
-    pd.set_ints(2, as_ints(n, pads, "pads"));
-    if (with_dilations) pd.set_ints(3, as_ints(n, per_axis(n, "dilations", rank, 1), "dilations"));
+    pd.set_ints(first + 2, as_ints(n, pads, "pads"));
+    if (with_dilations) pd.set_ints(first + 3, as_ints(n, per_axis(n, "dilations", rank, 1), "dilations"));
     return pd;
 }
 
@@ -294,14 +295,16 @@ void convert_pool(NodeContext& n, bool max)
         emit_ncnn_pooling(n, max, kernel, pad_mode);
         return;
     }
-    ParamDict pd = onnx_window_params(n, kernel, true);
-    pd.set_int(4, static_cast<int>(n.attr_int("ceil_mode", 0) != 0));
-    pd.set_int(5, pad_mode == "SAME_UPPER" ? 1 : pad_mode == "SAME_LOWER" ? 2 : pad_mode == "VALID" ? 3 : 0);
+    ParamDict pd = onnx_window_params(n, kernel, 21, true);
+    pd.set_int(0, max ? 0 : 1);
+    pd.set_int(20, 1); // Pooling's ONNX form
+    pd.set_int(25, static_cast<int>(n.attr_int("ceil_mode", 0) != 0));
+    pd.set_int(26, pad_mode == "SAME_UPPER" ? 1 : pad_mode == "SAME_LOWER" ? 2 : pad_mode == "VALID" ? 3 : 0);
     pd.set_int(6, static_cast<int>(n.attr_int("count_include_pad", 0) != 0));
-    pd.set_int(7, static_cast<int>(n.attr_int("storage_order", 0) != 0));
+    pd.set_int(27, static_cast<int>(n.attr_int("storage_order", 0) != 0));
     std::vector<std::string> tops = {n.output(0)};
     if (n.has_output(1)) tops.push_back(n.output(1));
-    n.emit(max ? "MaxPool" : "AveragePool", {n.input(0)}, tops, pd);
+    n.emit("Pooling", {n.input(0)}, tops, pd);
 }
 
 void convert_max_pool(NodeContext& n) { convert_pool(n, true); }
@@ -311,7 +314,7 @@ void convert_max_unpool(NodeContext& n)
 {
     const std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
     n.check(!kernel.empty(), "kernel_shape is required");
-    ParamDict pd = onnx_window_params(n, kernel, false);
+    ParamDict pd = onnx_window_params(n, kernel, 0, false);
     std::vector<std::string> bottoms = {n.input(0), n.input(1)};
     if (n.has_input(2)) {
         if (!n.constant(2)) pd.set_int(20, 1);

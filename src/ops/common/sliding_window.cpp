@@ -240,12 +240,13 @@ void deconv_weight_from_onnx(const float* src, int64_t in_channels, int64_t out_
                             dst + ((g * out_per_group + m) * inch_g + c) * ksize);
 }
 
-void max_pool(const Tensor& x, const std::vector<Axis>& axes, Tensor& y, Tensor* indices, int64_t index_base,
-              bool column_major_indices, const ExecContext& ctx)
+void max_pool(const Tensor& x, const std::vector<Axis>& axes, PoolConvention convention, Tensor& y, Tensor* indices,
+              int64_t index_base, bool column_major_indices, const ExecContext& ctx)
 {
     const Shape in_dims = spatial_dims(x.shape()), out_dims = output_dims(axes);
     const Taps taps(axes);
     const int64_t in_plane = shape_numel(in_dims), out_plane = shape_numel(out_dims);
+    const bool pads_fold_in = convention == PoolConvention::Ncnn;
     visit_dtype(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
@@ -256,8 +257,13 @@ void max_pool(const Tensor& x, const std::vector<Axis>& axes, Tensor& y, Tensor*
                     for_each_window(out_dims, axes, [&](int64_t p, const int64_t* start) {
                         T best = std::numeric_limits<T>::lowest();
                         int64_t best_at = -1;
-                        taps.visit(start, in_dims, [&](int64_t, int64_t at) {
-                            if (at >= 0 && (best_at < 0 || plane[at] > best)) best = plane[at], best_at = at;
+                        taps.visit(start, in_dims, [&](int64_t t, int64_t at) {
+                            if (pads_fold_in) {
+                                const T v = at >= 0 ? plane[at] : std::numeric_limits<T>::lowest();
+                                best = t == 0 ? v : std::max(best, v);
+                            } else if (at >= 0 && (best_at < 0 || plane[at] > best)) {
+                                best = plane[at], best_at = at;
+                            }
                         });
                         o[p] = best;
                         if (!indices) return;
@@ -273,13 +279,39 @@ void max_pool(const Tensor& x, const std::vector<Axis>& axes, Tensor& y, Tensor*
     });
 }
 
-void average_pool(const Tensor& x, const std::vector<Axis>& axes, const std::vector<Span>& counted, Tensor& y,
-                  const ExecContext& ctx)
+namespace {
+
+// The average of the taps of one window; Acc is the sum's type (double for
+// ONNX, float for ncnn).
+template <class Acc, class T>
+Acc window_average(const T* plane, const Shape& in_dims, const Taps& taps, const int64_t* start,
+                   const std::vector<Span>& counted)
+{
+    const size_t rank = counted.size();
+    Acc sum = 0;
+    int64_t area = 0;
+    for (int64_t t = 0; t < taps.count; ++t) {
+        bool counts = true;
+        for (size_t a = 0; a < rank && counts; ++a) {
+            const int64_t pos = start[a] + taps.offsets[static_cast<size_t>(t) * rank + a];
+            counts = pos >= counted[a].begin && pos < counted[a].end;
+        }
+        area += counts ? 1 : 0;
+    }
+    taps.visit(start, in_dims, [&](int64_t, int64_t at) {
+        if (at >= 0) sum += static_cast<Acc>(to_double(plane[at]));
+    });
+    return area > 0 ? sum / static_cast<Acc>(area) : Acc(0);
+}
+
+} // namespace
+
+void average_pool(const Tensor& x, const std::vector<Axis>& axes, const std::vector<Span>& counted,
+                  PoolConvention convention, Tensor& y, const ExecContext& ctx)
 {
     const Shape in_dims = spatial_dims(x.shape()), out_dims = output_dims(axes);
     const Taps taps(axes);
     const int64_t in_plane = shape_numel(in_dims), out_plane = shape_numel(out_dims);
-    const size_t rank = axes.size();
     visit_dtype(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_integral_v<T>) {
@@ -288,20 +320,9 @@ void average_pool(const Tensor& x, const std::vector<Axis>& axes, const std::vec
                     const T* plane = x.data<T>() + c * in_plane;
                     T* o = y.data<T>() + c * out_plane;
                     for_each_window(out_dims, axes, [&](int64_t p, const int64_t* start) {
-                        double sum = 0.0;
-                        int64_t area = 0;
-                        for (int64_t t = 0; t < taps.count; ++t) {
-                            bool counts = true;
-                            for (size_t a = 0; a < rank && counts; ++a) {
-                                const int64_t pos = start[a] + taps.offsets[static_cast<size_t>(t) * rank + a];
-                                counts = pos >= counted[a].begin && pos < counted[a].end;
-                            }
-                            area += counts ? 1 : 0;
-                        }
-                        taps.visit(start, in_dims, [&](int64_t, int64_t at) {
-                            if (at >= 0) sum += to_double(plane[at]);
-                        });
-                        o[p] = convert_value<T>(area > 0 ? sum / static_cast<double>(area) : 0.0);
+                        o[p] = convention == PoolConvention::Ncnn
+                                   ? convert_value<T>(window_average<float>(plane, in_dims, taps, start, counted))
+                                   : convert_value<T>(window_average<double>(plane, in_dims, taps, start, counted));
                     });
                 }
             });

@@ -73,18 +73,24 @@ void deconv_forward(const Tensor& x, const float* weight, const float* bias, int
 void deconv_weight_from_onnx(const float* src, int64_t in_channels, int64_t out_per_group, int64_t group,
                              int64_t ksize, float* dst);
 
-// Max pooling over the taps inside the input (a window with none gives the
-// dtype's lowest value), any numeric dtype. x (P, S...), y (P, O...).
-// With `indices` (I64, y's shape): the flat position of each maximum in x,
-// counted from `index_base` (row-major, or with column_major the spatial axes
-// reversed as ONNX's storage_order=1); the first maximum wins.
-void max_pool(const Tensor& x, const std::vector<Axis>& axes, Tensor& y, Tensor* indices, int64_t index_base,
-              bool column_major, const ExecContext& ctx);
+// How pads take part in pooling. Onnx: a max sees only the taps inside the
+// input (a window with none gives the dtype's lowest value); an average sums
+// in double. Ncnn: a max folds every tap in order with std::max, pads reading
+// the dtype's lowest value (-FLT_MAX, -128); an average sums and divides in
+// float, as ncnn does.
+enum class PoolConvention { Onnx, Ncnn };
+
+// Max pooling, any numeric dtype. x (P, S...), y (P, O...).
+// With `indices` (I64, y's shape; Onnx only): the flat position of each
+// maximum in x, counted from `index_base` (row-major, or with column_major the
+// spatial axes reversed as ONNX's storage_order=1); the first maximum wins.
+void max_pool(const Tensor& x, const std::vector<Axis>& axes, PoolConvention convention, Tensor& y, Tensor* indices,
+              int64_t index_base, bool column_major, const ExecContext& ctx);
 
 // Average pooling of a floating-point x: the sum of the taps inside the input divided by
 // the number of taps whose position lies in [counted[a].begin, counted[a].end)
 // along every axis a (input coordinates; 0 when none).
-void average_pool(const Tensor& x, const std::vector<Axis>& axes, const std::vector<Span>& counted, Tensor& y,
-                  const ExecContext& ctx);
+void average_pool(const Tensor& x, const std::vector<Axis>& axes, const std::vector<Span>& counted,
+                  PoolConvention convention, Tensor& y, const ExecContext& ctx);
 
 } // namespace kestrel::window

@@ -5,17 +5,13 @@
 namespace kestrel {
 
 std::unique_ptr<Op> make_pooling();
-std::unique_ptr<Op> make_nd_max_pool();
-std::unique_ptr<Op> make_nd_average_pool();
-std::unique_ptr<Op> make_nd_max_unpool();
+std::unique_ptr<Op> make_max_unpool();
 
 std::vector<BuiltinOp> pool_family()
 {
     return {
         {"Pooling", make_pooling},
-        {"MaxPool", make_nd_max_pool},
-        {"AveragePool", make_nd_average_pool},
-        {"MaxUnpool", make_nd_max_unpool},
+        {"MaxUnpool", make_max_unpool},
     };
 }
 

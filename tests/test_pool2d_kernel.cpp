@@ -1,0 +1,75 @@
+// The 2-D pooling kernel (kernels/pool2d.h) against the pooling op's N-d
+// reference kernels (common/sliding_window.h) with ncnn's conventions, bit for
+// bit: random plane sizes, kernels, strides, pads and counted ranges, float32
+// and int8, max and average, including windows wholly in the padding.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "kernels/pool2d.h"
+#include "ops/common/sliding_window.h"
+
+namespace kestrel {
+namespace {
+
+Tensor random_planes(const Shape& s, DType dt, std::mt19937& rng)
+{
+    Tensor t(s, dt);
+    std::uniform_real_distribution<float> f(-3.f, 3.f);
+    std::uniform_int_distribution<int> i(-128, 127);
+    for (int64_t k = 0; k < t.numel(); ++k) {
+        if (dt == DType::I8) t.data<int8_t>()[k] = static_cast<int8_t>(i(rng));
+        else t.data<float>()[k] = f(rng);
+    }
+    return t;
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b)
+{
+    return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+TEST(Pool2dKernel, MatchesTheReferenceWithNcnnConventions)
+{
+    std::mt19937 rng(5);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const ExecContext ctx(nullptr, 1);
+    for (int trial = 0; trial < 400; ++trial) {
+        Pool2dGeometry g;
+        g.in_h = pick(1, 9), g.in_w = pick(1, 9);
+        g.kernel_h = pick(1, 4), g.kernel_w = pick(1, 4), g.stride_h = pick(1, 3), g.stride_w = pick(1, 3);
+        g.pad_top = pick(0, 3), g.pad_left = pick(0, 3);
+        const int64_t pad_bottom = pick(0, 3), pad_right = pick(0, 3);
+        const int64_t ph = g.in_h + g.pad_top + pad_bottom, pw = g.in_w + g.pad_left + pad_right;
+        if (ph < g.kernel_h || pw < g.kernel_w) continue;
+        g.out_h = (ph - g.kernel_h) / g.stride_h + 1, g.out_w = (pw - g.kernel_w) / g.stride_w + 1;
+        g.count_include_pad = pick(0, 1) == 1;
+        // A counted range around the input (ncnn's SAME modes count some padding).
+        g.count_y0 = -pick(0, static_cast<int>(g.pad_top)), g.count_y1 = g.in_h + pick(0, static_cast<int>(pad_bottom));
+        g.count_x0 = -pick(0, static_cast<int>(g.pad_left)), g.count_x1 = g.in_w + pick(0, static_cast<int>(pad_right));
+        const bool max = pick(0, 1) == 1;
+        const DType dt = max && pick(0, 1) == 1 ? DType::I8 : DType::F32;
+        const Tensor x = random_planes({3, g.in_h, g.in_w}, dt, rng);
+        std::vector<window::Axis> axes(2);
+        axes[0].kernel = g.kernel_h, axes[0].stride = g.stride_h, axes[0].pad_begin = g.pad_top, axes[0].out = g.out_h;
+        axes[1].kernel = g.kernel_w, axes[1].stride = g.stride_w, axes[1].pad_begin = g.pad_left, axes[1].out = g.out_w;
+        std::vector<window::Span> counted = {{g.count_y0, g.count_y1}, {g.count_x0, g.count_x1}};
+        if (g.count_include_pad) counted = {{-g.pad_top, ph}, {-g.pad_left, pw}};
+        Tensor got({3, g.out_h, g.out_w}, dt), want({3, g.out_h, g.out_w}, dt);
+        if (max) {
+            max_pool2d(x, g, got, ctx);
+            window::max_pool(x, axes, window::PoolConvention::Ncnn, want, nullptr, 0, false, ctx);
+        } else {
+            average_pool2d(x, g, got, ctx);
+            window::average_pool(x, axes, counted, window::PoolConvention::Ncnn, want, ctx);
+        }
+        ASSERT_TRUE(same_bytes(got, want)) << "trial " << trial << (max ? " max " : " average ") << dtype_name(dt)
+                                           << " in " << g.in_h << "x" << g.in_w << " kernel " << g.kernel_h << "x"
+                                           << g.kernel_w << " stride " << g.stride_h << "x" << g.stride_w << " pads "
+                                           << g.pad_top << "," << g.pad_left << "," << pad_bottom << "," << pad_right;
+    }
+}
+
+} // namespace
+} // namespace kestrel
