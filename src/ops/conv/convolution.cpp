@@ -1,5 +1,9 @@
-// Convolution and ConvolutionDepthWise (ncnn params; one class, the depthwise
-// type adds param 7 = group). Input (c,h,w) -> output (num_output,outh,outw).
+// Convolution of every rank: Convolution1D, Convolution, Convolution3D and
+// their DepthWise types (ncnn params; one class, the depthwise types add param
+// 7 = group, the rank comes from the type). Input (c, spatial...) -> output
+// (num_output, spatial...): (c,w), (c,h,w), (c,d,h,w).
+// 2-D layers take the paths below; 1-D and 3-D ones the N-d reference kernel
+// (common/sliding_window.h: sums in bias, channel, tap order), float32 only.
 //
 // Paths:
 //  * fp32: pad with pad_value (18), accumulate per output channel.
@@ -30,6 +34,7 @@
 #include "kernels/depthwise_conv2d.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
+#include "ops/common/sliding_window.h"
 #include "ops/conv/conv_params.h"
 #include "ops/quant/int8.h"
 #include "ops/common/op_util.h"
@@ -54,13 +59,14 @@ struct KernelDims {
 
 class Convolution : public Op {
 public:
-    explicit Convolution(bool depthwise) : depthwise_(depthwise) {}
+    Convolution(int rank, bool depthwise) : rank_(rank), depthwise_(depthwise) {}
 
     void load_param(const ParamDict& pd) override
     {
-        p_ = ConvParams::read(pd, 2, depthwise_, 19);
+        p_ = ConvParams::read(pd, rank_, depthwise_, 19);
         pad_value_ = pd.get_float(18, 0.f);
         int8_scale_term_ = pd.get_int(8, 0);
+        check(rank_ == 2 || int8_scale_term_ == 0, "int8 (param 8) is not supported by ", type);
         check(int8_scale_term_ >= 0, "int8_scale_term (param 8) must be >= 0, got ", int8_scale_term_);
         if (depthwise_)
             check(int8_scale_term_ == 0 || int8_scale_term_ == 1 || int8_scale_term_ == 2 || int8_scale_term_ == 101 ||
@@ -73,6 +79,10 @@ public:
     void load_model(WeightReader& wr) override
     {
         if (p_.dynamic) return;
+        if (rank_ != 2) {
+            weights_ = load_f32_conv_weights(wr, p_, type);
+            return;
+        }
         weights_ = load_conv_weights(wr, p_);
         Tensor& weight = weights_.weight;
         std::vector<float> wscales;
@@ -129,6 +139,13 @@ public:
             out[0] = make_desc({p_.num_output}, DType::F32);
             return;
         }
+        if (rank_ != 2) {
+            const ConvKernel k = conv_kernel_for_input(p_, in, rank_, false);
+            Shape o = {k.outch};
+            for (const window::Axis& a : window_axes(x.shape, k)) o.push_back(a.out);
+            out[0] = make_desc(o, DType::F32);
+            return;
+        }
         const Shape& s = x.shape;
         const KernelDims k = dims_of(conv_kernel_for_input(p_, in, 2, false));
         const ConvGeometry g = geometry(s[1], s[2], k);
@@ -138,8 +155,10 @@ public:
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
     {
         if (is_flat_path(in[0].shape)) return static_cast<int64_t>(p_.num_output) * num_flat_inputs();
-        const KernelDims k = kernel_dims(in);
-        return shape_numel(out[0].shape) * k.inch_g * k.kh * k.kw;
+        const ConvKernel k = conv_kernel(p_, in, rank_, false);
+        int64_t taps = 1;
+        for (int64_t v : k.kernel) taps *= v;
+        return shape_numel(out[0].shape) * (k.inch / p_.group) * taps;
     }
 
     int64_t weight_bytes() const override
@@ -154,6 +173,11 @@ public:
     {
         auto st = std::make_unique<ConvState>();
         const TensorDesc& x = in[0];
+        if (rank_ != 2) {
+            st->path = Path::Reference;
+            st->axes = window_axes(x.shape, conv_kernel(p_, in, rank_, false));
+            return st;
+        }
         if (is_flat_path(x.shape)) {
             st->path = Path::Flat;
             if (int8_scale_term_ != 0 && x.dtype != DType::I8) st->quantized = ctx.request_scratch(x.shape[0]);
@@ -211,13 +235,17 @@ public:
         case Path::Depthwise: forward_depthwise(x, st.dg, weights_.weight_data(p_, in), bias, out[0], ctx); return;
         case Path::Gemm: forward_gemm(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
+        case Path::Reference:
+            window::conv_forward(x, weights_.weight_data(p_, in), bias, p_.group, st.axes, pad_value_, out[0], ctx);
+            p_.activation.apply(out[0].data<float>(), out[0].numel());
+            return;
         default: forward_int8(x, st, bias, out[0], ctx); return;
         }
     }
 
 private:
     // How a forward runs, chosen in prepare for the input's shape and dtype.
-    enum class Path { Flat, Depthwise, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain };
+    enum class Path { Flat, Depthwise, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
 
     // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
     struct ConvState : OpState {
@@ -226,6 +254,7 @@ private:
         ConvGeometry g;
         Depthwise2dGeometry dg;
         Conv2dGemmGeometry gg; // with the padded input's size
+        std::vector<window::Axis> axes; // the reference kernel's windows (1-D, 3-D)
         int padded = -1;       // the padded input (none: no padding)
         int quantized = -1;    // int8: the input quantized (when it is float)
         int as_float = -1;     // int8 float kernels: the input's int8 values as floats
@@ -237,12 +266,22 @@ private:
 
     bool is_flat_path(const Shape& s) const
     {
-        return !depthwise_ && !p_.dynamic && s.size() == 1 && p_.window.kernel[0] == 1 && p_.window.kernel[1] == 1;
+        return rank_ == 2 && !depthwise_ && !p_.dynamic && s.size() == 1 && p_.window.kernel[0] == 1 &&
+               p_.window.kernel[1] == 1;
+    }
+
+    // The windows of every spatial axis (the reference kernel's geometry).
+    std::vector<window::Axis> window_axes(const Shape& s, const ConvKernel& k) const
+    {
+        std::vector<window::Axis> axes(static_cast<size_t>(rank_));
+        for (size_t i = 0; i < axes.size(); ++i) {
+            check(s[i + 1] > 0, "expects a non-empty spatial size, got ", shape_str(s));
+            axes[i] = conv_axis(p_, i, s[i + 1], k.kernel[i]).axis;
+        }
+        return axes;
     }
     int64_t num_flat_inputs() const { return p_.weight_data_size / p_.num_output; }
 
-    // From the input descs (infer).
-    KernelDims kernel_dims(const std::vector<TensorDesc>& in) const { return dims_of(conv_kernel(p_, in, 2, false)); }
     KernelDims dims_of(const ConvKernel& c) const
     {
         KernelDims k;
@@ -586,6 +625,7 @@ private:
         });
     }
 
+    int rank_;
     bool depthwise_;
     ConvParams p_;
     float pad_value_ = 0.f;
@@ -600,7 +640,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_convolution() { return std::make_unique<Convolution>(false); }
-std::unique_ptr<Op> make_convolution_depthwise() { return std::make_unique<Convolution>(true); }
+std::unique_ptr<Op> make_convolution() { return std::make_unique<Convolution>(2, false); }
+std::unique_ptr<Op> make_convolution_depthwise() { return std::make_unique<Convolution>(2, true); }
+std::unique_ptr<Op> make_convolution_1d() { return std::make_unique<Convolution>(1, false); }
+std::unique_ptr<Op> make_convolution_3d() { return std::make_unique<Convolution>(3, false); }
+std::unique_ptr<Op> make_convolution_depthwise_1d() { return std::make_unique<Convolution>(1, true); }
+std::unique_ptr<Op> make_convolution_depthwise_3d() { return std::make_unique<Convolution>(3, true); }
 
 } // namespace kestrel

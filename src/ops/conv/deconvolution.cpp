@@ -1,24 +1,30 @@
-// Deconvolution and DeconvolutionDepthWise (ncnn params; one class, the
-// depthwise type adds param 7 = group). Input (c,h,w) -> (num_output,outh,outw).
+// Deconvolution (transposed convolution) of every rank: Deconvolution1D,
+// Deconvolution, Deconvolution3D and their DepthWise types (ncnn params; one
+// class, the depthwise types add param 7 = group, the rank comes from the
+// type). Input (c, spatial...) -> (num_output, spatial...).
 //
-// Weights are [outch][inch][kh][kw] (depthwise: [group][outch/g][inch/g][kh][kw]),
-// then bias [num_output]. Each input pixel scatters kernel*value into the full
-// ("bordered") output of size (in-1)*stride + dilation*(k-1)+1 + output_pad; then
-//  * explicit pads (any > 0) are cut from the four sides,
-//  * or with output_w/output_h (20/21) > 0 and pads -233/-234 the full output is
-//    cut to that size, the odd pixel cut at the end (SAME_UPPER) or start (LOWER),
+// Weights are [outch][inch/group][kernel...], then bias [num_output]. Each
+// input position scatters kernel*value into the full ("bordered") output of
+// size (in-1)*stride + dilation*(k-1)+1 + output_pad per axis; then
+//  * explicit pads (any > 0) are cut from both ends,
+//  * or with an output size and pads -233/-234 the full output is cut to that
+//    size, the odd position cut at the end (SAME_UPPER) or start (LOWER),
 //  * otherwise the full output is the result.
 // The activation (9/10) is applied per element.
 // Params: ConvParams (conv_params.h) with dynamic weight id 28, and
-// DeconvOutputParams (output_pad 18/19, output_w/output_h 20/21).
-// Dynamic weight (28 = 1): inputs [x, W, (bias)] with W in ONNX order, our shape
-// (inch, outch/group, kh, kw) = ncnn [w=kw, h=kh, d=outch/group, c=inch].
+// DeconvOutputParams (output_pad 18/19/20, output sizes 20/21 for 1-D/2-D or
+// 25/26/27 for 3-D).
+// Dynamic weight (28 = 1): inputs [x, W, (bias)] with W in ONNX order,
+// (inch, outch/group, kernel...).
+// 2-D layers accumulate each full output plane (deconv2d below); the other
+// ranks use the N-d reference kernel (common/sliding_window.h).
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
+#include "ops/common/sliding_window.h"
 #include "ops/conv/conv_params.h"
 #include "ops/common/op_util.h"
 
@@ -26,19 +32,15 @@ namespace kestrel {
 
 namespace {
 
-// Rows and columns: the full output, and the part kept (axis.pad_begin cut from its start).
-struct DeconvGeometry {
-    DeconvAxis rows, cols;
-};
-
 class Deconvolution : public Op {
 public:
-    explicit Deconvolution(bool depthwise) : depthwise_(depthwise) {}
+    Deconvolution(int rank, bool depthwise) : rank_(rank), depthwise_(depthwise) {}
 
     void load_param(const ParamDict& pd) override
     {
-        p_ = ConvParams::read(pd, 2, depthwise_, 28);
-        output_ = DeconvOutputParams::read(pd, 2, p_.window);
+        p_ = ConvParams::read(pd, rank_, depthwise_, 28);
+        check(pd.get_int(8, 0) == 0, "int8 (param 8) is not supported by ", type);
+        output_ = DeconvOutputParams::read(pd, rank_, p_.window);
     }
 
     void load_model(WeightReader& wr) override
@@ -51,23 +53,22 @@ public:
         expect_input_count(in, p_.input_count(), p_.input_count());
         expect_output_count(out, 1);
         expect_f32(in[0]);
-        const Shape& s = in[0].shape;
-        const ConvKernel k = conv_kernel_for_input(p_, in, 2, true);
-        check(s[1] > 0 && s[2] > 0, "expects a non-empty spatial size, got ", shape_str(s));
-        const DeconvGeometry g = geometry(s[1], s[2], k);
-        out[0] = TensorDesc({k.outch, g.rows.axis.out, g.cols.axis.out}, DType::F32);
+        const ConvKernel k = conv_kernel_for_input(p_, in, rank_, true);
+        Shape o = {k.outch};
+        for (const DeconvAxis& a : geometry(in[0].shape, k)) o.push_back(a.axis.out);
+        out[0] = TensorDesc(o, DType::F32);
     }
 
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
     {
-        const ConvKernel k = conv_kernel(p_, in, 2, true);
-        return shape_numel(in[0].shape) * (k.outch / p_.group) * k.kernel[0] * k.kernel[1];
+        // Every input value scatters over outch/group * taps outputs.
+        const ConvKernel k = conv_kernel(p_, in, rank_, true);
+        int64_t taps = 1;
+        for (int64_t v : k.kernel) taps *= v;
+        return shape_numel(in[0].shape) * (k.outch / p_.group) * taps;
     }
 
-    int64_t weight_bytes() const override
-    {
-        return weights_.bytes();
-    }
+    int64_t weight_bytes() const override { return weights_.bytes(); }
 
     // Scratch 0, with dynamic weights: them in our order.
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
@@ -79,27 +80,41 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const ConvKernel k = conv_kernel(p_, in, 2, true);
-        const Tensor& x = in[0];
-        const int64_t h = x.dim(1), w = x.dim(2);
-        const DeconvGeometry g = geometry(h, w, k);
-        const int64_t kh = k.kernel[0], kw = k.kernel[1];
-        const int64_t inch_g = k.inch / p_.group, outch_g = k.outch / p_.group, ksize = kh * kw;
-
-        // Weights as [outch][inch/g][kh][kw]; the dynamic input is [inch][outch/g][kh][kw] per group.
+        const ConvKernel k = conv_kernel(p_, in, rank_, true);
+        const std::vector<DeconvAxis> g = geometry(in[0].shape(), k);
+        // Weights as [outch][inch/g][kernel...]; the dynamic input is [inch][outch/g][kernel...] per group.
         const float* wt = weights_.weight_data(p_, in);
         const float* bias = weights_.bias_data(p_, in);
         if (p_.dynamic) {
             float* reordered = ctx.scratch_as<float>(0);
-            window::deconv_weight_from_onnx(wt, k.inch, outch_g, p_.group, ksize, reordered);
+            window::deconv_weight_from_onnx(wt, k.inch, k.outch / p_.group, p_.group, shape_numel(k.kernel), reordered);
             wt = reordered;
         }
+        if (rank_ == 2) {
+            deconv2d(in[0], k, g[0], g[1], wt, bias, out[0], ctx);
+            return;
+        }
+        std::vector<window::Axis> axes;
+        for (const DeconvAxis& a : g) axes.push_back(a.axis);
+        window::deconv_forward(in[0], wt, bias, p_.group, axes, out[0], ctx);
+        p_.activation.apply(out[0].data<float>(), out[0].numel());
+    }
+
+private:
+    // 2-D: each output plane accumulated over its full extent (bias, then
+    // channel by channel, tap by tap, row by row), then cut; vectorizes along rows.
+    void deconv2d(const Tensor& x, const ConvKernel& k, const DeconvAxis& row_axis, const DeconvAxis& col_axis,
+                  const float* wt, const float* bias, Tensor& y, const ExecContext& ctx) const
+    {
+        const int64_t h = x.dim(1), w = x.dim(2);
+        const int64_t kh = k.kernel[0], kw = k.kernel[1];
+        const int64_t inch_g = k.inch / p_.group, outch_g = k.outch / p_.group, ksize = kh * kw;
 
         const float* src = x.data<float>();
-        float* dst = out[0].data<float>();
-        const window::Axis &rows = g.rows.axis, &cols = g.cols.axis;
-        const int64_t full_w = g.cols.full, full_plane = g.rows.full * full_w, out_plane = rows.out * cols.out;
-        const bool cut = g.rows.full != rows.out || full_w != cols.out;
+        float* dst = y.data<float>();
+        const window::Axis &rows = row_axis.axis, &cols = col_axis.axis;
+        const int64_t full_w = col_axis.full, full_plane = row_axis.full * full_w, out_plane = rows.out * cols.out;
+        const bool cut = row_axis.full != rows.out || full_w != cols.out;
         ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
             std::vector<float> full(cut ? static_cast<size_t>(full_plane) : 0);
             for (int64_t oc = begin; oc < end; ++oc) {
@@ -130,13 +145,19 @@ public:
         });
     }
 
-private:
-    // Throws when the output is empty or the output size exceeds the full output.
-    DeconvGeometry geometry(int64_t h, int64_t w, const ConvKernel& k) const
+    // Per spatial axis: the full output and the part kept. Throws when the
+    // output is empty or the output size exceeds the full output.
+    std::vector<DeconvAxis> geometry(const Shape& s, const ConvKernel& k) const
     {
-        return DeconvGeometry{deconv_axis(p_, output_, 0, h, k.kernel[0]), deconv_axis(p_, output_, 1, w, k.kernel[1])};
+        std::vector<DeconvAxis> axes;
+        for (size_t i = 0; i < static_cast<size_t>(rank_); ++i) {
+            check(s[i + 1] > 0, "expects a non-empty spatial size, got ", shape_str(s));
+            axes.push_back(deconv_axis(p_, output_, i, s[i + 1], k.kernel[i]));
+        }
+        return axes;
     }
 
+    int rank_;
     bool depthwise_;
     ConvParams p_;
     DeconvOutputParams output_;
@@ -145,7 +166,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_deconvolution() { return std::make_unique<Deconvolution>(false); }
-std::unique_ptr<Op> make_deconvolution_depthwise() { return std::make_unique<Deconvolution>(true); }
+std::unique_ptr<Op> make_deconvolution() { return std::make_unique<Deconvolution>(2, false); }
+std::unique_ptr<Op> make_deconvolution_depthwise() { return std::make_unique<Deconvolution>(2, true); }
+std::unique_ptr<Op> make_deconvolution_1d() { return std::make_unique<Deconvolution>(1, false); }
+std::unique_ptr<Op> make_deconvolution_3d() { return std::make_unique<Deconvolution>(3, false); }
+std::unique_ptr<Op> make_deconvolution_depthwise_1d() { return std::make_unique<Deconvolution>(1, true); }
+std::unique_ptr<Op> make_deconvolution_depthwise_3d() { return std::make_unique<Deconvolution>(3, true); }
 
 } // namespace kestrel
