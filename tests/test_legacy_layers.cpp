@@ -141,4 +141,10 @@ TEST(LegacyLayers, MaxPoolAveragePool)
                           "Pooling p 1 1 a y 0=1 20=1 -23321=2,3,3 -23322=2,2,2 26=1 6=1", "Pooling", {{"a", x}}});
 }
 
+TEST(LegacyLayers, TileND)
+{
+    expect_same_as_today({"TileND t 2 1 a b y 20=1", "Tile t 2 1 a b y 20=1 21=1", "Tile",
+                          {{"a", random_f32({2, 3}, 10)}, {"b", i64v({2, 3})}}});
+}
+
 } // namespace

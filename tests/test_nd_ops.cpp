@@ -626,13 +626,13 @@ TEST(NdOpsJoin, ExpandAndTileAgainstReference)
     EXPECT_TRUE(contains(error_of([&] { run1("Expand", P({}), {R(x), C(i64v({2, 2}))}); }), "3"));
 
     const Tensor t = random_bytes({2, 3}, DType::I16, 9);
-    y = run1("TileND", P({}), {R(t), C(i64v({3, 2}))});
+    y = run1("Tile", P({{21, 1}}), {R(t), C(i64v({3, 2}))});
     EXPECT_EQ(y.shape(), Shape({6, 6}));
     for (int64_t i = 0; i < y.numel(); ++i) {
         const auto c = coords_of(i, y.shape());
         ASSERT_EQ(y.data<int16_t>()[i], t.data<int16_t>()[(c[0] % 2) * 3 + c[1] % 3]);
     }
-    EXPECT_EQ(run1("TileND", dynamic(), {R(t), R(i64v({0, 1}))}).shape(), Shape({0, 3}));
+    EXPECT_EQ(run1("Tile", P({{20, 1}, {21, 1}}), {R(t), R(i64v({0, 1}))}).shape(), Shape({0, 3}));
 }
 
 // ---- generators, casts, index ops ---------------------------------------------
@@ -782,7 +782,7 @@ TEST(NdOpsThreads, ResultsDoNotDependOnThreadCount)
         {"Padding", P({{21, 1}, {4, 2}}), {R(x), C(i64v({1, 3, 2, 0, 5, 7}))}, 1},
         {"Concat", P({{0, 2}}), {R(x), R(x)}, 1},
         {"Crop", P({{22, 1}}), {R(x), C(i64v({-1, 60})), C(i64v({INT64_MIN, 2})), C(i64v({0, 2})), C(i64v({-3, -5}))}, 1},
-        {"TileND", P({}), {R(x), C(i64v({2, 1, 2}))}, 1},
+        {"Tile", P({{21, 1}}), {R(x), C(i64v({2, 1, 2}))}, 1},
         {"CastND", P({{0, static_cast<int>(DType::F16)}}), {R(xf)}, 1},
         {"TopK", P({{0, 1}}), {R(xf), C(i64v({5}))}, 2},
     };

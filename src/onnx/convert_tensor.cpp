@@ -227,11 +227,12 @@ void convert_with_value_input(NodeContext& n)
 {
     ParamDict pd;
     if (runtime_value(n, 1)) pd.set_int(kDynamicParam, 1);
+    if (std::string(Type) == "Tile") pd.set_int(21, 1); // Tile's repeats-input form
     n.emit(Type, {n.input(0), n.input(1)}, {n.output(0)}, pd);
 }
 
 constexpr char kExpand[] = "Expand";
-constexpr char kTileND[] = "TileND";
+constexpr char kTile[] = "Tile";
 
 void convert_constant_of_shape(NodeContext& n)
 {
@@ -411,7 +412,7 @@ std::vector<ConverterEntry> tensor_converters()
         {"Split", convert_split},
         {"Concat", convert_axis_op<kConcat, 0>},
         {"Expand", convert_with_value_input<kExpand>},
-        {"Tile", convert_with_value_input<kTileND>},
+        {"Tile", convert_with_value_input<kTile>},
         {"ConstantOfShape", convert_constant_of_shape},
         {"Range", convert_range},
         {"Cast", convert_cast},

@@ -25,8 +25,8 @@ std::unique_ptr<Op> make_nd_gather_elements();
 std::unique_ptr<Op> make_nd_gather_nd();
 std::unique_ptr<Op> make_nd_scatter_elements();
 std::unique_ptr<Op> make_nd_scatter_nd();
-std::unique_ptr<Op> make_nd_expand();
-std::unique_ptr<Op> make_nd_tile();
+std::unique_ptr<Op> make_expand();
+std::unique_ptr<Op> make_tile();
 std::unique_ptr<Op> make_nd_depth_to_space();
 std::unique_ptr<Op> make_nd_space_to_depth();
 std::unique_ptr<Op> make_nd_trilu();
@@ -53,8 +53,8 @@ std::vector<BuiltinOp> shape_family()
         {"GatherND", make_nd_gather_nd},
         {"ScatterElements", make_nd_scatter_elements},
         {"ScatterND", make_nd_scatter_nd},
-        {"Expand", make_nd_expand},
-        {"TileND", make_nd_tile},
+        {"Expand", make_expand},
+        {"Tile", make_tile},
         {"DepthToSpace", make_nd_depth_to_space},
         {"SpaceToDepth", make_nd_space_to_depth},
         {"Trilu", make_nd_trilu},
