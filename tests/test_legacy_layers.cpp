@@ -147,4 +147,25 @@ TEST(LegacyLayers, TileND)
                           {{"a", random_f32({2, 3}, 10)}, {"b", i64v({2, 3})}}});
 }
 
+TEST(LegacyLayers, CastND)
+{
+    const Tensor x = random_f32({2, 5}, 11, -300.f, 300.f);
+    expect_same_as_today({"CastND c 1 1 a y 0=4", "Cast c 1 1 a y 2=4", "Cast", {{"a", x}}});       // int8
+    expect_same_as_today({"CastND c 1 1 a y 0=0", "Cast c 1 1 a y 2=0", "Cast", {{"a", i64v({3, -4})}}}); // float32
+    expect_same_as_today({"CastND c 2 1 a b y", "Cast c 2 1 a b y", "Cast", {{"a", x}, {"b", i64v({1})}}});
+}
+
+TEST(Cast, NcnnCodesMapOntoDtypes)
+{
+    // ncnn's codes: 1 float32, 2 float16, 3 int8, 4 bfloat16; 0 keeps the input's type.
+    const Tensor x = f32({3}, {1.5f, -2.25f, 100.f});
+    const DType want[5] = {DType::F32, DType::F32, DType::F16, DType::I8, DType::BF16};
+    for (int code = 0; code <= 4; ++code) {
+        const std::vector<Tensor> y = run_text(model_text({"a"}, "Cast c 1 1 a y 1=" + std::to_string(code)), {{"a", x}});
+        EXPECT_EQ(y[0].dtype(), want[code]) << code;
+        EXPECT_EQ(y[0].to(DType::F32).data<float>()[1], code == 3 ? -2.f : -2.25f) << code;
+    }
+    EXPECT_TRUE(contains(error_of([&] { run_text(model_text({"a"}, "Cast c 1 1 a y 0=3 1=1"), {{"a", x}}); }), "type_from"));
+}
+
 } // namespace

@@ -662,14 +662,14 @@ TEST(NdOpsMisc, ConstantOfShapeRangeEyeLike)
 TEST(NdOpsMisc, CastTruncatesAndConvertsEveryPair)
 {
     const Tensor x = f32({6}, {-2.7f, -0.5f, 0.f, 0.5f, 2.7f, 300.f});
-    EXPECT_EQ(values<int32_t>(run1("CastND", P({{0, static_cast<int>(DType::I32)}}), {R(x)})),
+    EXPECT_EQ(values<int32_t>(run1("Cast", P({{2, static_cast<int>(DType::I32)}}), {R(x)})),
               std::vector<int32_t>({-2, 0, 0, 0, 2, 300}));
-    EXPECT_EQ(values<int8_t>(run1("CastND", P({{0, static_cast<int>(DType::I8)}}), {R(x)})),
+    EXPECT_EQ(values<int8_t>(run1("Cast", P({{2, static_cast<int>(DType::I8)}}), {R(x)})),
               std::vector<int8_t>({-2, 0, 0, 0, 2, 127}));
-    const Tensor b = run1("CastND", P({{0, static_cast<int>(DType::Bool)}}), {R(x)});
+    const Tensor b = run1("Cast", P({{2, static_cast<int>(DType::Bool)}}), {R(x)});
     EXPECT_EQ(values<bool>(b), std::vector<bool>({true, true, false, true, true, true}));
     // CastLike takes the dtype of input 1.
-    EXPECT_EQ(values<double>(run1("CastND", P({}), {R(i64v({-3, 5})), R(Tensor({1}, DType::F64))})),
+    EXPECT_EQ(values<double>(run1("Cast", P({}), {R(i64v({-3, 5})), R(Tensor({1}, DType::F64))})),
               std::vector<double>({-3.0, 5.0}));
     // Every pair round-trips small integers.
     const std::vector<DType> all = {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I8, DType::U8, DType::I16,
@@ -677,10 +677,10 @@ TEST(NdOpsMisc, CastTruncatesAndConvertsEveryPair)
     const Tensor src = i64v({0, 1, 7, 100});
     for (DType from : all)
         for (DType to : all) {
-            const Tensor a = run1("CastND", P({{0, static_cast<int>(from)}}), {R(src)});
-            const Tensor c = run1("CastND", P({{0, static_cast<int>(to)}}), {R(a)});
+            const Tensor a = run1("Cast", P({{2, static_cast<int>(from)}}), {R(src)});
+            const Tensor c = run1("Cast", P({{2, static_cast<int>(to)}}), {R(a)});
             ASSERT_EQ(c.dtype(), to);
-            EXPECT_EQ(values<int64_t>(run1("CastND", P({{0, static_cast<int>(DType::I64)}}), {R(c)})), values<int64_t>(src))
+            EXPECT_EQ(values<int64_t>(run1("Cast", P({{2, static_cast<int>(DType::I64)}}), {R(c)})), values<int64_t>(src))
                 << dtype_name(from) << " -> " << dtype_name(to);
         }
 }
@@ -783,7 +783,7 @@ TEST(NdOpsThreads, ResultsDoNotDependOnThreadCount)
         {"Concat", P({{0, 2}}), {R(x), R(x)}, 1},
         {"Crop", P({{22, 1}}), {R(x), C(i64v({-1, 60})), C(i64v({INT64_MIN, 2})), C(i64v({0, 2})), C(i64v({-3, -5}))}, 1},
         {"Tile", P({{21, 1}}), {R(x), C(i64v({2, 1, 2}))}, 1},
-        {"CastND", P({{0, static_cast<int>(DType::F16)}}), {R(xf)}, 1},
+        {"Cast", P({{2, static_cast<int>(DType::F16)}}), {R(xf)}, 1},
         {"TopK", P({{0, 1}}), {R(xf), C(i64v({5}))}, 2},
     };
     for (const Case& c : cases) {

@@ -36,6 +36,7 @@ void onnx_pad_modes(ParamDict& pd)
 const std::vector<LegacyLayer>& legacy_layers()
 {
     static const std::vector<LegacyLayer> table = {
+        {"CastND", "Cast", {{0, 2}}, {}}, // 0=to
         {"ConcatND", "Concat", {}, {}},
         {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero
         {"FlattenND", "Flatten", {}, {{0, 1}}},  // 0=axis, default 1

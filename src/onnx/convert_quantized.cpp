@@ -93,8 +93,8 @@ std::string float_stand_in(NodeContext& n, const std::string& op_type, const std
 void cast_to_int32(NodeContext& n, const std::string& blob)
 {
     ParamDict pd;
-    pd.set_int(0, static_cast<int>(DType::I32));
-    n.emit("CastND", {blob}, {n.output(0)}, pd);
+    pd.set_int(2, static_cast<int>(DType::I32));
+    n.emit("Cast", {blob}, {n.output(0)}, pd);
 }
 
 // y = QuantizeLinear(blob, y_scale, y_zero_point): y's dtype is the zero point's.

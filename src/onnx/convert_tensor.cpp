@@ -265,11 +265,11 @@ void convert_cast(NodeContext& n)
 {
     n.check(n.has_attr("to"), "needs the 'to' attribute");
     ParamDict pd;
-    pd.set_int(0, static_cast<int>(dtype_from_onnx(static_cast<int>(n.attr_int("to", 0)), "Cast 'to'")));
-    n.emit("CastND", {n.input(0)}, {n.output(0)}, pd);
+    pd.set_int(2, static_cast<int>(dtype_from_onnx(static_cast<int>(n.attr_int("to", 0)), "Cast 'to'")));
+    n.emit("Cast", {n.input(0)}, {n.output(0)}, pd);
 }
 
-void convert_cast_like(NodeContext& n) { n.emit("CastND", {n.input(0), n.input(1)}, {n.output(0)}); }
+void convert_cast_like(NodeContext& n) { n.emit("Cast", {n.input(0), n.input(1)}, {n.output(0)}); }
 
 void convert_trilu(NodeContext& n)
 {

@@ -15,7 +15,7 @@ std::unique_ptr<Op> make_nd_sum();
 std::unique_ptr<Op> make_nd_mean();
 std::unique_ptr<Op> make_nd_max();
 std::unique_ptr<Op> make_nd_min();
-std::unique_ptr<Op> make_nd_cast();
+std::unique_ptr<Op> make_cast();
 
 std::vector<BuiltinOp> elementwise_family()
 {
@@ -30,7 +30,7 @@ std::vector<BuiltinOp> elementwise_family()
         {"Mean", make_nd_mean},
         {"Max", make_nd_max},
         {"Min", make_nd_min},
-        {"CastND", make_nd_cast},
+        {"Cast", make_cast},
     };
 }
 
