@@ -155,6 +155,12 @@ TEST(LegacyLayers, CastND)
     expect_same_as_today({"CastND c 2 1 a b y", "Cast c 2 1 a b y", "Cast", {{"a", x}, {"b", i64v({1})}}});
 }
 
+TEST(LegacyLayers, ArgMaxND)
+{
+    const Tensor x = f32({2, 4}, {3, 1, 3, 2, -1, 5, 5, 0});
+    expect_same_as_today({"ArgMaxND m 1 1 a y 0=1 1=0 2=1", "ArgMax m 1 1 a y 20=1 21=1 22=0 23=1", "ArgMax", {{"a", x}}});
+}
+
 TEST(Cast, NcnnCodesMapOntoDtypes)
 {
     // ncnn's codes: 1 float32, 2 float16, 3 int8, 4 bfloat16; 0 keeps the input's type.

@@ -36,6 +36,7 @@ void onnx_pad_modes(ParamDict& pd)
 const std::vector<LegacyLayer>& legacy_layers()
 {
     static const std::vector<LegacyLayer> table = {
+        {"ArgMaxND", "ArgMax", {{0, 21}, {1, 22}, {2, 23}}, {{20, 1}}}, // axis keepdims select_last_index
         {"CastND", "Cast", {{0, 2}}, {}}, // 0=to
         {"ConcatND", "Concat", {}, {}},
         {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero

@@ -360,17 +360,21 @@ void convert_topk(NodeContext& n)
     n.emit("TopK", {n.input(0), k}, all_outputs(n), pd);
 }
 
+// ArgMax's ONNX form keeps off ncnn's ids: 20=1, then axis from 21; ArgMin's from 0.
 template <const char* Type>
 void convert_arg(NodeContext& n)
 {
     ParamDict pd;
-    pd.set_int(0, clamp_to_int(n.attr_int("axis", 0)));
-    pd.set_int(1, n.attr_int("keepdims", 1) != 0);
-    pd.set_int(2, n.attr_int("select_last_index", 0) != 0);
+    const bool argmax = std::string(Type) == "ArgMax";
+    const int first = argmax ? 21 : 0;
+    if (argmax) pd.set_int(20, 1);
+    pd.set_int(first, clamp_to_int(n.attr_int("axis", 0)));
+    pd.set_int(first + 1, n.attr_int("keepdims", 1) != 0);
+    pd.set_int(first + 2, n.attr_int("select_last_index", 0) != 0);
     n.emit(Type, {n.input(0)}, {n.output(0)}, pd);
 }
 
-constexpr char kArgMaxND[] = "ArgMaxND";
+constexpr char kArgMax[] = "ArgMax";
 constexpr char kArgMin[] = "ArgMin";
 
 void convert_eye_like(NodeContext& n)
@@ -425,7 +429,7 @@ std::vector<ConverterEntry> tensor_converters()
         {"OneHot", convert_one_hot},
         {"NonZero", convert_nonzero},
         {"TopK", convert_topk},
-        {"ArgMax", convert_arg<kArgMaxND>},
+        {"ArgMax", convert_arg<kArgMax>},
         {"ArgMin", convert_arg<kArgMin>},
         {"EyeLike", convert_eye_like},
         {"Compress", convert_compress},

@@ -1,8 +1,11 @@
-// ArgMaxND / ArgMin (ONNX ArgMax, ArgMin; ncnn's ArgMax has other semantics):
-// int64 index of the largest / smallest element of input 0 (numeric) along
-// 0=axis (default 0). Params 1=keepdims (default 1: the axis stays with size 1),
-// 2=select_last_index (default 0: ties give the first index). NaN wins over
-// any number (as in numpy).
+// ArgMax and ArgMin (ONNX's): int64 index of the largest / smallest element of
+// input 0 (numeric) along an axis (default 0), with keepdims (default 1: the
+// axis stays with size 1) and select_last_index (default 0: ties give the
+// first index). NaN wins over any number (as in numpy).
+// ArgMin's params: 0=axis 1=keepdims 2=select_last_index. ArgMax shares its
+// name with ncnn's layer (0=out_max_val 1=topk over the flattened input,
+// not read yet: refused clearly), so its ONNX form is 20=1 with 21=axis
+// 22=keepdims 23=select_last_index.
 #include <cmath>
 #include <type_traits>
 
@@ -19,9 +22,13 @@ public:
     explicit ArgReduce(bool max) : max_(max) {}
     void load_param(const ParamDict& pd) override
     {
-        axis_ = pd.get_int(0, 0);
-        keepdims_ = pd.get_int(1, 1) != 0;
-        last_ = pd.get_int(2, 0) != 0;
+        const int first = max_ ? 21 : 0; // ArgMax's ONNX form keeps off ncnn's ids
+        if (max_)
+            check(pd.get_int(20, 0) == 1,
+                  "ncnn's ArgMax params (0=out_max_val, 1=topk) are not supported yet; the ONNX form needs 20=1");
+        axis_ = pd.get_int(first, 0);
+        keepdims_ = pd.get_int(first + 1, 1) != 0;
+        last_ = pd.get_int(first + 2, 0) != 0;
     }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
@@ -29,7 +36,7 @@ public:
         expect_output_count(out, 1);
         check(in[0].dtype != DType::Bool, "input must be numeric, got bool");
         const Shape& d = in[0].shape;
-        const int a = nd::normalize_axis(axis_, static_cast<int64_t>(d.size()), "axis (param 0)");
+        const int a = nd::normalize_axis(axis_, static_cast<int64_t>(d.size()), axis_name());
         check(d[static_cast<size_t>(a)] > 0, "cannot reduce the empty axis ", a, " of ", shape_str(d));
         Shape s = d;
         if (keepdims_)
@@ -41,7 +48,7 @@ public:
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {
         const Shape& d = in[0].shape();
-        const int a = nd::normalize_axis(axis_, in[0].rank(), "axis (param 0)");
+        const int a = nd::normalize_axis(axis_, in[0].rank(), axis_name());
         const int64_t outer = nd::dims_product(d, 0, static_cast<size_t>(a));
         const int64_t n = d[static_cast<size_t>(a)];
         const int64_t inner = nd::dims_product(d, static_cast<size_t>(a) + 1, d.size());
@@ -67,6 +74,8 @@ public:
     }
 
 private:
+    const char* axis_name() const { return max_ ? "axis (param 21)" : "axis (param 0)"; }
+
     // Whether v replaces the current best b (on ties only when the last index is wanted).
     template <class V> bool better(V v, V b, bool last) const
     {
@@ -85,7 +94,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_argmax() { return std::make_unique<ArgReduce>(true); }
-std::unique_ptr<Op> make_nd_argmin() { return std::make_unique<ArgReduce>(false); }
+std::unique_ptr<Op> make_argmax() { return std::make_unique<ArgReduce>(true); }
+std::unique_ptr<Op> make_argmin() { return std::make_unique<ArgReduce>(false); }
 
 } // namespace kestrel

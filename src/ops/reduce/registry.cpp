@@ -9,8 +9,8 @@ std::unique_ptr<Op> make_reduction();
 std::unique_ptr<Op> make_nd_cumsum();
 std::unique_ptr<Op> make_nd_nonzero();
 std::unique_ptr<Op> make_nd_topk();
-std::unique_ptr<Op> make_nd_argmax();
-std::unique_ptr<Op> make_nd_argmin();
+std::unique_ptr<Op> make_argmax();
+std::unique_ptr<Op> make_argmin();
 
 std::vector<BuiltinOp> reduce_family()
 {
@@ -20,8 +20,8 @@ std::vector<BuiltinOp> reduce_family()
         {"CumSum", make_nd_cumsum},
         {"NonZero", make_nd_nonzero},
         {"TopK", make_nd_topk},
-        {"ArgMaxND", make_nd_argmax},
-        {"ArgMin", make_nd_argmin},
+        {"ArgMax", make_argmax},
+        {"ArgMin", make_argmin},
     };
 }
 
