@@ -161,6 +161,13 @@ TEST(LegacyLayers, ArgMaxND)
     expect_same_as_today({"ArgMaxND m 1 1 a y 0=1 1=0 2=1", "ArgMax m 1 1 a y 20=1 21=1 22=0 23=1", "ArgMax", {{"a", x}}});
 }
 
+TEST(LegacyLayers, DropoutND)
+{
+    const Tensor x = random_f32({2, 3}, 12);
+    expect_same_as_today({"DropoutND d 1 2 a y m 0=0", "Dropout d 1 2 a y m 20=1 21=0", "Dropout", {{"a", x}}});
+    expect_same_as_today({"DropoutND d 1 2 a y m", "Dropout d 1 2 a y m 20=1", "Dropout", {{"a", x}}});
+}
+
 TEST(Cast, NcnnCodesMapOntoDtypes)
 {
     // ncnn's codes: 1 float32, 2 float16, 3 int8, 4 bfloat16; 0 keeps the input's type.

@@ -1,6 +1,6 @@
 // Softmax family (LogSoftmax, Hardmax and the importer's opset < 13 forms of
 // Softmax/LogSoftmax/Hardmax), NegativeLogLikelihoodLoss and
-// SoftmaxCrossEntropyLoss, DropoutND, the window layers, ReverseSequence and
+// SoftmaxCrossEntropyLoss, Dropout (ONNX form), the window layers, ReverseSequence and
 // Det. Every expectation comes from a naive reference written here from the
 // ONNX operator spec (coordinates decoded one element at a time, sums in
 // plain loops, determinants by cofactor expansion) or from values worked out
@@ -367,7 +367,7 @@ TEST(LossesNll, RejectsBadTargetsShapesAndParams)
     EXPECT_ERROR_WITH(run("NegativeLogLikelihoodLoss", params({{0, 3}}), {x, ints({2}, {0, 0})}), "reduction (param 0)");
 }
 
-// ---- DropoutND ----------------------------------------------------------------------------------
+// ---- Dropout (ONNX form) -------------------------------------------------------------------------------
 
 Tensor bool_scalar(bool v)
 {
@@ -383,13 +383,13 @@ TEST(LossesDropout, PassesDataThroughWithAnAllTrueMask)
     for (const std::vector<Tensor>& in : std::vector<std::vector<Tensor>>{
              {x}, {x, floats({}, {0.3})}, {x, floats({}, {0.3}), bool_scalar(false)}, {x, floats({}, {0}), bool_scalar(true)}}) {
         for (bool constant : {false, true}) {
-            const std::vector<Tensor> y = run("DropoutND", {}, in, 2, std::vector<bool>(in.size(), constant));
+            const std::vector<Tensor> y = run("Dropout", params({{20, 1}}), in, 2, std::vector<bool>(in.size(), constant));
             expect_near_all(y[0], x.shape(), xv, 0);
             ASSERT_EQ(y[1].dtype(), DType::Bool);
             expect_near_all(y[1], x.shape(), std::vector<double>(6, 1.0), 0);
         }
     }
-    const std::vector<Tensor> old = run("DropoutND", params({{0, static_cast<int>(DType::F32)}}), {x}, 2);
+    const std::vector<Tensor> old = run("Dropout", params({{20, 1}, {21, static_cast<int>(DType::F32)}}), {x}, 2);
     ASSERT_EQ(old[1].dtype(), DType::F32);
     expect_near_all(old[1], x.shape(), std::vector<double>(6, 1.0), 0);
 }
@@ -399,12 +399,12 @@ TEST(LossesDropout, TrainingWithARatioAndBadRatiosAreErrors)
     const Tensor x = random_floats({4}, 5);
     for (bool constant : {false, true}) {
         const std::vector<bool> c(3, constant);
-        EXPECT_ERROR_WITH(run("DropoutND", {}, {x, floats({}, {0.5}), bool_scalar(true)}, 1, c), "training mode with ratio 0.5");
-        EXPECT_ERROR_WITH(run("DropoutND", {}, {x, floats({}, {1.0})}, 1, c), "must be in [0, 1)");
-        EXPECT_ERROR_WITH(run("DropoutND", {}, {x, floats({}, {-0.1})}, 1, c), "must be in [0, 1)");
+        EXPECT_ERROR_WITH(run("Dropout", params({{20, 1}}), {x, floats({}, {0.5}), bool_scalar(true)}, 1, c), "training mode with ratio 0.5");
+        EXPECT_ERROR_WITH(run("Dropout", params({{20, 1}}), {x, floats({}, {1.0})}, 1, c), "must be in [0, 1)");
+        EXPECT_ERROR_WITH(run("Dropout", params({{20, 1}}), {x, floats({}, {-0.1})}, 1, c), "must be in [0, 1)");
     }
-    EXPECT_ERROR_WITH(run("DropoutND", {}, {x, floats({}, {0}), floats({}, {1})}), "training_mode (input 2) must be bool");
-    EXPECT_ERROR_WITH(run("DropoutND", {}, {x, floats({2}, {0, 0})}), "ratio (input 1) must hold one value");
+    EXPECT_ERROR_WITH(run("Dropout", params({{20, 1}}), {x, floats({}, {0}), floats({}, {1})}), "training_mode (input 2) must be bool");
+    EXPECT_ERROR_WITH(run("Dropout", params({{20, 1}}), {x, floats({2}, {0, 0})}), "ratio (input 1) must hold one value");
 }
 
 // ---- windows ----------------------------------------------------------------------------------

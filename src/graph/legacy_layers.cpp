@@ -40,6 +40,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"CastND", "Cast", {{0, 2}}, {}}, // 0=to
         {"ConcatND", "Concat", {}, {}},
         {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero
+        {"DropoutND", "Dropout", {{0, 21}}, {{20, 1}}}, // 0=mask dtype
         {"FlattenND", "Flatten", {}, {{0, 1}}},  // 0=axis, default 1
         {"SqueezeND", "Squeeze", {}, {{21, 1}}},
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},

@@ -116,8 +116,8 @@ bool constant_true(const NodeContext& n, int i)
 }
 
 // Inference-time Dropout is the identity (a Noop); the optional mask output is
-// all true (DropoutND). training_mode (opset 12+) is accepted when it is false
-// or the ratio is 0; when it is not constant, DropoutND checks it at run time.
+// all true (Dropout's ONNX form). training_mode (opset 12+) is accepted when it
+// is false or the ratio is 0; when it is not constant, Dropout checks it at run time.
 void convert_dropout(NodeContext& n)
 {
     const bool has_training = n.opset() >= 12 && n.has_input(2);
@@ -139,13 +139,14 @@ void convert_dropout(NodeContext& n)
     }
     std::vector<std::string> tops = {n.output(0)};
     ParamDict pd;
+    pd.set_int(20, 1); // Dropout's ONNX form
     if (n.has_output(1)) {
         tops.push_back(n.output(1));
         // Before opset 10 the mask had the data's type.
         const DType* t = n.input_dtype(0);
-        if (n.opset() < 10) pd.set_int(0, static_cast<int>(t ? *t : DType::F32));
+        if (n.opset() < 10) pd.set_int(21, static_cast<int>(t ? *t : DType::F32));
     }
-    n.emit("DropoutND", bottoms, tops, pd);
+    n.emit("Dropout", bottoms, tops, pd);
 }
 
 // ---- small misc ops -----------------------------------------------------------------

@@ -113,13 +113,6 @@ struct TanhF : Elementwise<TanhF> {
     float operator()(float x) const { return std::tanh(x); }
 };
 
-// ncnn Dropout at inference: multiply by `scale` (param 0, default 1).
-struct DropoutF : Elementwise<DropoutF> {
-    float scale = 1.f;
-    void load(const ParamDict& pd) { scale = pd.get_float(0, 1.f); }
-    float operator()(float x) const { return x * scale; }
-};
-
 template <class F> std::unique_ptr<Op> make_pointwise() { return std::make_unique<PointwiseOp<F>>(); }
 
 } // namespace
@@ -133,6 +126,5 @@ std::unique_ptr<Op> make_hard_swish() { return make_pointwise<HardSwishF>(); }
 std::unique_ptr<Op> make_gelu() { return make_pointwise<GeluF>(); }
 std::unique_ptr<Op> make_mish() { return make_pointwise<MishF>(); }
 std::unique_ptr<Op> make_tanh() { return make_pointwise<TanhF>(); }
-std::unique_ptr<Op> make_dropout() { return make_pointwise<DropoutF>(); }
 
 } // namespace kestrel

@@ -15,7 +15,6 @@ std::unique_ptr<Op> make_hard_swish();
 std::unique_ptr<Op> make_gelu();
 std::unique_ptr<Op> make_mish();
 std::unique_ptr<Op> make_tanh();
-std::unique_ptr<Op> make_dropout();
 std::unique_ptr<Op> make_log_softmax();
 std::unique_ptr<Op> make_hardmax();
 std::unique_ptr<Op> make_softmax();
@@ -32,7 +31,6 @@ std::vector<BuiltinOp> activation_family()
         {"GELU", make_gelu},
         {"Mish", make_mish},
         {"TanH", make_tanh},
-        {"Dropout", make_dropout},
         {"LogSoftmax", make_log_softmax},
         {"Hardmax", make_hardmax},
         {"Softmax", make_softmax},

@@ -1,10 +1,13 @@
-// DropoutND (ONNX Dropout with its optional inputs and mask output): input 0
-// data (any dtype); optional input 1 ratio (one float, [0, 1), default 0.5);
-// optional input 2 training_mode (one bool, default false). Output 0 is the data unchanged; optional output
-// 1 the mask, all true (param 0=mask dtype, a kestrel::DType code, default
-// Bool; Dropout before opset 10 had a mask of the data's type).
-// Training mode with ratio > 0 drops random elements: an inference engine has
-// no use for that, so it is an error rather than a silent identity.
+// Dropout at inference: the data passes through.
+//   ncnn's form   one float32 input, multiplied by 0=scale (default 1).
+//   ONNX's form   20=1: input 0 data (any dtype); optional input 1 ratio (one
+//                 float, [0, 1), default 0.5); optional input 2 training_mode
+//                 (one bool, default false). Output 0 is the data unchanged;
+//                 optional output 1 the mask, all true (21=mask dtype, a
+//                 kestrel::DType code, default Bool; Dropout before opset 10
+//                 had a mask of the data's type). Training mode with ratio > 0
+//                 drops random elements: an inference engine has no use for
+//                 that, so it is an error rather than a silent identity.
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
@@ -14,16 +17,25 @@ namespace kestrel {
 
 namespace {
 
-class DropoutND : public Op {
+class Dropout : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        const int code = pd.get_int(0, static_cast<int>(DType::Bool));
-        check(code >= 0 && code <= static_cast<int>(DType::Bool), "mask dtype (param 0) ", code, " is not 0..12");
+        onnx_ = pd.get_int(20, 0) == 1;
+        scale_ = onnx_ ? 1.f : pd.get_float(0, 1.f);
+        const int code = pd.get_int(21, static_cast<int>(DType::Bool));
+        check(code >= 0 && code <= static_cast<int>(DType::Bool), "mask dtype (param 21) ", code, " is not 0..12");
         mask_dtype_ = static_cast<DType>(code);
     }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
+        if (!onnx_) {
+            expect_input_count(in, 1, 1);
+            expect_output_count(out, 1);
+            expect_f32(in[0]);
+            out[0] = in[0];
+            return;
+        }
         expect_input_count(in, 1, 3);
         check(out.size() == 1 || out.size() == 2, "expects 1 or 2 outputs (output, mask), got ", out.size());
         if (in.size() >= 2) {
@@ -42,8 +54,16 @@ public:
         if (out.size() == 2) out[1] = TensorDesc(in[0].shape, mask_dtype_);
     }
     bool supports_inplace() const override { return true; }
-    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
+        if (!onnx_) {
+            const float* x = in[0].data<float>();
+            float* y = out[0].data<float>();
+            ctx.parallel_for(in[0].numel(), [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) y[i] = x[i] * scale_;
+            });
+            return;
+        }
         check_mode(in.size() >= 2 ? &in[1] : nullptr, in.size() == 3 ? &in[2] : nullptr);
         if (out[0].raw() != in[0].raw()) std::memcpy(out[0].raw(), in[0].raw(), in[0].nbytes());
         if (out.size() == 2) {
@@ -69,11 +89,13 @@ private:
               " > 0 drops random elements, which is not supported (inference only)");
     }
 
+    bool onnx_ = false;
+    float scale_ = 1.f;
     DType mask_dtype_ = DType::Bool;
 };
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_dropout() { return std::make_unique<DropoutND>(); }
+std::unique_ptr<Op> make_dropout() { return std::make_unique<Dropout>(); }
 
 } // namespace kestrel

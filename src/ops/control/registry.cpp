@@ -8,7 +8,7 @@ std::unique_ptr<Op> make_input();
 std::unique_ptr<Op> make_split();
 std::unique_ptr<Op> make_noop();
 std::unique_ptr<Op> make_if_branch();
-std::unique_ptr<Op> make_nd_dropout();
+std::unique_ptr<Op> make_dropout();
 
 std::vector<BuiltinOp> control_family()
 {
@@ -17,7 +17,7 @@ std::vector<BuiltinOp> control_family()
         {"Split", make_split},
         {"Noop", make_noop},
         {"If", make_if_branch},
-        {"DropoutND", make_nd_dropout},
+        {"Dropout", make_dropout},
     };
 }
 
