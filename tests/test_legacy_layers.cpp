@@ -168,6 +168,19 @@ TEST(LegacyLayers, DropoutND)
     expect_same_as_today({"DropoutND d 1 2 a y m", "Dropout d 1 2 a y m 20=1", "Dropout", {{"a", x}}});
 }
 
+TEST(LegacyLayers, EinsumGridSampleRecurrent)
+{
+    const Tensor a = random_f32({2, 3}, 13), b = random_f32({3, 4}, 14);
+    expect_same_as_today({"EinsumND e 2 1 a b y 0=\"ij,jk->ik\"", "Einsum e 2 1 a b y 0=\"ij,jk->ik\"", "Einsum",
+                          {{"a", a}, {"b", b}}});
+    const Tensor x = random_f32({1, 2, 4, 5}, 15), grid = random_f32({1, 3, 3, 2}, 16, -1.2f, 1.2f);
+    expect_same_as_today({"GridSampleND g 2 1 a b y 0=2 1=1 2=1", "GridSample g 2 1 a b y 0=3 1=2 2=1", "GridSample",
+                          {{"a", x}, {"b", grid}}});
+    const Tensor seq = random_f32({3, 1, 2}, 17), w = random_f32({1, 4, 2}, 18), r = random_f32({1, 4, 4}, 19);
+    expect_same_as_today({"RNNND n 3 2 a b c y h 0=4 1=0", "RNN n 3 2 a b c y h 20=1 21=4 22=0", "RNN",
+                          {{"a", seq}, {"b", w}, {"c", r}}});
+}
+
 TEST(Cast, NcnnCodesMapOntoDtypes)
 {
     // ncnn's codes: 1 float32, 2 float16, 3 int8, 4 bfloat16; 0 keeps the input's type.

@@ -56,14 +56,14 @@ double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
 // One configuration of a recurrent net and its reference result.
 struct RecurrentCase {
-    std::string type = "LSTMND"; // RNNND, GRUND, LSTMND
+    std::string type = "LSTM"; // RNN, GRU, LSTM
     int64_t seq = 3, batch = 2, input = 3, hidden = 4;
     int direction = 0, layout = 0;
     bool bias = false, lens = false, init = false, peep = false, lbr = false;
     float clip = 0.f;
 };
 
-int gates_of(const std::string& type) { return type == "RNNND" ? 1 : type == "GRUND" ? 3 : 4; }
+int gates_of(const std::string& type) { return type == "RNN" ? 1 : type == "GRU" ? 3 : 4; }
 
 struct RecurrentData {
     Tensor x, w, r, b, seq_lens, h0, c0, p;
@@ -125,7 +125,7 @@ RecurrentResult reference(const RecurrentCase& c, const RecurrentData& d)
             std::vector<double> h(static_cast<size_t>(H)), cs(static_cast<size_t>(H));
             for (int64_t j = 0; j < H; ++j) {
                 h[j] = c.init ? state_at(d.h0, dir, b, j) : 0.0;
-                cs[j] = c.init && c.type == "LSTMND" ? state_at(d.c0, dir, b, j) : 0.0;
+                cs[j] = c.init && c.type == "LSTM" ? state_at(d.c0, dir, b, j) : 0.0;
             }
             const int64_t len = c.lens ? d.seq_lens.data<int64_t>()[b] : S;
             const bool reverse = c.direction == 1 || dir == 1;
@@ -133,9 +133,9 @@ RecurrentResult reference(const RecurrentCase& c, const RecurrentData& d)
                 const int64_t t = reverse ? len - 1 - step : step;
                 std::vector<double> nh(static_cast<size_t>(H)), nc(static_cast<size_t>(H));
                 for (int64_t j = 0; j < H; ++j) {
-                    if (c.type == "RNNND") {
+                    if (c.type == "RNN") {
                         nh[j] = std::tanh(clipv(wx(0, j, t, b) + rh(0, j, h)));
-                    } else if (c.type == "GRUND") {
+                    } else if (c.type == "GRU") {
                         const double z = sigmoid(clipv(wx(0, j, t, b) + rh(0, j, h)));
                         std::vector<double> rv(static_cast<size_t>(H));
                         for (int64_t k = 0; k < H; ++k) rv[k] = sigmoid(clipv(wx(1, k, t, b) + rh(1, k, h))) * h[k];
@@ -153,7 +153,7 @@ RecurrentResult reference(const RecurrentCase& c, const RecurrentData& d)
                     }
                 }
                 h = nh;
-                if (c.type == "LSTMND") cs = nc;
+                if (c.type == "LSTM") cs = nc;
                 for (int64_t j = 0; j < H; ++j) Y[static_cast<size_t>(((t * dirs + dir) * B + b) * H + j)] = h[j];
             }
             for (int64_t j = 0; j < H; ++j) {
@@ -180,7 +180,7 @@ RecurrentResult reference(const RecurrentCase& c, const RecurrentData& d)
 void check_recurrent(const RecurrentCase& c, unsigned seed, int threads = 1)
 {
     const RecurrentData d = make_data(c, seed);
-    const bool lstm = c.type == "LSTMND";
+    const bool lstm = c.type == "LSTM";
     // W and R as constants (initializers), the rest fed at run time.
     std::vector<In> ins = {d.x, C(d.w), C(d.r)};
     const bool any_optional = c.bias || c.lens || c.init || c.peep;
@@ -193,8 +193,8 @@ void check_recurrent(const RecurrentCase& c, unsigned seed, int threads = 1)
             ins.push_back(c.peep ? d.p : empty_input());
         }
     }
-    ParamDict pd = P({{0, static_cast<int>(c.hidden)}, {1, c.direction}, {2, c.layout}, {4, c.lbr ? 1 : 0}});
-    if (c.clip > 0) pd.set_float(3, c.clip);
+    ParamDict pd = P({{20, 1}, {21, static_cast<int>(c.hidden)}, {22, c.direction}, {23, c.layout}, {25, c.lbr ? 1 : 0}});
+    if (c.clip > 0) pd.set_float(24, c.clip);
     const int outs = lstm ? 3 : 2;
     const std::vector<Tensor> got = run_layer(c.type, pd, ins, outs, {}, threads);
     const RecurrentResult want = reference(c, d);
@@ -212,7 +212,7 @@ void check_recurrent(const RecurrentCase& c, unsigned seed, int threads = 1)
 TEST(SeqMiscRecurrent, AllCellsDirectionsAndLayoutsMatchTheEquations)
 {
     unsigned seed = 1;
-    for (const std::string type : {"RNNND", "GRUND", "LSTMND"})
+    for (const std::string type : {"RNN", "GRU", "LSTM"})
         for (int direction = 0; direction <= 2; ++direction)
             for (int layout = 0; layout <= 1; ++layout) {
                 RecurrentCase c;
@@ -228,7 +228,7 @@ TEST(SeqMiscRecurrent, AllCellsDirectionsAndLayoutsMatchTheEquations)
 TEST(SeqMiscRecurrent, SequenceLengthsPeepholesLinearBeforeResetAndClip)
 {
     unsigned seed = 100;
-    for (const std::string type : {"RNNND", "GRUND", "LSTMND"})
+    for (const std::string type : {"RNN", "GRU", "LSTM"})
         for (int direction = 0; direction <= 2; ++direction) {
             RecurrentCase c;
             c.type = type;
@@ -236,8 +236,8 @@ TEST(SeqMiscRecurrent, SequenceLengthsPeepholesLinearBeforeResetAndClip)
             c.seq = 4;
             c.batch = 5; // lengths 4, 3, 2, 1, 0: the tail of Y is zero, Y_h the last valid step
             c.bias = c.lens = c.init = true;
-            c.peep = type == "LSTMND";
-            c.lbr = type == "GRUND";
+            c.peep = type == "LSTM";
+            c.lbr = type == "GRU";
             check_recurrent(c, seed++, 2);
             c.clip = 0.3f;
             c.lbr = false;
@@ -249,12 +249,12 @@ TEST(SeqMiscRecurrent, SequenceLengthsPeepholesLinearBeforeResetAndClip)
 TEST(SeqMiscRecurrent, ActivationParamsApplyPerGate)
 {
     // RNN with Affine(alpha 2, beta 0.5): h_t = 2 * (W x + R h) + 0.5, worked by hand.
-    ParamDict pd = P({{0, 1}});
-    pd.set_ints(5, {3});
-    pd.set_floats(6, {2.f});
-    pd.set_floats(7, {0.5f});
+    ParamDict pd = P({{20, 1}, {21, 1}});
+    pd.set_ints(26, {3});
+    pd.set_floats(27, {2.f});
+    pd.set_floats(28, {0.5f});
     const Tensor x = f32({2, 1, 1}, {1.f, -1.f}), w = f32({1, 1, 1}, {3.f}), r = f32({1, 1, 1}, {0.5f});
-    const std::vector<Tensor> out = run_layer("RNNND", pd, {x, w, r}, 2);
+    const std::vector<Tensor> out = run_layer("RNN", pd, {x, w, r}, 2);
     // h1 = 2*(3*1 + 0) + 0.5 = 6.5; h2 = 2*(3*-1 + 0.5*6.5) + 0.5 = 1
     EXPECT_EQ(values<float>(out[0]), std::vector<float>({6.5f, 1.f}));
     EXPECT_EQ(values<float>(out[1]), std::vector<float>({1.f}));
@@ -264,19 +264,19 @@ TEST(SeqMiscRecurrent, BadShapesAndParamsAreErrors)
 {
     RecurrentCase c;
     const RecurrentData d = make_data(c, 5);
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", {}, {d.x, d.r, d.r}, 3); }), "W (input 1) must have shape"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", P({{0, 5}}), {d.x, d.w, d.r}, 3); }), "must have shape"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", P({{1, 3}}), {d.x, d.w, d.r}, 3); }), "direction"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", {}, {d.x, d.w, d.r, d.b.reshaped({2, 16})}, 3); }), "B (input 3)"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTM", P({{20, 1}}), {d.x, d.r, d.r}, 3); }), "W (input 1) must have shape"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTM", P({{20, 1}, {21, 5}}), {d.x, d.w, d.r}, 3); }), "must have shape"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTM", P({{20, 1}, {22, 3}}), {d.x, d.w, d.r}, 3); }), "direction"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTM", P({{20, 1}}), {d.x, d.w, d.r, d.b.reshaped({2, 16})}, 3); }), "B (input 3)"));
     const Tensor bad_lens = i64({2}, {3, 4});
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", {}, {d.x, d.w, d.r, empty_input(), bad_lens}, 3); }),
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTM", P({{20, 1}}), {d.x, d.w, d.r, empty_input(), bad_lens}, 3); }),
                          "sequence_lens (input 4) value 4"));
-    ParamDict acts;
-    acts.set_ints(5, {0, 1});
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", acts, {d.x, d.w, d.r}, 3); }), "activations (param 5)"));
-    acts.set_ints(5, {0, 1, 99});
-    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTMND", acts, {d.x, d.w, d.r}, 3); }), "activation code 99"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("RNNND", {}, {d.x, d.w, d.r}, 3); }), "outputs"));
+    ParamDict acts = P({{20, 1}});
+    acts.set_ints(26, {0, 1});
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTM", acts, {d.x, d.w, d.r}, 3); }), "activations (param 26)"));
+    acts.set_ints(26, {0, 1, 99});
+    EXPECT_TRUE(contains(error_of([&] { run_layer("LSTM", acts, {d.x, d.w, d.r}, 3); }), "activation code 99"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("RNN", P({{20, 1}}), {d.x, d.w, d.r}, 3); }), "outputs"));
 }
 
 // ---- NonMaxSuppression ------------------------------------------------------------------
@@ -484,19 +484,19 @@ TEST(SeqMiscEinsum, ExplicitEquationsMatchLoops)
             for (int i = 0; i < 3; ++i)
                 for (int k = 0; k < 5; ++k)
                     for (int j = 0; j < 4; ++j) want[(n * 3 + i) * 5 + k] += A[(n * 3 + i) * 4 + j] * Bv[(n * 4 + j) * 5 + k];
-        expect_doubles(run_layer("EinsumND", equation("bij,bjk->bik"), {a, b})[0], {2, 3, 5}, want, "bmm");
+        expect_doubles(run_layer("Einsum", equation("bij,bjk->bik"), {a, b})[0], {2, 3, 5}, want, "bmm");
     }
     {   // transpose with a sum: "bij->jb"
         std::vector<double> want(4 * 2, 0.0);
         for (int n = 0; n < 2; ++n)
             for (int i = 0; i < 3; ++i)
                 for (int j = 0; j < 4; ++j) want[j * 2 + n] += A[(n * 3 + i) * 4 + j];
-        expect_doubles(run_layer("EinsumND", equation("bij->jb"), {a})[0], {4, 2}, want, "bij->jb");
+        expect_doubles(run_layer("Einsum", equation("bij->jb"), {a})[0], {4, 2}, want, "bij->jb");
     }
     {   // trace and diagonal (repeated label)
         const double* M = m.data<double>();
-        expect_doubles(run_layer("EinsumND", equation("ii->"), {m})[0], {}, {M[0] + M[4] + M[8]}, "trace");
-        expect_doubles(run_layer("EinsumND", equation("ii->i"), {m})[0], {3}, {M[0], M[4], M[8]}, "diagonal");
+        expect_doubles(run_layer("Einsum", equation("ii->"), {m})[0], {}, {M[0] + M[4] + M[8]}, "trace");
+        expect_doubles(run_layer("Einsum", equation("ii->i"), {m})[0], {3}, {M[0], M[4], M[8]}, "diagonal");
     }
     {   // three operands, outer product, ellipsis with broadcasting
         std::vector<double> want(2 * 3, 0.0);
@@ -504,7 +504,7 @@ TEST(SeqMiscEinsum, ExplicitEquationsMatchLoops)
             for (int i = 0; i < 3; ++i)
                 for (int j = 0; j < 4; ++j) want[n * 3 + i] += A[(n * 3 + i) * 4 + j] * v.data<double>()[j] * 2.0;
         const Tensor two = make<double>({1}, DType::F64, {2.0});
-        expect_doubles(run_layer("EinsumND", equation("...ij,j,...->...i"), {a, v, two})[0], {2, 3}, want, "ellipsis");
+        expect_doubles(run_layer("Einsum", equation("...ij,j,...->...i"), {a, v, two})[0], {2, 3}, want, "ellipsis");
     }
 }
 
@@ -517,27 +517,28 @@ TEST(SeqMiscEinsum, ImplicitOutputIntegersAndErrors)
     for (int a = 0; a < 3; ++a)
         for (int c = 0; c < 4; ++c)
             for (int b = 0; b < 2; ++b) want[a * 4 + c] += x.data<int32_t>()[b * 3 + a] * y.data<int32_t>()[c * 2 + b];
-    const Tensor got = run_layer("EinsumND", equation("ba,cb"), {x, y})[0];
+    const Tensor got = run_layer("Einsum", equation("ba,cb"), {x, y})[0];
     EXPECT_EQ(got.shape(), Shape({3, 4}));
     EXPECT_EQ(values<int32_t>(got), want);
-    EXPECT_TRUE(contains(error_of([&] { run_layer("EinsumND", equation("ij,jk->ik"), {x, x}); }), "has sizes 3 and 2"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("EinsumND", equation("ij->k"), {x}); }), "in no input"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("EinsumND", equation("i1->i"), {x}); }), "not a letter"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("EinsumND", equation("ijk->i"), {x}); }), "rank 2"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("EinsumND", equation("ij,jk->ik"), {x}); }), "2 input terms"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("EinsumND", equation("ij->ii"), {x}); }), "repeats"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("EinsumND", equation("...i->i"), {x}); }), "no '...'"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("ij,jk->ik"), {x, x}); }), "has sizes 3 and 2"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("ij->k"), {x}); }), "in no input"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("i1->i"), {x}); }), "not a letter"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("ijk->i"), {x}); }), "rank 2"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("ij,jk->ik"), {x}); }), "2 input terms"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("ij->ii"), {x}); }), "repeats"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("...i->i"), {x}); }), "no '...'"));
 }
 
 // ---- GridSampleND ------------------------------------------------------------------------
 
-ParamDict grid_params(int mode, int padding, int align) { return P({{0, mode}, {1, padding}, {2, align}}); }
+// ONNX's codes (0-based), as ncnn's (1-based) params.
+ParamDict grid_params(int mode, int padding, int align) { return P({{0, mode + 1}, {1, padding + 1}, {2, align}}); }
 
 // X (1, 1, 2, 3) = [[0, 1, 2], [3, 4, 5]] sampled at single grid points.
 float sample_at(float gx, float gy, int mode, int padding, int align)
 {
     const Tensor x = f32({1, 1, 2, 3}, {0, 1, 2, 3, 4, 5});
-    return run_layer("GridSampleND", grid_params(mode, padding, align), {x, f32({1, 1, 1, 2}, {gx, gy})})[0].data<float>()[0];
+    return run_layer("GridSample", grid_params(mode, padding, align), {x, f32({1, 1, 1, 2}, {gx, gy})})[0].data<float>()[0];
 }
 
 TEST(SeqMiscGridSample, HandWorkedPoints)
@@ -597,25 +598,25 @@ TEST(SeqMiscGridSample, BicubicInsideMatchesTheKernel)
             want.push_back(sum);
         }
     for (const int padding : {0, 1, 2})
-        EXPECT_TRUE(close(run_layer("GridSampleND", grid_params(2, padding, 1), {x, grid})[0], want, {1, 2, 1, 4}))
+        EXPECT_TRUE(close(run_layer("GridSample", grid_params(2, padding, 1), {x, grid})[0], want, {1, 2, 1, 4}))
             << "padding " << padding;
     // At the corner pixel center (aligned -1, -1) taps fall outside: zeros
     // padding drops them, border repeats the edge pixel, so a constant image
     // stays constant only with border.
     const Tensor ones = f32({1, 1, 2, 2}, {1, 1, 1, 1});
     const Tensor corner = f32({1, 1, 1, 2}, {-0.8f, -0.8f});
-    EXPECT_NEAR(run_layer("GridSampleND", grid_params(2, 1, 1), {ones, corner})[0].data<float>()[0], 1.f, 1e-6);
-    EXPECT_GT(std::fabs(run_layer("GridSampleND", grid_params(2, 0, 1), {ones, corner})[0].data<float>()[0] - 1.f), 1e-3);
+    EXPECT_NEAR(run_layer("GridSample", grid_params(2, 1, 1), {ones, corner})[0].data<float>()[0], 1.f, 1e-6);
+    EXPECT_GT(std::fabs(run_layer("GridSample", grid_params(2, 0, 1), {ones, corner})[0].data<float>()[0] - 1.f), 1e-3);
 }
 
 TEST(SeqMiscGridSample, Errors)
 {
     const Tensor x = f32({1, 1, 2, 3}, {0, 1, 2, 3, 4, 5});
-    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSampleND", {}, {x, f32({1, 1, 1, 3}, {0, 0, 0})}); }), "grid (input 1)"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSampleND", {}, {x.reshaped({2, 3}), f32({1, 1, 1, 2}, {0, 0})}); }),
+    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSample", {}, {x, f32({1, 1, 1, 3}, {0, 0, 0})}); }), "grid (input 1)"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSample", {}, {x.reshaped({2, 3}), f32({1, 1, 1, 2}, {0, 0})}); }),
                          "X (input 0)"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSampleND", grid_params(3, 0, 0), {x, f32({1, 1, 1, 2}, {0, 0})}); }),
-                         "mode"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSample", grid_params(3, 0, 0), {x, f32({1, 1, 1, 2}, {0, 0})}); }),
+                         "sample_type"));
     // A NaN grid point reads no pixel: nearest gives 0, interpolation weights make NaN.
     EXPECT_EQ(sample_at(std::nanf(""), 0, 1, 2, 0), 0.f);
     EXPECT_TRUE(std::isnan(sample_at(std::nanf(""), 0, 0, 0, 1)));
@@ -759,5 +760,31 @@ TEST(SeqMiscConverters, LstmWithInitializerWeightsAndAGapInOptionalInputs)
     EXPECT_TRUE(contains(error_of([&] { run_model(m, {d.x, d.h0, d.c0}); }), "input_forget"));
 }
 #endif
+
+} // namespace
+
+namespace {
+
+TEST(SeqMiscEinsum, NcnnWritesTheEquationAsCharacterCodes)
+{
+    std::mt19937 rng(41);
+    const Tensor a = random_f32({2, 3}, rng), b = random_f32({3, 4}, rng);
+    const std::string text = "ij,jk->ik";
+    ParamDict codes;
+    codes.set_ints(0, std::vector<int>(text.begin(), text.end()));
+    const Tensor want = run_layer("Einsum", equation(text), {a, b})[0];
+    const Tensor got = run_layer("Einsum", codes, {a, b})[0];
+    EXPECT_EQ(values<float>(got), values<float>(want));
+}
+
+TEST(SeqMiscGridSample, NcnnBlobsWithoutBatchAreABatchOfOne)
+{
+    std::mt19937 rng(43);
+    const Tensor x = random_f32({1, 2, 4, 5}, rng), grid = random_f32({1, 3, 3, 2}, rng, -1.1f, 1.1f);
+    const Tensor batched = run_layer("GridSample", grid_params(0, 1, 0), {x, grid})[0];
+    const Tensor single = run_layer("GridSample", grid_params(0, 1, 0), {x.reshaped({2, 4, 5}), grid.reshaped({3, 3, 2})})[0];
+    EXPECT_EQ(single.shape(), Shape({2, 3, 3}));
+    EXPECT_EQ(values<float>(single), values<float>(batched));
+}
 
 } // namespace

@@ -33,6 +33,12 @@ void onnx_pad_modes(ParamDict& pd)
     if (mode == 1 || mode == 2) pd.set_int(4, 3 - mode);
 }
 
+// GridSampleND's mode and padding codes counted from 0, ncnn's from 1.
+void ncnn_grid_sample_codes(ParamDict& pd)
+{
+    for (int id : {0, 1}) pd.set_int(id, pd.get_int(id, 0) + 1);
+}
+
 const std::vector<LegacyLayer>& legacy_layers()
 {
     static const std::vector<LegacyLayer> table = {
@@ -41,15 +47,20 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"ConcatND", "Concat", {}, {}},
         {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero
         {"DropoutND", "Dropout", {{0, 21}}, {{20, 1}}}, // 0=mask dtype
+        {"EinsumND", "Einsum", {}, {}},
         {"FlattenND", "Flatten", {}, {{0, 1}}},  // 0=axis, default 1
         {"SqueezeND", "Squeeze", {}, {{21, 1}}},
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
         {"SplitND", "Slice", {{0, 1}}, {}},     // 0=axis
         {"SliceND", "Crop", {{20, 23}}, {{22, 1}}}, // 20=dynamic
         // kernel_shape strides pads dilations ceil_mode auto_pad storage_order; 6=count_include_pad stays
+        {"GridSampleND", "GridSample", {}, {}, ncnn_grid_sample_codes},
         {"MaxPool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 0}}},
         {"AveragePool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 1}}},
         {"Pad", "Padding", {{0, 4}}, {{21, 1}}, onnx_pad_modes}, // 0=mode
+        {"RNNND", "RNN", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},
+        {"GRUND", "GRU", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},
+        {"LSTMND", "LSTM", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},
         {"ReduceND", "Reduction", {{1, 4}, {2, 22}}, {{21, 1}, {4, 1}}}, // 1=keepdims (1) 2=noop_with_empty_axes
         {"TileND", "Tile", {}, {{21, 1}}},
         {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm

@@ -76,9 +76,9 @@ void set_recurrent_activations(NodeContext& n, ParamDict& pd)
         a.push_back(act.params >= 1 && next_alpha < alphas.size() ? alphas[next_alpha++] : act.alpha);
         b.push_back(act.params >= 2 && next_beta < betas.size() ? betas[next_beta++] : act.beta);
     }
-    pd.set_ints(5, codes);
-    pd.set_floats(6, a);
-    pd.set_floats(7, b);
+    pd.set_ints(26, codes);
+    pd.set_floats(27, a);
+    pd.set_floats(28, b);
 }
 
 void convert_recurrent(NodeContext& n)
@@ -86,22 +86,23 @@ void convert_recurrent(NodeContext& n)
     const DType* t = n.input_dtype(0);
     n.check(t == nullptr || *t == DType::F32, "only float32 recurrent nets are supported");
     ParamDict pd;
-    pd.set_int(0, static_cast<int>(n.attr_int("hidden_size", 0)));
+    pd.set_int(20, 1); // the ONNX form: params from 21
+    pd.set_int(21, static_cast<int>(n.attr_int("hidden_size", 0)));
     const std::map<std::string, int> directions = {{"forward", 0}, {"reverse", 1}, {"bidirectional", 2}};
     const std::string direction = n.attr_string("direction", "forward");
     n.check(directions.count(direction), "direction '", direction, "' is not forward, reverse or bidirectional");
-    pd.set_int(1, directions.at(direction));
-    pd.set_int(2, static_cast<int>(n.attr_int("layout", 0)));
+    pd.set_int(22, directions.at(direction));
+    pd.set_int(23, static_cast<int>(n.attr_int("layout", 0)));
     if (n.has_attr("clip")) {
         const float clip = n.attr_float("clip", 0.f);
         n.check(clip > 0.f, "clip must be > 0, got ", clip);
-        pd.set_float(3, clip);
+        pd.set_float(24, clip);
     }
-    if (n.op_type() == "GRU") pd.set_int(4, n.attr_int("linear_before_reset", 0) != 0 ? 1 : 0);
+    if (n.op_type() == "GRU") pd.set_int(25, n.attr_int("linear_before_reset", 0) != 0 ? 1 : 0);
     n.check(n.attr_int("input_forget", 0) == 0, "input_forget is not supported");
     set_recurrent_activations(n, pd);
     const bool lstm = n.op_type() == "LSTM";
-    n.emit(n.op_type() + "ND", inputs_upto(n, lstm ? 8 : 6), outputs_with_placeholders(n), pd);
+    n.emit(n.op_type(), inputs_upto(n, lstm ? 8 : 6), outputs_with_placeholders(n), pd);
 }
 
 // ---- NonMaxSuppression ---------------------------------------------------------
@@ -141,7 +142,7 @@ void convert_einsum(NodeContext& n)
     pd.set_string(0, eq);
     std::vector<std::string> bottoms;
     for (int i = 0; i < n.num_inputs(); ++i) bottoms.push_back(n.input(i));
-    n.emit("EinsumND", bottoms, {n.output(0)}, pd);
+    n.emit("Einsum", bottoms, {n.output(0)}, pd);
 }
 
 void convert_grid_sample(NodeContext& n)
@@ -154,10 +155,10 @@ void convert_grid_sample(NodeContext& n)
     n.check(paddings.count(padding), "padding_mode '", padding, "' is not supported");
     n.check(n.input_rank(0) < 0 || n.input_rank(0) == 4, "only 4-D inputs (N, C, H, W) are supported");
     ParamDict pd;
-    pd.set_int(0, modes.at(mode));
-    pd.set_int(1, paddings.at(padding));
+    pd.set_int(0, modes.at(mode) + 1); // ncnn's codes count from 1
+    pd.set_int(1, paddings.at(padding) + 1);
     pd.set_int(2, n.attr_int("align_corners", 0) != 0 ? 1 : 0);
-    n.emit("GridSampleND", {n.input(0), n.input(1)}, {n.output(0)}, pd);
+    n.emit("GridSample", {n.input(0), n.input(1)}, {n.output(0)}, pd);
 }
 
 void convert_roi_align(NodeContext& n)

@@ -1,5 +1,6 @@
-// EinsumND (ONNX Einsum; ncnn's Einsum layer differs): sums of products over
-// an equation (param 0, a string such as "bij,bjk->bik"; spaces are ignored).
+// Einsum (ncnn's and ONNX's): sums of products over an equation (param 0, a
+// string such as "bij,bjk->bik", or as ncnn writes it an int array of the
+// characters' codes; spaces are ignored).
 // Each input has a term of letters (a-z, A-Z), optionally with one "..."
 // standing for the dims not named by letters; "..." dims of different inputs
 // broadcast (aligned to the right, size 1 stretches). A letter repeated within
@@ -169,7 +170,14 @@ class Einsum : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        text_ = pd.get_string(0, "");
+        if (pd.kind(0) == ParamDict::Kind::IntArray) {
+            for (int c : pd.get_ints(0)) {
+                check(c > 0 && c < 128, "equation (param 0) holds the code ", c, ", not an ASCII character");
+                text_ += static_cast<char>(c);
+            }
+        } else {
+            text_ = pd.get_string(0, "");
+        }
         check(!text_.empty(), "equation (param 0) is missing");
         eq_ = parse_equation(text_);
     }
@@ -240,6 +248,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_einsum() { return std::make_unique<Einsum>(); }
+std::unique_ptr<Op> make_einsum() { return std::make_unique<Einsum>(); }
 
 } // namespace kestrel

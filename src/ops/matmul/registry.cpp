@@ -8,7 +8,7 @@ std::unique_ptr<Op> make_inner_product();
 std::unique_ptr<Op> make_nd_det();
 std::unique_ptr<Op> make_gemm();
 std::unique_ptr<Op> make_matmul();
-std::unique_ptr<Op> make_nd_einsum();
+std::unique_ptr<Op> make_einsum();
 
 std::vector<BuiltinOp> matmul_family()
 {
@@ -17,7 +17,7 @@ std::vector<BuiltinOp> matmul_family()
         {"Det", make_nd_det},
         {"Gemm", make_gemm},
         {"MatMul", make_matmul},
-        {"EinsumND", make_nd_einsum},
+        {"Einsum", make_einsum},
     };
 }
 

@@ -1,6 +1,7 @@
-// RNNND, GRUND, LSTMND (ONNX RNN, GRU, LSTM): one recurrent layer whose cell
-// is chosen by the registered type. ncnn's RNN/GRU/LSTM layers differ in gate
-// order, weight layout and inputs, hence our own layer with ONNX semantics.
+// RNN, GRU, LSTM: one recurrent layer whose cell is chosen by the registered
+// type. The ONNX form (20=1, params from 21) is read; ncnn's own form of these
+// layers (0=num_output 1=weight_data_size 2=direction, weights in the .bin,
+// its gate order and layout) is not read yet and is refused clearly.
 //
 // Inputs, float32, in ONNX order; an optional input that is absent is an empty
 // tensor (or left off at the end):
@@ -16,11 +17,11 @@
 // Y_h and (LSTM) Y_c shaped like initial_h. Steps past a batch entry's
 // sequence length are zero in Y.
 // Gates: RNN i; GRU z, r, h; LSTM i, o, f, c.
-// Params: 0=hidden_size (0: from R), 1=direction (0 forward, 1 reverse,
-// 2 bidirectional), 2=layout, 3=clip (0: none; gate inputs are clipped to
-// [-clip, clip] before their activation), 4=linear_before_reset (GRU),
-// 5=activation codes (RNN 1, GRU 2, LSTM 3 per direction, forward first; empty:
-// the ONNX defaults) with 6=alpha and 7=beta, one per activation.
+// Params: 21=hidden_size (0: from R), 22=direction (0 forward, 1 reverse,
+// 2 bidirectional), 23=layout, 24=clip (0: none; gate inputs are clipped to
+// [-clip, clip] before their activation), 25=linear_before_reset (GRU),
+// 26=activation codes (RNN 1, GRU 2, LSTM 3 per direction, forward first;
+// empty: the ONNX defaults) with 27=alpha and 28=beta, one per activation.
 #include <algorithm>
 #include <cmath>
 
@@ -90,21 +91,27 @@ struct Step {
     std::vector<float> h, c, gx, gh, scratch;
 };
 
+// The ONNX form's params start here, clear of ncnn's RNN/GRU/LSTM ids.
+constexpr int kFirst = 21;
+
 class Recurrent : public Op {
 public:
     explicit Recurrent(Cell cell) : cell_(cell) {}
 
     void load_param(const ParamDict& pd) override
     {
-        hidden_ = pd.get_int(0, 0);
-        check(hidden_ >= 0, "hidden_size (param 0) must be >= 0, got ", hidden_);
-        direction_ = pd.get_int(1, 0);
-        check(direction_ >= 0 && direction_ <= 2, "direction (param 1) must be 0, 1 or 2, got ", direction_);
-        layout_ = pd.get_int(2, 0);
-        check(layout_ == 0 || layout_ == 1, "layout (param 2) must be 0 or 1, got ", layout_);
-        clip_ = pd.get_float(3, 0.f);
-        check(clip_ >= 0.f, "clip (param 3) must be >= 0, got ", clip_);
-        linear_before_reset_ = pd.get_int(4, 0) != 0;
+        check(pd.get_int(20, 0) == 1, "ncnn's ", type,
+              " params (0=num_output, 1=weight_data_size, 2=direction, weights in the .bin) are not supported yet; "
+              "the ONNX form needs 20=1");
+        hidden_ = pd.get_int(kFirst, 0);
+        check(hidden_ >= 0, "hidden_size (param 21) must be >= 0, got ", hidden_);
+        direction_ = pd.get_int(kFirst + 1, 0);
+        check(direction_ >= 0 && direction_ <= 2, "direction (param 22) must be 0, 1 or 2, got ", direction_);
+        layout_ = pd.get_int(kFirst + 2, 0);
+        check(layout_ == 0 || layout_ == 1, "layout (param 23) must be 0 or 1, got ", layout_);
+        clip_ = pd.get_float(kFirst + 3, 0.f);
+        check(clip_ >= 0.f, "clip (param 24) must be >= 0, got ", clip_);
+        linear_before_reset_ = pd.get_int(kFirst + 4, 0) != 0;
         load_activations(pd);
     }
 
@@ -149,11 +156,11 @@ public:
 private:
     void load_activations(const ParamDict& pd)
     {
-        const std::vector<int> codes = pd.get_ints(5);
-        const std::vector<float> alphas = pd.get_floats(6), betas = pd.get_floats(7);
+        const std::vector<int> codes = pd.get_ints(kFirst + 5);
+        const std::vector<float> alphas = pd.get_floats(kFirst + 6), betas = pd.get_floats(kFirst + 7);
         const size_t per_dir = static_cast<size_t>(activations_per_direction(cell_));
         const size_t dirs = direction_ == 2 ? 2 : 1;
-        check(codes.empty() || codes.size() == per_dir * dirs, "activations (param 5) must list ", per_dir * dirs,
+        check(codes.empty() || codes.size() == per_dir * dirs, "activations (param 26) must list ", per_dir * dirs,
               " codes, got ", codes.size());
         check(alphas.size() <= codes.size() && betas.size() <= codes.size(),
               "alpha/beta (params 6, 7) have more values than activations");
@@ -162,7 +169,7 @@ private:
             ActivationFn f;
             // Defaults: f = Sigmoid, g = Tanh, h = Tanh (RNN: Tanh).
             f.code = codes.empty() ? ((i % per_dir == 0 && cell_ != Cell::Rnn) ? Sigmoid : Tanh) : codes[i];
-            check(f.code >= 0 && f.code < kActivationCount, "activation code ", f.code, " (param 5) is unknown");
+            check(f.code >= 0 && f.code < kActivationCount, "activation code ", f.code, " (param 26) is unknown");
             if (i < alphas.size()) f.alpha = alphas[i];
             if (i < betas.size()) f.beta = betas[i];
             acts_.push_back(f);
@@ -331,8 +338,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_rnn() { return std::make_unique<Recurrent>(Cell::Rnn); }
-std::unique_ptr<Op> make_nd_gru() { return std::make_unique<Recurrent>(Cell::Gru); }
-std::unique_ptr<Op> make_nd_lstm() { return std::make_unique<Recurrent>(Cell::Lstm); }
+std::unique_ptr<Op> make_rnn() { return std::make_unique<Recurrent>(Cell::Rnn); }
+std::unique_ptr<Op> make_gru() { return std::make_unique<Recurrent>(Cell::Gru); }
+std::unique_ptr<Op> make_lstm() { return std::make_unique<Recurrent>(Cell::Lstm); }
 
 } // namespace kestrel

@@ -3,16 +3,16 @@
 
 namespace kestrel {
 
-std::unique_ptr<Op> make_nd_rnn();
-std::unique_ptr<Op> make_nd_gru();
-std::unique_ptr<Op> make_nd_lstm();
+std::unique_ptr<Op> make_rnn();
+std::unique_ptr<Op> make_gru();
+std::unique_ptr<Op> make_lstm();
 
 std::vector<BuiltinOp> recurrent_family()
 {
     return {
-        {"RNNND", make_nd_rnn},
-        {"GRUND", make_nd_gru},
-        {"LSTMND", make_nd_lstm},
+        {"RNN", make_rnn},
+        {"GRU", make_gru},
+        {"LSTM", make_lstm},
     };
 }
 

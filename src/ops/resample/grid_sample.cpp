@@ -1,10 +1,12 @@
-// GridSampleND (ONNX GridSample, 4-D; ncnn's GridSample differs):
-// Y[n, c, i, j] samples X (N, C, H, W) float32 at the normalized point
-// Grid[n, i, j] = (x, y) in [-1, 1] (Grid (N, Ho, Wo, 2) float32); Y is
-// (N, C, Ho, Wo).
-// Params: 0=mode (0 bilinear, 1 nearest (ties to even), 2 bicubic with
-// A = -0.75), 1=padding (0 zeros, 1 border, 2 reflection), 2=align_corners
-// (1: -1 and 1 are the centers of the corner pixels; 0: their outer edges).
+// GridSample (ncnn's params; ONNX's GridSample): Y[n, c, i, j] samples X
+// (N, C, H, W) float32 at the normalized point Grid[n, i, j] = (x, y) in
+// [-1, 1] (Grid (N, Ho, Wo, 2) float32); Y is (N, C, Ho, Wo). ncnn's blobs
+// without a batch, X (C, H, W) and Grid (Ho, Wo, 2), are the case N = 1.
+// Params: 0=sample_type (1 bilinear, 2 nearest (ties to even), 3 bicubic with
+// A = -0.75), 1=padding_mode (1 zeros, 2 border, 3 reflection),
+// 2=align_corner (1: -1 and 1 are the centers of the corner pixels; 0: their
+// outer edges), 3=permute_fusion (0; ncnn's 1, a grid stored (2, Ho, Wo), is
+// not read yet).
 // Padding acts on coordinates: border clamps into [0, size-1]; reflection
 // mirrors at the borders (pixel centers when aligned, edges otherwise), then
 // clamps. Bilinear and nearest pad the sampling point; bicubic pads each of
@@ -107,11 +109,13 @@ class GridSample : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        mode_ = pd.get_int(0, Bilinear);
-        check(mode_ >= Bilinear && mode_ <= Bicubic, "mode (param 0) must be 0, 1 or 2, got ", mode_);
-        padding_ = pd.get_int(1, Zeros);
-        check(padding_ >= Zeros && padding_ <= Reflection, "padding (param 1) must be 0, 1 or 2, got ", padding_);
+        // ncnn's codes count from 1.
+        mode_ = pd.get_int(0, Bilinear + 1) - 1;
+        check(mode_ >= Bilinear && mode_ <= Bicubic, "sample_type (param 0) must be 1, 2 or 3, got ", mode_ + 1);
+        padding_ = pd.get_int(1, Zeros + 1) - 1;
+        check(padding_ >= Zeros && padding_ <= Reflection, "padding_mode (param 1) must be 1, 2 or 3, got ", padding_ + 1);
         align_ = pd.get_int(2, 0) != 0;
+        check(pd.get_int(3, 0) == 0, "permute_fusion (param 3) 1 is not supported yet");
     }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
@@ -119,16 +123,20 @@ public:
         expect_output_count(out, 1);
         expect_f32(in[0], "X (input 0)");
         expect_f32(in[1], "grid (input 1)");
-        const Shape &x = in[0].shape, &g = in[1].shape;
-        check(x.size() == 4 && x[2] > 0 && x[3] > 0, "X (input 0) must be (N, C, H, W) with H, W > 0, got ", shape_str(x));
+        const Shape x = with_batch(in[0].shape), g = with_batch(in[1].shape);
+        check(x.size() == 4 && x[2] > 0 && x[3] > 0, "X (input 0) must be (N, C, H, W) or (C, H, W) with H, W > 0, got ",
+              shape_str(in[0].shape));
         check(g.size() == 4 && g[0] == x[0] && g[3] == 2, "grid (input 1) must be (", x[0], ", H_out, W_out, 2), got ",
-              shape_str(g));
-        out[0] = TensorDesc({x[0], x[1], g[1], g[2]});
+              shape_str(in[1].shape));
+        Shape y = {x[0], x[1], g[1], g[2]};
+        if (in[0].shape.size() == 3) y.erase(y.begin());
+        out[0] = TensorDesc(y);
     }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const int64_t n = in[0].dim(0), c = in[0].dim(1), h = in[0].dim(2), w = in[0].dim(3);
-        const int64_t points = in[1].dim(1) * in[1].dim(2);
+        const Shape x = with_batch(in[0].shape()), g = with_batch(in[1].shape());
+        const int64_t n = x[0], c = x[1], h = x[2], w = x[3];
+        const int64_t points = g[1] * g[2];
         ctx.parallel_for(n * c, [&](int64_t begin, int64_t end) {
             for (int64_t nc = begin; nc < end; ++nc) {
                 const Plane p{in[0].data<float>() + nc * h * w, h, w, padding_, align_};
@@ -143,12 +151,19 @@ public:
     }
 
 private:
+    // ncnn's batch-less blobs as a batch of one.
+    static Shape with_batch(Shape s)
+    {
+        if (s.size() == 3) s.insert(s.begin(), 1);
+        return s;
+    }
+
     int mode_ = Bilinear, padding_ = Zeros;
     bool align_ = false;
 };
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_grid_sample() { return std::make_unique<GridSample>(); }
+std::unique_ptr<Op> make_grid_sample() { return std::make_unique<GridSample>(); }
 
 } // namespace kestrel

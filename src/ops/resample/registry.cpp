@@ -5,14 +5,14 @@ namespace kestrel {
 
 std::unique_ptr<Op> make_interp();
 std::unique_ptr<Op> make_resize();
-std::unique_ptr<Op> make_nd_grid_sample();
+std::unique_ptr<Op> make_grid_sample();
 
 std::vector<BuiltinOp> resample_family()
 {
     return {
         {"Interp", make_interp},
         {"Resize", make_resize},
-        {"GridSampleND", make_nd_grid_sample},
+        {"GridSample", make_grid_sample},
     };
 }
 
