@@ -181,6 +181,15 @@ TEST(LegacyLayers, EinsumGridSampleRecurrent)
                           {{"a", seq}, {"b", w}, {"c", r}}});
 }
 
+TEST(LegacyLayers, NormalizeND)
+{
+    const Tensor x = random_f32({2, 3, 4}, 20), scale = random_f32({4}, 21), bias = random_f32({4}, 22);
+    expect_same_as_today({"NormalizeND n 3 1 a b c y -23300=1,-1 1=1e-3", "LayerNorm n 3 1 a b c y 20=1 -23321=1,-1 22=1e-3",
+                          "LayerNorm", {{"a", x}, {"b", scale}, {"c", bias}}});
+    expect_same_as_today({"NormalizeND n 1 1 a y -23300=2,1,2 2=1", "LayerNorm n 1 1 a y 20=1 -23321=2,1,2 23=1",
+                          "LayerNorm", {{"a", x}}});
+}
+
 TEST(Cast, NcnnCodesMapOntoDtypes)
 {
     // ncnn's codes: 1 float32, 2 float16, 3 int8, 4 bfloat16; 0 keeps the input's type.

@@ -1,4 +1,4 @@
-// Normalizations (NormalizeND), reductions with run-time axes (ReduceND),
+// Normalizations (LayerNorm's ONNX form), reductions with run-time axes (Reduction's axes input),
 // Resize with run-time targets and tf_crop_and_resize, Gemm's ONNX alpha/beta.
 // Expectations come from naive references written here from the ONNX operator
 // formulas (every output element computed on its own by plain loops over the
@@ -131,7 +131,7 @@ ParamDict params(std::initializer_list<std::pair<int, int>> ints)
     return pd;
 }
 
-// ---- NormalizeND ------------------------------------------------------------
+// ---- LayerNorm, ONNX form ---------------------------------------------------------
 
 // Naive normalization: each element's group is every element that agrees with
 // it outside `axes`; scale/bias are looked up by `affine_index`.
@@ -196,10 +196,10 @@ TEST(NormsNormalize, LayerNormOverTrailingAxesWithStatistics)
         };
         const NormReference want = normalize_reference(
             x, axes, 1e-3, false, [&](const auto& c) { return at(scale, c); }, [&](const auto& c) { return at(bias, c); });
-        ParamDict pd;
-        pd.set_ints(0, std::vector<int>(axes.begin(), axes.end()));
-        pd.set_float(1, 1e-3f);
-        const std::vector<Tensor> out = run_op("NormalizeND", pd, {x, scale, bias}, 3);
+        ParamDict pd = params({{20, 1}});
+        pd.set_ints(21, std::vector<int>(axes.begin(), axes.end()));
+        pd.set_float(22, 1e-3f);
+        const std::vector<Tensor> out = run_op("LayerNorm", pd, {x, scale, bias}, 3);
         EXPECT_TRUE(near_all(out[0], x.shape(), want.y, 1e-5)) << "axis " << axis;
         EXPECT_TRUE(near_all(out[1], stats, want.mean, 1e-5)) << "axis " << axis;
         EXPECT_TRUE(near_all(out[2], stats, want.inv_std, 1e-5)) << "axis " << axis;
@@ -214,9 +214,9 @@ TEST(NormsNormalize, BroadcastScaleNegativeAxesAndNoBias)
     const NormReference want = normalize_reference(
         x, {1, 2}, 1e-5, false, [&](const auto& c) { return static_cast<double>(scale.data<float>()[c[2]]); },
         [](const auto&) { return 0.0; });
-    ParamDict pd;
-    pd.set_ints(0, {-2, -1});
-    EXPECT_TRUE(near_all(run_op("NormalizeND", pd, {x, scale})[0], x.shape(), want.y, 1e-5));
+    ParamDict pd = params({{20, 1}});
+    pd.set_ints(21, {-2, -1});
+    EXPECT_TRUE(near_all(run_op("LayerNorm", pd, {x, scale})[0], x.shape(), want.y, 1e-5));
 }
 
 TEST(NormsNormalize, InstanceNormPerChannel)
@@ -225,12 +225,12 @@ TEST(NormsNormalize, InstanceNormPerChannel)
     const NormReference want = normalize_reference(
         x, {2, 3}, 1e-2, false, [&](const auto& c) { return static_cast<double>(scale.data<float>()[c[1]]); },
         [&](const auto& c) { return static_cast<double>(bias.data<float>()[c[1]]); });
-    ParamDict pd = params({{3, 1}});
-    pd.set_ints(0, {2, 3});
-    pd.set_float(1, 1e-2f);
+    ParamDict pd = params({{20, 1}, {24, 1}});
+    pd.set_ints(21, {2, 3});
+    pd.set_float(22, 1e-2f);
     // Scale and bias known while planning or only at run time give the same result.
-    EXPECT_TRUE(near_all(run_op("NormalizeND", pd, {x, scale, bias})[0], x.shape(), want.y, 1e-5));
-    EXPECT_TRUE(near_all(run_op("NormalizeND", pd, {x, scale, bias}, 1, {1, 2})[0], x.shape(), want.y, 1e-5));
+    EXPECT_TRUE(near_all(run_op("LayerNorm", pd, {x, scale, bias})[0], x.shape(), want.y, 1e-5));
+    EXPECT_TRUE(near_all(run_op("LayerNorm", pd, {x, scale, bias}, 1, {1, 2})[0], x.shape(), want.y, 1e-5));
 }
 
 TEST(NormsNormalize, MeanVarianceEpsilonOutsideTheRoot)
@@ -240,10 +240,10 @@ TEST(NormsNormalize, MeanVarianceEpsilonOutsideTheRoot)
     for (int i = 4; i < 8; ++i) x.data<float>()[i] = 1.5f;
     const NormReference want = normalize_reference(
         x, {0, 2, 3}, 0.5, true, [](const auto&) { return 1.0; }, [](const auto&) { return 0.0; });
-    ParamDict pd = params({{2, 1}});
-    pd.set_ints(0, {0, 2, 3});
-    pd.set_float(1, 0.5f);
-    EXPECT_TRUE(near_all(run_op("NormalizeND", pd, {x})[0], x.shape(), want.y, 1e-5));
+    ParamDict pd = params({{20, 1}, {23, 1}});
+    pd.set_ints(21, {0, 2, 3});
+    pd.set_float(22, 0.5f);
+    EXPECT_TRUE(near_all(run_op("LayerNorm", pd, {x})[0], x.shape(), want.y, 1e-5));
 }
 
 // Statistics over axes that are not adjacent, with groups split across
@@ -254,13 +254,13 @@ TEST(NormsNormalize, ScatteredAxesAnyThreadCount)
     for (const std::vector<int>& axes : std::vector<std::vector<int>>{{1, 3}, {0, 2}, {0, 1, 2, 3}, {3}}) {
         const NormReference want = normalize_reference(
             x, axes, 1e-5, false, [](const auto&) { return 1.0; }, [](const auto&) { return 0.0; });
-        ParamDict pd;
-        pd.set_ints(0, axes);
-        const std::vector<Tensor> one = run_op("NormalizeND", pd, {x}, 3);
+        ParamDict pd = params({{20, 1}});
+        pd.set_ints(21, axes);
+        const std::vector<Tensor> one = run_op("LayerNorm", pd, {x}, 3);
         EXPECT_TRUE(near_all(one[0], x.shape(), want.y, 1e-5)) << axes.size() << " axes from " << axes[0];
         EXPECT_TRUE(near_all(one[1].to(DType::F64), one[1].shape(), want.mean, 1e-6));
         for (int threads : {2, 3, 4}) {
-            const std::vector<Tensor> many = run_op("NormalizeND", pd, {x}, 3, {}, threads);
+            const std::vector<Tensor> many = run_op("LayerNorm", pd, {x}, 3, {}, threads);
             for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(same_bits(one[i], many[i])) << threads << " threads, output " << i;
         }
     }
@@ -277,9 +277,9 @@ TEST(NormsNormalize, GivenStatisticsPerChannel)
                            scale.data<float>()[c] +
                        bias.data<float>()[c]);
     }
-    ParamDict pd = params({{3, 1}, {4, 1}});
-    pd.set_float(1, 0.01f);
-    EXPECT_TRUE(near_all(run_op("NormalizeND", pd, {x, scale, bias, mean, var})[0], x.shape(), want, 1e-5));
+    ParamDict pd = params({{20, 1}, {24, 1}, {25, 1}});
+    pd.set_float(22, 0.01f);
+    EXPECT_TRUE(near_all(run_op("LayerNorm", pd, {x, scale, bias, mean, var})[0], x.shape(), want, 1e-5));
 }
 
 TEST(NormsNormalize, DoubleAndHalfInputs)
@@ -287,12 +287,12 @@ TEST(NormsNormalize, DoubleAndHalfInputs)
     const Tensor x32 = random_f32({3, 4}, 15);
     const NormReference want = normalize_reference(
         x32, {1}, 1e-5, false, [](const auto&) { return 1.0; }, [](const auto&) { return 0.0; });
-    ParamDict pd;
-    pd.set_ints(0, {1});
-    const Tensor y64 = run_op("NormalizeND", pd, {x32.to(DType::F64)})[0];
+    ParamDict pd = params({{20, 1}});
+    pd.set_ints(21, {1});
+    const Tensor y64 = run_op("LayerNorm", pd, {x32.to(DType::F64)})[0];
     EXPECT_EQ(y64.dtype(), DType::F64);
     EXPECT_TRUE(near_all(y64, x32.shape(), want.y, 1e-12 + 1e-6));
-    const Tensor y16 = run_op("NormalizeND", pd, {x32.to(DType::F16)})[0];
+    const Tensor y16 = run_op("LayerNorm", pd, {x32.to(DType::F16)})[0];
     EXPECT_EQ(y16.dtype(), DType::F16);
     EXPECT_TRUE(near_all(y16, x32.shape(), want.y, 1e-2)); // input and output rounded to half
 }
@@ -300,20 +300,20 @@ TEST(NormsNormalize, DoubleAndHalfInputs)
 TEST(NormsNormalize, RejectsBadShapesDtypesAndParams)
 {
     const Tensor x = random_f32({2, 3, 4}, 16);
-    ParamDict pd;
-    pd.set_ints(0, {2});
-    EXPECT_TRUE(has_text(error_text([&] { run_op("NormalizeND", pd, {x, random_f32({3}, 1)}); }), "does not broadcast"));
-    ParamDict channel = params({{3, 1}});
-    channel.set_ints(0, {2});
-    EXPECT_TRUE(has_text(error_text([&] { run_op("NormalizeND", channel, {x, random_f32({4}, 1)}); }),
+    ParamDict pd = params({{20, 1}});
+    pd.set_ints(21, {2});
+    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", pd, {x, random_f32({3}, 1)}); }), "does not broadcast"));
+    ParamDict channel = params({{20, 1}, {24, 1}});
+    channel.set_ints(21, {2});
+    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", channel, {x, random_f32({4}, 1)}); }),
                          "per-channel operands must have shape (3)"));
-    ParamDict far;
-    far.set_ints(0, {3});
-    EXPECT_TRUE(has_text(error_text([&] { run_op("NormalizeND", far, {x}); }), "out of range"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("NormalizeND", pd, {int64s({1, 2})}); }), "must be a float tensor"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("NormalizeND", params({{3, 2}}), {x}); }), "param 3"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("NormalizeND", params({{4, 1}}), {x}); }), "per-channel layout"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("NormalizeND", params({{3, 1}, {4, 1}}), {x}); }), "5 input"));
+    ParamDict far = params({{20, 1}});
+    far.set_ints(21, {3});
+    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", far, {x}); }), "out of range"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", pd, {int64s({1, 2})}); }), "must be a float tensor"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", params({{20, 1}, {24, 2}}), {x}); }), "param 24"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", params({{20, 1}, {25, 1}}), {x}); }), "per-channel layout"));
+    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", params({{20, 1}, {24, 1}, {25, 1}}), {x}); }), "5 input"));
 }
 
 // ---- ReduceND ---------------------------------------------------------------

@@ -1,4 +1,5 @@
-// Normalizations onto our NormalizeND layer (src/ops/nd_normalize.cpp):
+// Normalizations onto the normalization op's ONNX form, LayerNorm 20=1
+// (src/ops/norm/normalization.cpp):
 // InstanceNormalization, MeanVarianceNormalization, and the forms of
 // LayerNormalization and BatchNormalization that ncnn's layers cannot take
 // (runtime weights, the Mean/InvStdDev outputs, any axis). Reductions with
@@ -10,14 +11,16 @@ namespace kestrel::onnx_import {
 
 namespace {
 
-// NormalizeND params: 0=axes 1=epsilon 2=epsilon outside the root 3=affine layout 4=statistics.
+// The ONNX form's params: 20=1, 21=axes 22=epsilon 23=epsilon outside the root
+// 24=affine layout 25=statistics given.
 enum Layout { kNumpy = 0, kPerChannel = 1 };
 
 ParamDict normalize_params(const std::vector<int64_t>& axes, float epsilon, int layout)
 {
-    ParamDict pd = axes.empty() ? ParamDict() : params_with_ints(0, axes, "axis");
-    pd.set_float(1, epsilon);
-    pd.set_int(3, layout);
+    ParamDict pd = axes.empty() ? ParamDict() : params_with_ints(21, axes, "axis");
+    pd.set_int(20, 1);
+    pd.set_float(22, epsilon);
+    pd.set_int(24, layout);
     return pd;
 }
 
@@ -37,7 +40,7 @@ void convert_instance_norm(NodeContext& n)
     n.check(rank != -1, "the input rank must be known"); // statistics over the spatial axes 2..rank-1
     std::vector<int64_t> axes;
     for (int64_t a = 2; a < rank; ++a) axes.push_back(a - rank);
-    n.emit("NormalizeND", {n.input(0), n.input(1), n.input(2)}, {n.output(0)},
+    n.emit("LayerNorm", {n.input(0), n.input(1), n.input(2)}, {n.output(0)},
            normalize_params(axes, n.attr_float("epsilon", 1e-5f), kPerChannel));
 }
 
@@ -47,8 +50,8 @@ void convert_mean_variance_norm(NodeContext& n)
     n.check(!axes.empty(), "axes must not be empty");
     // ONNX's function body: (X - mean) / (sqrt(var) + 1e-9).
     ParamDict pd = normalize_params(axes, 1e-9f, kNumpy);
-    pd.set_int(2, 1);
-    n.emit("NormalizeND", {n.input(0)}, {n.output(0)}, pd);
+    pd.set_int(23, 1);
+    n.emit("LayerNorm", {n.input(0)}, {n.output(0)}, pd);
 }
 
 } // namespace
@@ -66,7 +69,7 @@ void convert_layer_norm_nd(NodeContext& n)
     std::vector<std::string> tops = {n.output(0)};
     if (n.has_output(1) || n.has_output(2)) tops.push_back(n.has_output(1) ? n.output(1) : n.temp("mean"));
     if (n.has_output(2)) tops.push_back(n.output(2));
-    n.emit("NormalizeND", present_inputs(n), tops, normalize_params(axes, n.attr_float("epsilon", 1e-5f), kNumpy));
+    n.emit("LayerNorm", present_inputs(n), tops, normalize_params(axes, n.attr_float("epsilon", 1e-5f), kNumpy));
 }
 
 void convert_batch_norm_nd(NodeContext& n)
@@ -74,8 +77,8 @@ void convert_batch_norm_nd(NodeContext& n)
     n.check(n.num_inputs() == 5, "expects 5 inputs (X, scale, B, mean, var)");
     for (int i = 0; i < 5; ++i) n.check(n.has_input(i), "input ", i, " is required");
     ParamDict pd = normalize_params({}, n.attr_float("epsilon", 1e-5f), kPerChannel);
-    pd.set_int(4, 1); // statistics given as inputs 3 and 4
-    n.emit("NormalizeND", present_inputs(n), {n.output(0)}, pd);
+    pd.set_int(25, 1); // statistics given as inputs 3 and 4
+    n.emit("LayerNorm", present_inputs(n), {n.output(0)}, pd);
 }
 
 void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input)

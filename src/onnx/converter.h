@@ -126,7 +126,7 @@ Tensor scalar_tensor(float v);
 Tensor int64_tensor(const std::vector<int64_t>& values);
 // Emits a Constant layer holding `t`; returns its blob.
 std::string constant_blob(NodeContext& n, const Tensor& t, const std::string& what);
-// Forms the ncnn-layer converters hand over to NormalizeND / ReduceND (convert_norms.cpp):
+// Forms the ncnn-layer converters hand over to the ONNX forms of LayerNorm / Reduction (convert_norms.cpp):
 // runtime weights, the Mean/InvStdDev outputs, run-time axes, non-float32 inputs.
 void convert_layer_norm_nd(NodeContext& n);
 void convert_batch_norm_nd(NodeContext& n);

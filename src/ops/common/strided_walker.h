@@ -1,4 +1,4 @@
-// Element walks shared by NormalizeND and ReduceND: a row-major walk over a
+// Element walks shared by the normalization and reduction ops: a row-major walk over a
 // tensor's elements that keeps the offsets of operands paired with each
 // element (statistics slots, broadcast scale/bias), and a walk over the
 // elements each group of a reduction folds.

@@ -1,21 +1,31 @@
-// NormalizeND (our layer): y = (x - mean) * inv_std * scale + bias, the ONNX
-// normalizations in one layer for any rank and float dtype:
-//   LayerNormalization      axes = [axis, rank), scale/bias broadcast numpy-style
-//   InstanceNormalization   axes = [2, rank), scale/bias per channel
-//   MeanVarianceNormalization  axes from the attribute, epsilon outside the root
-//   BatchNormalization      statistics given per channel (inference form)
-// Inputs: X, [scale], [bias], and with 4=1 also mean and var (per channel).
-// Params:
-//   0=axes (int array, negative from the end): statistics are taken over them
-//   1=epsilon (1e-5)
-//   2=epsilon outside the square root (0): 1/(sqrt(var) + eps), else 1/sqrt(var + eps)
-//   3=affine layout (0): 0 scale/bias broadcast against X from the end (numpy);
-//     1 per channel: 1-D of length X.dim(1)
-//   4=statistics (0): 0 computed from X (population variance); 1 given as
-//     inputs 3 (mean) and 4 (var), per channel
-// Outputs: Y (X's shape and dtype), then optionally Mean and InvStdDev (float32,
-// X's shape with the axes set to 1; computed statistics only).
-// Statistics and the affine step are computed in double.
+// Normalization: y = (x - mean) * inv_std * scale + bias, the statistics
+// taken over some axes (mean, then the population variance from it, two
+// passes in double, the elements of each group in row-major order). One op
+// with two forms, under ncnn's name LayerNorm:
+//   ncnn's       0=affine_size, 1=eps (0.001), 2=affine (1); weights (raw fp32,
+//                only with affine) gamma[affine_size], beta[affine_size];
+//                float32. The group is, as in ncnn: rank 1 the whole vector;
+//                rank 2 each row (w); rank 3 each row when affine_size == w,
+//                else each whole channel (h*w); rank 4 each row when
+//                affine_size == w, each (h,w) plane when affine_size == h*w,
+//                else each whole channel (d*h*w). With affine, the group size
+//                must equal affine_size (ncnn only asserts it). The last step
+//                is ncnn's, in float: a = 1/sqrt(var + eps), b = -mean * a,
+//                y = (x * a + b) * gamma + beta.
+//   ONNX's       20=1; any rank and float dtype; every step in double:
+//                  LayerNormalization      axes [axis, rank), scale/bias numpy-style
+//                  InstanceNormalization   axes [2, rank), scale/bias per channel
+//                  MeanVarianceNormalization  epsilon outside the root
+//                  BatchNormalization      statistics given per channel
+//                Inputs: X, [scale], [bias], and with 25=1 also mean and var.
+//                21=axes (int array, negative from the end), 22=epsilon (1e-5),
+//                23=epsilon outside the square root (0): 1/(sqrt(var) + eps),
+//                else 1/sqrt(var + eps); 24=affine layout (0): 0 scale/bias
+//                broadcast against X from the end (numpy), 1 per channel (1-D
+//                of length X.dim(1)); 25=statistics (0): 0 computed from X, 1
+//                given as inputs 3 (mean) and 4 (var), per channel. Outputs:
+//                Y, then optionally Mean and InvStdDev (float32, X's shape with
+//                the axes set to 1; computed statistics only).
 #include <algorithm>
 #include <cmath>
 
@@ -30,24 +40,70 @@ namespace {
 
 enum Layout { kNumpy = 0, kPerChannel = 1 };
 
-class NormalizeND : public Op {
+class Normalization : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        axes_ = pd.get_ints(0);
-        eps_ = pd.get_float(1, 1e-5f);
-        eps_outside_ = pd.get_int(2, 0) != 0;
-        layout_ = pd.get_int(3, kNumpy);
-        check(layout_ == kNumpy || layout_ == kPerChannel, "affine layout (param 3) must be 0 or 1, got ", layout_);
-        const int stats = pd.get_int(4, 0);
-        check(stats == 0 || stats == 1, "statistics (param 4) must be 0 or 1, got ", stats);
+        onnx_ = pd.get_int(20, 0) == 1;
+        if (!onnx_) {
+            affine_size_ = pd.get_int(0, 0);
+            eps_ = pd.get_float(1, 0.001f);
+            const int affine = pd.get_int(2, 1);
+            check(affine == 0 || affine == 1, "affine (param 2) must be 0 or 1, got ", affine);
+            affine_ = affine == 1;
+            check(affine_size_ >= 0, "affine_size (param 0) must be >= 0, got ", affine_size_);
+            check(!affine_ || affine_size_ > 0, "affine_size (param 0) must be > 0 when affine (param 2) is 1");
+            check(std::isfinite(eps_) && eps_ >= 0.f, "eps (param 1) must be finite and >= 0, got ", eps_);
+            return;
+        }
+        axes_ = pd.get_ints(21);
+        eps_ = pd.get_float(22, 1e-5f);
+        eps_outside_ = pd.get_int(23, 0) != 0;
+        layout_ = pd.get_int(24, kNumpy);
+        check(layout_ == kNumpy || layout_ == kPerChannel, "affine layout (param 24) must be 0 or 1, got ", layout_);
+        const int stats = pd.get_int(25, 0);
+        check(stats == 0 || stats == 1, "statistics (param 25) must be 0 or 1, got ", stats);
         given_stats_ = stats == 1;
-        check(!given_stats_ || layout_ == kPerChannel, "given statistics (param 4) need the per-channel layout (3=1)");
-        check(eps_ >= 0, "epsilon (param 1) must be >= 0, got ", eps_);
+        check(!given_stats_ || layout_ == kPerChannel, "given statistics (param 25) need the per-channel layout (24=1)");
+        check(eps_ >= 0, "epsilon (param 22) must be >= 0, got ", eps_);
+    }
+
+    void load_model(WeightReader& wr) override
+    {
+        if (onnx_ || !affine_) return;
+        gamma_ = wr.load(affine_size_, WeightEncoding::Raw);
+        beta_ = wr.load(affine_size_, WeightEncoding::Raw);
+        check(gamma_.dtype() == DType::F32 && beta_.dtype() == DType::F32, "gamma/beta must be float32");
+    }
+
+    int64_t weight_bytes() const override
+    {
+        return affine_ ? static_cast<int64_t>(gamma_.nbytes() + beta_.nbytes()) : 0;
+    }
+
+    bool supports_inplace() const override { return !onnx_; }
+
+    // Scratch 0 and 1: each group's mean and inverse standard deviation (double).
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        if (onnx_ && given_stats_) return nullptr;
+        const int64_t groups = nd::GroupWalk(in[0].shape, normalized_axes(in[0].shape)).groups();
+        ctx.request_scratch(groups * 8);
+        ctx.request_scratch(groups * 8);
+        return nullptr;
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
+        if (!onnx_) {
+            expect_input_count(in, 1, 1);
+            expect_output_count(out, 1);
+            expect_f32(in[0]);
+            ncnn_group_axes(in[0].shape);
+            out[0] = TensorDesc(in[0].shape, DType::F32);
+            return;
+        }
         if (given_stats_) expect_input_count(in, 5, 5);
         else expect_input_count(in, 1, 3);
         check(out.size() >= 1 && out.size() <= (given_stats_ ? 1u : 3u), "expects 1 to ", given_stats_ ? 1 : 3,
@@ -66,20 +122,27 @@ public:
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Tensor& x = in[0];
-        std::vector<double> mean, inv_std;
+        if (!onnx_) {
+            forward_ncnn(x, out[0], ctx);
+            return;
+        }
+        std::vector<double> given_mean, given_inv_std;
+        const double* mean = nullptr;
+        const double* inv_std = nullptr;
         Shape stat_strides;
         if (given_stats_) {
-            mean = nd::as_doubles(in[3]);
-            inv_std = nd::as_doubles(in[4]);
-            for (double& v : inv_std) v = inverse_std(v);
+            given_mean = nd::as_doubles(in[3]);
+            given_inv_std = nd::as_doubles(in[4]);
+            for (double& v : given_inv_std) v = inverse_std(v);
+            mean = given_mean.data(), inv_std = given_inv_std.data();
             stat_strides = operand_strides(x.shape(), in[3].shape(), kPerChannel);
         } else {
             stat_strides = operand_strides(x.shape(), stats_shape(x.shape()), kNumpy);
-            compute_stats(x, mean, inv_std, ctx);
-            for (size_t i = 1; i < out.size(); ++i) {
-                const std::vector<double>& src = i == 1 ? mean : inv_std;
-                std::transform(src.begin(), src.end(), out[i].data<float>(), [](double v) { return static_cast<float>(v); });
-            }
+            const int64_t groups = compute_stats(x, ctx);
+            mean = ctx.scratch_as<double>(0), inv_std = ctx.scratch_as<double>(1);
+            for (size_t i = 1; i < out.size(); ++i)
+                std::transform(i == 1 ? mean : inv_std, (i == 1 ? mean : inv_std) + groups, out[i].data<float>(),
+                               [](double v) { return static_cast<float>(v); });
         }
         const std::vector<double> scale = in.size() > 1 ? nd::as_doubles(in[1]) : std::vector<double>{1.0};
         const std::vector<double> bias = in.size() > 2 ? nd::as_doubles(in[2]) : std::vector<double>{0.0};
@@ -105,6 +168,50 @@ public:
     }
 
 private:
+    // ncnn's LayerNorm: statistics, then its float affine step, group by group.
+    void forward_ncnn(const Tensor& x, Tensor& y, const ExecContext& ctx) const
+    {
+        const int64_t groups = compute_stats(x, ctx);
+        const int64_t size = groups == 0 ? 0 : x.numel() / groups;
+        const double* mean = ctx.scratch_as<double>(0);
+        const double* inv_std = ctx.scratch_as<double>(1);
+        const float* src = x.data<float>();
+        float* dst = y.data<float>();
+        const float* gamma = affine_ ? gamma_.data<float>() : nullptr;
+        const float* beta = affine_ ? beta_.data<float>() : nullptr;
+        ctx.parallel_for(groups, [&](int64_t begin, int64_t end) {
+            for (int64_t g = begin; g < end; ++g) {
+                const float a = static_cast<float>(inv_std[g]);
+                const float b = static_cast<float>(-mean[g]) * a;
+                const float* xg = src + g * size;
+                float* yg = dst + g * size;
+                // y may alias x: each value is read right before it is overwritten.
+                if (gamma)
+                    for (int64_t i = 0; i < size; ++i) yg[i] = (xg[i] * a + b) * gamma[i] + beta[i];
+                else
+                    for (int64_t i = 0; i < size; ++i) yg[i] = xg[i] * a + b;
+            }
+        });
+    }
+
+    // ncnn's groups as trailing axes (see the header), checked against affine_size.
+    std::vector<int> ncnn_group_axes(const Shape& s) const
+    {
+        const NcnnDims n = ncnn_dims(s);
+        int trailing = 1;
+        if (n.dims == 3 && affine_size_ != n.w) trailing = 2;
+        if (n.dims == 4) trailing = affine_size_ == n.w ? 1 : affine_size_ == n.w * n.h ? 2 : 3;
+        int64_t size = 1;
+        std::vector<int> axes;
+        for (int k = n.dims - trailing; k < n.dims; ++k) {
+            axes.push_back(k);
+            size *= s[static_cast<size_t>(k)];
+        }
+        check(!affine_ || size == affine_size_, "affine_size (param 0) ", affine_size_,
+              " does not match the normalized size ", size, " of input ", shape_str(s));
+        return axes;
+    }
+
     double inverse_std(double var) const
     {
         return eps_outside_ ? 1.0 / (std::sqrt(var) + eps_) : 1.0 / std::sqrt(var + eps_);
@@ -114,7 +221,8 @@ private:
     std::vector<bool> normalized_axes(const Shape& x) const
     {
         std::vector<bool> normalized(x.size(), false);
-        for (int a : axes_) normalized[static_cast<size_t>(nd::normalize_axis(a, static_cast<int64_t>(x.size()), "axis (param 0)"))] = true;
+        for (int a : onnx_ ? axes_ : ncnn_group_axes(x))
+            normalized[static_cast<size_t>(nd::normalize_axis(a, static_cast<int64_t>(x.size()), "axis (param 21)"))] = true;
         return normalized;
     }
 
@@ -146,14 +254,14 @@ private:
         return nd::broadcast_strides(x, aligned);
     }
 
-    // Per group: the mean, then the mean squared deviation from it (two passes,
-    // in double), groups split across threads.
-    void compute_stats(const Tensor& x, std::vector<double>& mean, std::vector<double>& inv_std,
-                       const ExecContext& ctx) const
+    // Per group, into scratch 0 and 1: the mean, then the mean squared deviation
+    // from it (two passes, in double), groups split across threads. Returns
+    // the number of groups.
+    int64_t compute_stats(const Tensor& x, const ExecContext& ctx) const
     {
         const nd::GroupWalk walk(x.shape(), normalized_axes(x.shape()));
-        mean.assign(static_cast<size_t>(walk.groups()), 0.0);
-        inv_std.assign(mean.size(), 0.0);
+        double* mean = ctx.scratch_as<double>(0);
+        double* inv_std = ctx.scratch_as<double>(1);
         const double count = static_cast<double>(walk.group_size());
         visit_dtype(x.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
@@ -168,22 +276,29 @@ private:
                             const double d = to_double(src[i]) - m;
                             squares += d * d;
                         });
-                        mean[static_cast<size_t>(g)] = m;
-                        inv_std[static_cast<size_t>(g)] = inverse_std(squares / count);
+                        mean[g] = m;
+                        inv_std[g] = inverse_std(squares / count);
                     }
                 });
             }
         });
+        return walk.groups();
     }
 
-    std::vector<int> axes_;
+    bool onnx_ = false;
     float eps_ = 1e-5f;
+    // ncnn's form
+    int affine_size_ = 0;
+    bool affine_ = false;
+    Tensor gamma_, beta_;
+    // ONNX's form
+    std::vector<int> axes_;
     bool eps_outside_ = false, given_stats_ = false;
     int layout_ = kNumpy;
 };
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_normalize() { return std::make_unique<NormalizeND>(); }
+std::unique_ptr<Op> make_layer_norm() { return std::make_unique<Normalization>(); }
 
 } // namespace kestrel

@@ -1,6 +1,6 @@
-// The norm family. Normalizations: ncnn's BatchNorm, Scale, LayerNorm and LRN, and the one
-// N-d normalization (NormalizeND) that the ONNX importer's Layer/Instance/
-// MeanVariance/BatchNormalization become.
+// The norm family. Normalizations: one normalization op (LayerNorm: ncnn's form and the
+// ONNX form that Layer/Instance/MeanVariance/BatchNormalization become), one
+// per-channel affine op (ncnn's Scale and BatchNorm), and LRN.
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -9,7 +9,6 @@ std::unique_ptr<Op> make_layer_norm();
 std::unique_ptr<Op> make_batch_norm();
 std::unique_ptr<Op> make_scale();
 std::unique_ptr<Op> make_lrn();
-std::unique_ptr<Op> make_nd_normalize();
 
 std::vector<BuiltinOp> norm_family()
 {
@@ -18,7 +17,6 @@ std::vector<BuiltinOp> norm_family()
         {"BatchNorm", make_batch_norm},
         {"Scale", make_scale},
         {"LRN", make_lrn},
-        {"NormalizeND", make_nd_normalize},
     };
 }
 
