@@ -20,11 +20,11 @@ std::unique_ptr<Op> make_nd_shape();
 std::unique_ptr<Op> make_nd_size();
 std::unique_ptr<Op> make_squeeze();
 std::unique_ptr<Op> make_expand_dims();
-std::unique_ptr<Op> make_nd_gather();
-std::unique_ptr<Op> make_nd_gather_elements();
-std::unique_ptr<Op> make_nd_gather_nd();
-std::unique_ptr<Op> make_nd_scatter_elements();
-std::unique_ptr<Op> make_nd_scatter_nd();
+std::unique_ptr<Op> make_gather();
+std::unique_ptr<Op> make_gather_elements();
+std::unique_ptr<Op> make_gather_nd();
+std::unique_ptr<Op> make_scatter_elements();
+std::unique_ptr<Op> make_scatter_nd();
 std::unique_ptr<Op> make_expand();
 std::unique_ptr<Op> make_tile();
 std::unique_ptr<Op> make_nd_depth_to_space();
@@ -48,11 +48,11 @@ std::vector<BuiltinOp> shape_family()
         {"Size", make_nd_size},
         {"Squeeze", make_squeeze},
         {"ExpandDims", make_expand_dims},
-        {"Gather", make_nd_gather},
-        {"GatherElements", make_nd_gather_elements},
-        {"GatherND", make_nd_gather_nd},
-        {"ScatterElements", make_nd_scatter_elements},
-        {"ScatterND", make_nd_scatter_nd},
+        {"Gather", make_gather},
+        {"GatherElements", make_gather_elements},
+        {"GatherND", make_gather_nd},
+        {"ScatterElements", make_scatter_elements},
+        {"ScatterND", make_scatter_nd},
         {"Expand", make_expand},
         {"Tile", make_tile},
         {"DepthToSpace", make_nd_depth_to_space},
