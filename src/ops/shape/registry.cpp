@@ -27,8 +27,8 @@ std::unique_ptr<Op> make_scatter_elements();
 std::unique_ptr<Op> make_scatter_nd();
 std::unique_ptr<Op> make_expand();
 std::unique_ptr<Op> make_tile();
-std::unique_ptr<Op> make_nd_depth_to_space();
-std::unique_ptr<Op> make_nd_space_to_depth();
+std::unique_ptr<Op> make_depth_to_space();
+std::unique_ptr<Op> make_space_to_depth();
 std::unique_ptr<Op> make_nd_trilu();
 std::unique_ptr<Op> make_nd_compress();
 
@@ -55,8 +55,8 @@ std::vector<BuiltinOp> shape_family()
         {"ScatterND", make_scatter_nd},
         {"Expand", make_expand},
         {"Tile", make_tile},
-        {"DepthToSpace", make_nd_depth_to_space},
-        {"SpaceToDepth", make_nd_space_to_depth},
+        {"DepthToSpace", make_depth_to_space},
+        {"SpaceToDepth", make_space_to_depth},
         {"Trilu", make_nd_trilu},
         {"Compress", make_nd_compress},
     };
