@@ -85,35 +85,19 @@ public:
         }
         weights_ = load_conv_weights(wr, p_);
         Tensor& weight = weights_.weight;
-        std::vector<float> wscales;
-        float bottom_scale = 0.f, top_scale = 0.f;
+        check(weight.dtype() == DType::F32 || int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
         if (int8_scale_term_ != 0) {
             // ConvolutionDepthWise: 1/101 one weight scale per group, 2/102 a single one.
             const int64_t n = !depthwise_ ? p_.num_output : (int8_scale_term_ % 100 == 1 ? p_.group : 1);
-            const Tensor ws = wr.load(n, WeightEncoding::Raw);
-            wscales.assign(ws.data<float>(), ws.data<float>() + n);
-            bottom_scale = wr.load(1, WeightEncoding::Raw).data<float>()[0];
-            if (int8_scale_term_ > 100) top_scale = wr.load(1, WeightEncoding::Raw).data<float>()[0];
+            const Int8Scales scales = Int8Scales::load(wr, n, int8_scale_term_ > 100);
+            weight = int8_weights(weight, scales.weight);
+            // Per output channel weight scale.
+            w_scale_.assign(p_.num_output, 0.f);
+            for (int64_t oc = 0; oc < p_.num_output; ++oc)
+                w_scale_[oc] = n == 1 ? scales.weight[0] : scales.weight[depthwise_ ? oc / (p_.num_output / p_.group) : oc];
+            bottom_scale_ = scales.bottom;
+            top_scale_ = scales.top;
         }
-        check(weight.dtype() == DType::F32 || weight.dtype() == DType::I8, "weights must be float32 or int8");
-        if (weight.dtype() == DType::I8) {
-            check(int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
-        } else if (int8_scale_term_ != 0) {
-            // Quantize at load: chunk i of the weights (an output channel, a group,
-            // or everything for the single-scale depthwise form) with scale i.
-            Tensor q({p_.weight_data_size}, DType::I8);
-            const int64_t chunk = p_.weight_data_size / static_cast<int64_t>(wscales.size());
-            for (size_t i = 0; i < wscales.size(); ++i)
-                quantize_span(weight.data<float>() + i * chunk, q.data<int8_t>() + i * chunk, chunk, wscales[i]);
-            weight = q;
-        }
-        // Per output channel weight scale.
-        w_scale_.assign(int8_scale_term_ != 0 ? p_.num_output : 0, 0.f);
-        for (int64_t oc = 0; oc < static_cast<int64_t>(w_scale_.size()); ++oc)
-            w_scale_[oc] = wscales.size() == 1 ? wscales[0]
-                                               : wscales[depthwise_ ? oc / (p_.num_output / p_.group) : oc];
-        bottom_scale_ = bottom_scale;
-        top_scale_ = top_scale;
         if (int8_scale_term_ != 0) prepare_int8_kernels();
         if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
             const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};

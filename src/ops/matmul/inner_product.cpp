@@ -39,28 +39,15 @@ public:
     void load_model(WeightReader& wr) override
     {
         Tensor weight = wr.load(weight_data_size_, WeightEncoding::Tagged);
-        Tensor bias = bias_term_ ? wr.load(num_output_, WeightEncoding::Raw) : Tensor();
-        std::vector<float> wscales;
-        float bottom_scale = 0.f;
+        bias_ = bias_term_ ? wr.load(num_output_, WeightEncoding::Raw) : Tensor();
+        check(weight.dtype() == DType::F32 || int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
         if (int8_scale_term_ != 0) {
-            const Tensor ws = wr.load(num_output_, WeightEncoding::Raw);
-            wscales.assign(ws.data<float>(), ws.data<float>() + num_output_);
-            bottom_scale = wr.load(1, WeightEncoding::Raw).data<float>()[0];
-        }
-        check(weight.dtype() == DType::F32 || weight.dtype() == DType::I8, "weights must be float32 or int8");
-        if (weight.dtype() == DType::I8) {
-            check(int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
-        } else if (int8_scale_term_ != 0) {
-            Tensor q({weight_data_size_}, DType::I8);
-            for (int64_t o = 0; o < num_output_; ++o)
-                quantize_span(weight.data<float>() + o * num_input_, q.data<int8_t>() + o * num_input_, num_input_,
-                              wscales[o]);
-            weight = q;
+            const Int8Scales scales = Int8Scales::load(wr, num_output_, false); // no top scale (see the header)
+            weight = int8_weights(weight, scales.weight);
+            w_scale_ = scales.weight;
+            bottom_scale_ = scales.bottom;
         }
         weight_ = weight;
-        bias_ = bias;
-        w_scale_ = wscales;
-        bottom_scale_ = bottom_scale;
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override

@@ -10,6 +10,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "kestrel/op.h"
 
@@ -60,6 +61,37 @@ inline int8_t int8_pad_value(float v)
     if (t > 127.f) return 127;
     if (t < -128.f) return -128;
     return static_cast<int8_t>(static_cast<int>(t));
+}
+
+// The scales an int8 layer reads after its weights (ncnn's order, raw fp32):
+// `weight_count` weight scales, the bottom (input) scale and, for layers with
+// a requantized output, the top scale.
+struct Int8Scales {
+    std::vector<float> weight;
+    float bottom = 0.f, top = 0.f;
+
+    static Int8Scales load(WeightReader& wr, int64_t weight_count, bool top)
+    {
+        Int8Scales s;
+        const Tensor ws = wr.load(weight_count, WeightEncoding::Raw);
+        s.weight.assign(ws.data<float>(), ws.data<float>() + weight_count);
+        s.bottom = wr.load(1, WeightEncoding::Raw).data<float>()[0];
+        if (top) s.top = wr.load(1, WeightEncoding::Raw).data<float>()[0];
+        return s;
+    }
+};
+
+// The weights as int8: int8 ones as they are, float ones quantized at load in
+// equal chunks, chunk i with scale i (an output channel, a group, or all).
+inline Tensor int8_weights(const Tensor& weight, const std::vector<float>& scales)
+{
+    check(weight.dtype() == DType::F32 || weight.dtype() == DType::I8, "weights must be float32 or int8");
+    if (weight.dtype() == DType::I8) return weight;
+    Tensor q(weight.shape(), DType::I8);
+    const int64_t chunk = weight.numel() / static_cast<int64_t>(scales.size());
+    for (size_t i = 0; i < scales.size(); ++i)
+        quantize_span(weight.data<float>() + i * chunk, q.data<int8_t>() + i * chunk, chunk, scales[i]);
+    return q;
 }
 
 // TensorDesc without aggregate init (keeps -Wmissing-field-initializers quiet).
