@@ -4,14 +4,51 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "kestrel/kestrel.h"
+
+// Defined in AddressSanitizer builds, where the big networks take minutes.
+#if defined(__SANITIZE_ADDRESS__)
+#define KESTREL_TESTS_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KESTREL_TESTS_UNDER_ASAN 1
+#endif
+#endif
 
 namespace kestrel::testing {
 
 inline std::string shared_path(const std::string& rel) { return std::string(KESTREL_SHARED_DIR) + "/" + rel; }
 inline std::string source_path(const std::string& rel) { return std::string(KESTREL_SOURCE_DIR) + "/" + rel; }
+
+// The networks of ../shared/zoo and their input shapes (ours: (c,h,w)) from its shapes.txt.
+struct ZooModel {
+    std::string name;
+    Shape shape;
+};
+
+inline std::vector<ZooModel> zoo_models()
+{
+    std::vector<ZooModel> models;
+    std::ifstream in(shared_path("zoo/shapes.txt"));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream ss(line);
+        std::string name, dims;
+        ss >> name >> dims;
+        int64_t w, h, c;
+        char comma;
+        std::istringstream ds(dims);
+        ds >> w >> comma >> h >> comma >> c;
+        models.push_back({name, {c, h, w}});
+    }
+    return models;
+}
 
 // |a-b| <= rel * max|ref| everywhere, shapes equal. Returns the worst error for reporting.
 inline double expect_close_to_reference(const Tensor& got, const Tensor& ref, double rel)

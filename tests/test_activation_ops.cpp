@@ -17,6 +17,7 @@
 
 #include "core/thread_pool.h"
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 #include "kestrel/op.h"
 #include "kestrel/param_dict.h"
 #include "kestrel/tensor.h"
@@ -24,6 +25,8 @@
 using namespace kestrel;
 
 namespace {
+
+using kestrel::layer_test::error_of;
 
 ThreadPool& act_pool()
 {
@@ -121,16 +124,6 @@ void check_activation(const std::string& type, const ParamDict& pd, const std::f
                 EXPECT_EQ(std::memcmp(y.raw(), base.raw(), base.nbytes()), 0) << shape_str(s) << " threads " << threads;
             }
     }
-}
-
-std::string error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
 }
 
 // ncnn's formulas (src/layer/*.cpp), in double.

@@ -16,6 +16,7 @@
 
 #include "core/thread_pool.h"
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 
 // Defined in src/ops/binary_op.cpp (the registry maps the ncnn type name to it).
 namespace kestrel {
@@ -25,6 +26,8 @@ std::unique_ptr<Op> make_binary_op();
 using namespace kestrel;
 
 namespace {
+
+using kestrel::layer_test::error_of;
 
 // ---- reference: ncnn broadcasting in ncnn notation (spec §1.8) -------------
 
@@ -164,16 +167,6 @@ TensorDesc desc(const Shape& shape, DType dtype = DType::F32)
     d.shape = shape;
     d.dtype = dtype;
     return d;
-}
-
-std::string error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
 }
 
 // Runs the layer: infer then forward; returns the output.

@@ -18,12 +18,15 @@
 #include "core/thread_pool.h"
 #include "graph/graph.h"
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 #include "reference_util.h"
 #include "runtime/analysis.h"
 
 using namespace kestrel;
 
 namespace {
+
+using kestrel::layer_test::error_of;
 
 // ---------------------------------------------------------------- helpers
 
@@ -83,18 +86,6 @@ Tensor random_tensor(Shape shape, std::mt19937& rng, float lo, float hi)
 }
 
 std::vector<float> values_of(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
-
-// Message of the kestrel::Error that fn throws ("" when it does not throw).
-template <class Fn>
-std::string error_of(Fn&& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
 
 #define EXPECT_ERROR(stmt, text)                                                                  \
     do {                                                                                          \

@@ -19,13 +19,6 @@
 #include "kestrel/onnx.h"
 #endif
 
-#if defined(__SANITIZE_ADDRESS__)
-#define KESTREL_TESTS_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KESTREL_TESTS_UNDER_ASAN 1
-#endif
-#endif
 
 namespace kestrel {
 namespace {
@@ -126,24 +119,15 @@ void describe_outputs(const std::string& model, Session& session, const std::vec
 
 void zoo_outputs(std::map<std::string, std::string>& lines)
 {
-    std::ifstream list(shared_path("zoo/shapes.txt"));
-    std::string line;
-    while (std::getline(list, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream ss(line);
-        std::string name, dims;
-        char comma;
-        int64_t w, h, c;
-        ss >> name >> dims;
-        std::istringstream(dims) >> w >> comma >> h >> comma >> c;
+    for (const testing::ZooModel& m : testing::zoo_models()) {
         Net net;
-        net.load_param(shared_path("zoo/" + name + ".param"));
-        load_pseudo_random_weights(net, shared_path("zoo/" + name + ".param"));
+        net.load_param(shared_path("zoo/" + m.name + ".param"));
+        load_pseudo_random_weights(net, shared_path("zoo/" + m.name + ".param"));
         Options options;
         options.threads = 2;
         Session session(net, options);
-        for (const std::string& input : net.input_names()) session.set_input(input, pseudo_random_input({c, h, w}, 7));
-        describe_outputs("zoo/" + name, session, net.output_names(), lines);
+        for (const std::string& input : net.input_names()) session.set_input(input, pseudo_random_input(m.shape, 7));
+        describe_outputs("zoo/" + m.name, session, net.output_names(), lines);
     }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
 #include "onnx/onnx_pb.h"
@@ -24,22 +25,13 @@ using namespace kestrel;
 
 namespace {
 
-// ---- helpers ----------------------------------------------------------------------
+using kestrel::layer_test::error_of;
 
-// The message of the kestrel::Error `fn` throws ("" when it throws none).
-std::string thrown_by(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+// ---- helpers ----------------------------------------------------------------------
 
 #define EXPECT_ERROR_WITH(statement, part)                                                                  \
     do {                                                                                                    \
-        const std::string message_ = thrown_by([&] { statement; });                                         \
+        const std::string message_ = error_of([&] { statement; });                                         \
         EXPECT_NE(message_.find(part), std::string::npos) << "message: '" << message_ << "'";              \
     } while (0)
 
@@ -692,16 +684,7 @@ struct OnnxNode {
         a->set_s(v);
         return *this;
     }
-    std::vector<Tensor> run(const std::vector<Tensor>& inputs) const
-    {
-        const std::string bytes = model.SerializeAsString();
-        Net net;
-        load_onnx_mem(net, bytes.data(), bytes.size(), "test.onnx");
-        Session s(net);
-        const std::vector<std::string> names = net.input_names();
-        for (size_t i = 0; i < inputs.size(); ++i) s.set_input(names[i], inputs[i]);
-        return s.run(net.output_names());
-    }
+    std::vector<Tensor> run(const std::vector<Tensor>& inputs) const { return layer_test::run_model(model, inputs); }
 };
 
 constexpr int kFloat = onnx::TensorProto::FLOAT;

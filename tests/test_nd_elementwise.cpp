@@ -18,6 +18,7 @@
 
 #include "core/thread_pool.h"
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 #include "test_helpers.h"
 #if defined(KESTREL_HAVE_ONNX)
 #include "kestrel/onnx.h"
@@ -27,6 +28,8 @@
 using namespace kestrel;
 
 namespace {
+
+using kestrel::layer_test::error_of;
 
 // ---------------------------------------------------------------------------
 // dtypes and tensors
@@ -127,16 +130,6 @@ ParamDict op_param(int op)
     pd.set_int(0, op);
     return pd;
 }
-std::string error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
-
 // ---------------------------------------------------------------------------
 // numpy broadcasting, by index arithmetic
 

@@ -26,17 +26,9 @@ using namespace kestrel;
 
 namespace {
 
-// ---- helpers ----------------------------------------------------------------
+using kestrel::layer_test::error_of;
 
-std::string error_text(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
+// ---- helpers ----------------------------------------------------------------
 
 ::testing::AssertionResult has_text(const std::string& message, const std::string& part)
 {
@@ -302,18 +294,18 @@ TEST(NormsNormalize, RejectsBadShapesDtypesAndParams)
     const Tensor x = random_f32({2, 3, 4}, 16);
     ParamDict pd = params({{20, 1}});
     pd.set_ints(21, {2});
-    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", pd, {x, random_f32({3}, 1)}); }), "does not broadcast"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", pd, {x, random_f32({3}, 1)}); }), "does not broadcast"));
     ParamDict channel = params({{20, 1}, {24, 1}});
     channel.set_ints(21, {2});
-    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", channel, {x, random_f32({4}, 1)}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", channel, {x, random_f32({4}, 1)}); }),
                          "per-channel operands must have shape (3)"));
     ParamDict far = params({{20, 1}});
     far.set_ints(21, {3});
-    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", far, {x}); }), "out of range"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", pd, {int64s({1, 2})}); }), "must be a float tensor"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", params({{20, 1}, {24, 2}}), {x}); }), "param 24"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", params({{20, 1}, {25, 1}}), {x}); }), "per-channel layout"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("LayerNorm", params({{20, 1}, {24, 1}, {25, 1}}), {x}); }), "5 input"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", far, {x}); }), "out of range"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", pd, {int64s({1, 2})}); }), "must be a float tensor"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", params({{20, 1}, {24, 2}}), {x}); }), "param 24"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", params({{20, 1}, {25, 1}}), {x}); }), "per-channel layout"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", params({{20, 1}, {24, 1}, {25, 1}}), {x}); }), "5 input"));
 }
 
 // ---- ReduceND ---------------------------------------------------------------
@@ -499,12 +491,12 @@ TEST(NormsReduce, LogSumExpDoesNotOverflow)
 TEST(NormsReduce, RejectsBadAxesAndDtypes)
 {
     const Tensor x = random_f32({2, 3}, 23);
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{20, 1}, {21, 1}}), {x, int64s({2})}); }), "out of range"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{21, 1}}), {x, int64s({1})}); }), "20=dynamic=1"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{21, 1}}), {Tensor({2}, DType::Bool)}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Reduction", params({{20, 1}, {21, 1}}), {x, int64s({2})}); }), "out of range"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Reduction", params({{21, 1}}), {x, int64s({1})}); }), "20=dynamic=1"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Reduction", params({{21, 1}}), {Tensor({2}, DType::Bool)}); }),
                          "float or integer tensor"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{0, 11}, {21, 1}}), {x}); }), "param 0"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Reduction", params({{20, 1}, {21, 1}}), {x, floats({1}, {1})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Reduction", params({{0, 11}, {21, 1}}), {x}); }), "param 0"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Reduction", params({{20, 1}, {21, 1}}), {x, floats({1}, {1})}); }),
                          "integer"));
 }
 
@@ -525,7 +517,7 @@ TEST(NormsResize, RunTimeScalesAndSizesMatchPlannedOnes)
         EXPECT_TRUE(near_all(run_op("Resize", by_size, {x, sizes})[0], want.shape(), doubles_of(want), 1e-6));
     }
     // Without 20=dynamic a run-time target is refused.
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Resize", params({}), {x, scales}); }), "known while planning"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({}), {x, scales}); }), "known while planning"));
 }
 
 TEST(NormsResize, AlignCornersWithScalesUsesTheUnroundedLength)
@@ -563,22 +555,22 @@ TEST(NormsResize, TfCropAndResizeBilinearWithExtrapolation)
     pd.set_float(6, extrapolation);
     const Tensor y = run_op("Resize", pd, {x, int64s({1, 1, oh, ow}), floats({8}, roi)})[0];
     EXPECT_TRUE(near_all(y, Shape({1, 1, oh, ow}), want, 1e-5));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Resize", pd, {x, int64s({1, 1, oh, ow}), floats({4}, {0, 0, 1, 1})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", pd, {x, int64s({1, 1, oh, ow}), floats({4}, {0, 0, 1, 1})}); }),
                          "roi input must have shape (8)"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Resize", pd, {x, int64s({1, 1, oh, ow})}); }), "3 input"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", pd, {x, int64s({1, 1, oh, ow})}); }), "3 input"));
 }
 
 TEST(NormsResize, RejectsBadTargets)
 {
     const Tensor x = random_f32({2, 3}, 32);
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Resize", params({{20, 1}}), {x, floats({3}, {1, 1, 1})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{20, 1}}), {x, floats({3}, {1, 1, 1})}); }),
                          "must have shape (2)"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Resize", params({{20, 1}}), {x, floats({2}, {1, -1})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{20, 1}}), {x, floats({2}, {1, -1})}); }),
                          "scales must be > 0"));
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Resize", params({{5, 1}, {20, 1}}), {x, int64s({2, 0})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{5, 1}, {20, 1}}), {x, int64s({2, 0})}); }),
                          "sizes must be >= 1"));
     const Tensor empty = random_f32({2, 0}, 33);
-    EXPECT_TRUE(has_text(error_text([&] { run_op("Resize", params({{5, 1}, {20, 1}}), {empty, int64s({2, 3})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{5, 1}, {20, 1}}), {empty, int64s({2, 3})}); }),
                          "empty"));
 }
 

@@ -51,29 +51,19 @@ std::string allocations_of_second_run(const Net& net, const std::map<std::string
 
 TEST(SteadyState, ZooNetworksAllocateNothingAfterTheFirstRun)
 {
-    std::ifstream list(shared_path("zoo/shapes.txt"));
-    std::string line;
-    int models = 0;
-    while (std::getline(list, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream ss(line);
-        std::string name, dims;
-        char comma;
-        int64_t w, h, c;
-        ss >> name >> dims;
-        std::istringstream(dims) >> w >> comma >> h >> comma >> c;
-        SCOPED_TRACE(name);
+    const std::vector<testing::ZooModel> models = testing::zoo_models();
+    EXPECT_EQ(models.size(), 35u);
+    for (const testing::ZooModel& m : models) {
+        SCOPED_TRACE(m.name);
         Net net;
-        net.load_param(shared_path("zoo/" + name + ".param"));
+        net.load_param(shared_path("zoo/" + m.name + ".param"));
         net.load_model_zeros();
-        Tensor x({c, h, w});
+        Tensor x(m.shape);
         std::fill(x.data<float>(), x.data<float>() + x.numel(), 0.01f);
         std::map<std::string, Tensor> inputs;
         for (const std::string& input : net.input_names()) inputs[input] = x;
         for (int threads : {1, 2}) EXPECT_EQ(allocations_of_second_run(net, inputs, threads), "") << threads << " threads";
-        ++models;
     }
-    EXPECT_EQ(models, 35);
 }
 
 TEST(SteadyState, SharedModelsAllocateNothingAfterTheFirstRun)

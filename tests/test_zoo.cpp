@@ -7,40 +7,12 @@
 
 #include "reference_util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define KESTREL_TESTS_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KESTREL_TESTS_UNDER_ASAN 1
-#endif
-#endif
 
 namespace kestrel {
 namespace {
 
-struct ZooModel {
-    std::string name;
-    Shape shape; // ours: (c,h,w)
-};
-
-std::vector<ZooModel> zoo_models()
-{
-    std::vector<ZooModel> models;
-    std::ifstream in(testing::shared_path("zoo/shapes.txt"));
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream ss(line);
-        std::string name, dims;
-        ss >> name >> dims;
-        int64_t w, h, c;
-        char comma;
-        std::istringstream ds(dims);
-        ds >> w >> comma >> h >> comma >> c;
-        models.push_back({name, {c, h, w}});
-    }
-    return models;
-}
+using testing::zoo_models;
+using testing::ZooModel;
 
 TEST(Zoo, EveryBenchmarkNetworkRuns)
 {
