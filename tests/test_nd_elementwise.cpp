@@ -124,10 +124,20 @@ Tensor run(const std::string& type, const ParamDict& pd, const std::vector<Tenso
 {
     return run_all(type, pd, in, threads)[0];
 }
+// BinaryOp's / UnaryOp's typed op table.
 ParamDict op_param(int op)
 {
     ParamDict pd;
+    pd.set_int(21, 1);
     pd.set_int(0, op);
+    return pd;
+}
+// Eltwise's typed form for ONNX's Sum, Max, Min, Mean.
+ParamDict eltwise_param(const std::string& type)
+{
+    ParamDict pd;
+    pd.set_int(21, 1);
+    pd.set_int(0, type == "Sum" ? 1 : type == "Max" ? 2 : type == "Min" ? 3 : 4);
     return pd;
 }
 // ---------------------------------------------------------------------------
@@ -298,7 +308,7 @@ template <class T, class TO, class Ref>
 void check_binary(int op, const Shape& sa, const Shape& sb, const std::vector<T>& a, const std::vector<T>& b, Ref ref,
                   double rtol = 0, int threads = 1)
 {
-    const Tensor out = run("Elementwise", op_param(op), {make(sa, a), make(sb, b)}, threads);
+    const Tensor out = run("BinaryOp", op_param(op), {make(sa, a), make(sb, b)}, threads);
     const Shape os = np_shape({sa, sb});
     ASSERT_EQ(out.shape(), os) << "op " << op;
     ASSERT_EQ(out.dtype(), dt<TO>()) << "op " << op;
@@ -382,8 +392,8 @@ TYPED_TEST(NdElementwiseTyped, PReluUnidirectional)
         const auto x = gen<T>(60, 9);
         const auto s = gen<T>(static_cast<size_t>(shape_numel(ss)), 10, -3, 3);
         ParamDict pd = op_param(PRELU);
-        pd.set_int(1, 2);
-        const Tensor out = run("Elementwise", pd, {make(sx, x), make(ss, s)});
+        pd.set_int(20, 2);
+        const Tensor out = run("BinaryOp", pd, {make(sx, x), make(ss, s)});
         ASSERT_EQ(out.shape(), sx);
         const auto got = vals<T>(out);
         for (int64_t i = 0; i < 60; ++i) {
@@ -395,8 +405,8 @@ TYPED_TEST(NdElementwiseTyped, PReluUnidirectional)
     }
     // the slope may not be larger than X
     ParamDict pd = op_param(PRELU);
-    pd.set_int(1, 2);
-    EXPECT_THROW(run("Elementwise", pd, {make<T>({5}, gen<T>(5, 1)), make<T>({2, 5}, gen<T>(10, 2))}), Error);
+    pd.set_int(20, 2);
+    EXPECT_THROW(run("BinaryOp", pd, {make<T>({5}, gen<T>(5, 1)), make<T>({2, 5}, gen<T>(10, 2))}), Error);
 }
 
 TYPED_TEST(NdElementwiseTyped, VariadicSumMaxMin)
@@ -412,7 +422,7 @@ TYPED_TEST(NdElementwiseTyped, VariadicSumMaxMin)
             std::vector<Tensor> in;
             std::vector<Shape> ss(shapes.begin(), shapes.begin() + static_cast<long>(n));
             for (size_t i = 0; i < n; ++i) in.push_back(make(shapes[i], v[i]));
-            const Tensor out = run(type, ParamDict(), in, 2);
+            const Tensor out = run("Eltwise", eltwise_param(type), in, 2);
             const Shape os = np_shape(ss);
             ASSERT_EQ(out.shape(), os);
             const auto got = vals<T>(out);
@@ -453,17 +463,17 @@ template <class T> void int_edges()
     const std::vector<T> b = {static_cast<T>(-1), 0, 0, 0, -2, 2, static_cast<T>(-1), 0, 3, mn};
     const Shape s{10};
     // division: INT_MIN / -1 == INT_MIN (wraps), x / 0 == 0
-    EXPECT_EQ(vals<T>(run("Elementwise", op_param(DIV), {make(s, a), make(s, b)})),
+    EXPECT_EQ(vals<T>(run("BinaryOp", op_param(DIV), {make(s, a), make(s, b)})),
               (std::vector<T>{mn, 0, 0, 0, -3, -3, static_cast<T>(-mx), 0, 1, 1}));
     // Python mod (sign of the divisor): 7 % -2 == -1, -7 % 2 == 1; x % 0 == 0; INT_MIN % -1 == 0
-    EXPECT_EQ(vals<T>(run("Elementwise", op_param(MOD), {make(s, a), make(s, b)})),
+    EXPECT_EQ(vals<T>(run("BinaryOp", op_param(MOD), {make(s, a), make(s, b)})),
               (std::vector<T>{0, 0, 0, 0, -1, 1, 0, 0, 2, 0}));
     // C fmod (sign of the dividend): 7 % -2 == 1, -7 % 2 == -1
-    EXPECT_EQ(vals<T>(run("Elementwise", op_param(FMOD), {make(s, a), make(s, b)})),
+    EXPECT_EQ(vals<T>(run("BinaryOp", op_param(FMOD), {make(s, a), make(s, b)})),
               (std::vector<T>{0, 0, 0, 0, 1, -1, 0, 0, 2, 0}));
     // abs / neg of INT_MIN wrap to INT_MIN
-    EXPECT_EQ(vals<T>(run("Unary", op_param(0), {make<T>({3}, {mn, -5, 5})})), (std::vector<T>{mn, 5, 5}));
-    EXPECT_EQ(vals<T>(run("Unary", op_param(1), {make<T>({3}, {mn, -5, 5})})), (std::vector<T>{mn, 5, -5}));
+    EXPECT_EQ(vals<T>(run("UnaryOp", op_param(0), {make<T>({3}, {mn, -5, 5})})), (std::vector<T>{mn, 5, 5}));
+    EXPECT_EQ(vals<T>(run("UnaryOp", op_param(1), {make<T>({3}, {mn, -5, 5})})), (std::vector<T>{mn, 5, -5}));
 }
 
 TEST(NdElementwise, IntegerDivModByZeroAndIntMin)
@@ -474,9 +484,9 @@ TEST(NdElementwise, IntegerDivModByZeroAndIntMin)
     int_edges<int64_t>();
     // unsigned: x / 0 == 0, x % 0 == 0
     const Shape s{3};
-    EXPECT_EQ(vals<uint32_t>(run("Elementwise", op_param(DIV), {make<uint32_t>(s, {7, 0, 9}), make<uint32_t>(s, {0, 0, 2})})),
+    EXPECT_EQ(vals<uint32_t>(run("BinaryOp", op_param(DIV), {make<uint32_t>(s, {7, 0, 9}), make<uint32_t>(s, {0, 0, 2})})),
               (std::vector<uint32_t>{0, 0, 4}));
-    EXPECT_EQ(vals<uint64_t>(run("Elementwise", op_param(MOD), {make<uint64_t>(s, {7, 0, 9}), make<uint64_t>(s, {0, 0, 2})})),
+    EXPECT_EQ(vals<uint64_t>(run("BinaryOp", op_param(MOD), {make<uint64_t>(s, {7, 0, 9}), make<uint64_t>(s, {0, 0, 2})})),
               (std::vector<uint64_t>{0, 0, 1}));
 }
 
@@ -486,21 +496,21 @@ TEST(NdElementwise, FloatDivModNaNInf)
     const float inf = INFINITY;
     const auto a = make<float>(s, {1.f, -1.f, 0.f, 5.5f, -5.5f, inf});
     const auto b = make<float>(s, {0.f, 0.f, 0.f, -2.f, 2.f, 2.f});
-    const auto d = vals<float>(run("Elementwise", op_param(DIV), {a, b}));
+    const auto d = vals<float>(run("BinaryOp", op_param(DIV), {a, b}));
     EXPECT_EQ(d[0], inf);
     EXPECT_EQ(d[1], -inf);
     EXPECT_TRUE(std::isnan(d[2]));
-    const auto m = vals<float>(run("Elementwise", op_param(MOD), {a, b})); // Python: sign of divisor
+    const auto m = vals<float>(run("BinaryOp", op_param(MOD), {a, b})); // Python: sign of divisor
     EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[2]) && std::isnan(m[5]));
     EXPECT_EQ(m[3], -0.5f);
     EXPECT_EQ(m[4], 0.5f);
-    const auto f = vals<float>(run("Elementwise", op_param(FMOD), {a, b})); // C: sign of dividend
+    const auto f = vals<float>(run("BinaryOp", op_param(FMOD), {a, b})); // C: sign of dividend
     EXPECT_EQ(f[3], 1.5f);
     EXPECT_EQ(f[4], -1.5f);
     // Max / Min propagate NaN from either side (numpy maximum / minimum)
     const auto na = make<float>({3}, {NAN, 1.f, 2.f}), nb = make<float>({3}, {1.f, NAN, 1.f});
     for (int op : {MAX, MIN}) {
-        const auto r = vals<float>(run("Elementwise", op_param(op), {na, nb}));
+        const auto r = vals<float>(run("BinaryOp", op_param(op), {na, nb}));
         EXPECT_TRUE(std::isnan(r[0]) && std::isnan(r[1])) << op;
         EXPECT_EQ(r[2], op == MAX ? 2.f : 1.f);
     }
@@ -521,14 +531,14 @@ TEST(NdElementwise, LogicBool)
         check_binary<bool, bool>(EQ, sa, sb, a, b, [](bool x, bool y) { return x == y; });
     }
     const auto v = gen<bool>(17, 3);
-    const auto n = vals<bool>(run("Unary", op_param(36), {make<bool>({17}, v)}));
+    const auto n = vals<bool>(run("UnaryOp", op_param(36), {make<bool>({17}, v)}));
     for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(n[i], !v[i]);
     // logic ops take bool only; bitwise ops integers only
-    const std::string m = error_of([] { run("Elementwise", op_param(AND), {make<int32_t>({1}, {1}), make<int32_t>({1}, {1})}); });
+    const std::string m = error_of([] { run("BinaryOp", op_param(AND), {make<int32_t>({1}, {1}), make<int32_t>({1}, {1})}); });
     EXPECT_NE(m.find("And"), std::string::npos) << m;
     EXPECT_NE(m.find("int32"), std::string::npos) << m;
-    EXPECT_THROW(run("Elementwise", op_param(BAND), {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
-    EXPECT_THROW(run("Elementwise", op_param(ADD), {make<bool>({1}, {true}), make<bool>({1}, {true})}), Error);
+    EXPECT_THROW(run("BinaryOp", op_param(BAND), {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
+    EXPECT_THROW(run("BinaryOp", op_param(ADD), {make<bool>({1}, {true}), make<bool>({1}, {true})}), Error);
 }
 
 template <class T> void bitwise_for()
@@ -536,7 +546,7 @@ template <class T> void bitwise_for()
     const Shape sa{4, 3}, sb{3};
     const auto a = gen<T>(12, 11), b = gen<T>(3, 12);
     for (int op : {BAND, BOR, BXOR}) check_binary<T, T>(op, sa, sb, a, b, [op](T x, T y) { return ref_int<T>(op, x, y); });
-    const auto n = vals<T>(run("Unary", op_param(37), {make<T>(sa, a)}));
+    const auto n = vals<T>(run("UnaryOp", op_param(37), {make<T>(sa, a)}));
     for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(n[i], static_cast<T>(~a[i]));
 }
 
@@ -566,7 +576,7 @@ TEST(NdElementwise, BitwiseAndShifts)
     shifts_for<uint32_t>();
     shifts_for<uint64_t>();
     // BitShift is ONNX's unsigned-only op
-    EXPECT_THROW(run("Elementwise", op_param(SHL), {make<int32_t>({1}, {1}), make<int32_t>({1}, {1})}), Error);
+    EXPECT_THROW(run("BinaryOp", op_param(SHL), {make<int32_t>({1}, {1}), make<int32_t>({1}, {1})}), Error);
 }
 
 // ---------------------------------------------------------------------------
@@ -576,7 +586,7 @@ TEST(NdElementwise, PowMixedTypes)
 {
     // int32 base, float exponent: computed in floating point, truncated to int32 (numpy .astype)
     {
-        const Tensor out = run("Elementwise", op_param(POW),
+        const Tensor out = run("BinaryOp", op_param(POW),
                                {make<int32_t>({4}, {2, 3, 9, -8}), make<float>({4}, {0.5f, 2.f, 0.5f, 1.f})});
         EXPECT_EQ(out.dtype(), DType::I32);
         EXPECT_EQ(vals<int32_t>(out), (std::vector<int32_t>{1, 9, 3, -8}));
@@ -584,7 +594,7 @@ TEST(NdElementwise, PowMixedTypes)
     // float base, int64 exponent
     {
         const Tensor out =
-            run("Elementwise", op_param(POW), {make<float>({2, 2}, {1.5f, -2.f, 0.5f, 3.f}), make<int64_t>({2}, {2, -3})});
+            run("BinaryOp", op_param(POW), {make<float>({2, 2}, {1.5f, -2.f, 0.5f, 3.f}), make<int64_t>({2}, {2, -3})});
         EXPECT_EQ(out.dtype(), DType::F32);
         const auto v = vals<float>(out);
         EXPECT_FLOAT_EQ(v[0], 2.25f);
@@ -594,19 +604,19 @@ TEST(NdElementwise, PowMixedTypes)
     }
     // int64 base, int32 exponent: exact integer power with wrap-around
     {
-        const Tensor out = run("Elementwise", op_param(POW),
+        const Tensor out = run("BinaryOp", op_param(POW),
                                {make<int64_t>({3}, {3, 2, -1}), make<int32_t>({3}, {39, 64, -3})});
         EXPECT_EQ(vals<int64_t>(out), (std::vector<int64_t>{int_pow_ref<int64_t>(3, 39), 0, -1}));
     }
     // uint8 base, double exponent
     {
-        const Tensor out = run("Elementwise", op_param(POW), {make<uint8_t>({2}, {4, 2}), make<double>({2}, {1.5, 10})});
+        const Tensor out = run("BinaryOp", op_param(POW), {make<uint8_t>({2}, {4, 2}), make<double>({2}, {1.5, 10})});
         EXPECT_EQ(vals<uint8_t>(out), (std::vector<uint8_t>{8, 255})); // 1024 saturates
     }
     // the exponent must be numeric; other ops need one dtype
-    EXPECT_THROW(run("Elementwise", op_param(POW), {make<float>({1}, {1}), make<bool>({1}, {true})}), Error);
+    EXPECT_THROW(run("BinaryOp", op_param(POW), {make<float>({1}, {1}), make<bool>({1}, {true})}), Error);
     const std::string m =
-        error_of([] { run("Elementwise", op_param(ADD), {make<float>({1}, {1}), make<int32_t>({1}, {1})}); });
+        error_of([] { run("BinaryOp", op_param(ADD), {make<float>({1}, {1}), make<int32_t>({1}, {1})}); });
     EXPECT_NE(m.find("float32"), std::string::npos) << m;
     EXPECT_NE(m.find("int32"), std::string::npos) << m;
 }
@@ -690,7 +700,7 @@ template <class T> void unary_float_for(double rtol, double atol)
         std::vector<T> x(101);
         for (size_t i = 0; i < x.size(); ++i)
             x[i] = static_cast<T>(c.lo + (c.hi - c.lo) * static_cast<long double>(i) / 100);
-        const Tensor out = run("Unary", unary_param(c), {make<T>({101}, x)}, 2);
+        const Tensor out = run("UnaryOp", unary_param(c), {make<T>({101}, x)}, 2);
         ASSERT_EQ(out.dtype(), dt<T>()) << c.name;
         const auto got = vals<T>(out);
         for (size_t i = 0; i < x.size(); ++i) {
@@ -714,7 +724,7 @@ TEST(NdElementwise, UnaryHalfTypesComputeInFloat)
             for (size_t i = 0; i < x.size(); ++i)
                 x[i] = round_half(t, static_cast<float>(c.lo + (c.hi - c.lo) * static_cast<long double>(i) / 40));
             const Tensor in = make_half(t, {41}, x);
-            const Tensor out = run("Unary", unary_param(c), {in});
+            const Tensor out = run("UnaryOp", unary_param(c), {in});
             ASSERT_EQ(out.dtype(), t) << c.name;
             for (size_t i = 0; i < x.size(); ++i) {
                 // the value computed in float, rounded once to the storage type (allow that one rounding)
@@ -730,39 +740,39 @@ TEST(NdElementwise, UnaryIntegerOps)
 {
     const std::vector<int32_t> x = {-7, -1, 0, 1, 2, 9, std::numeric_limits<int32_t>::min()};
     const Shape s{7};
-    EXPECT_EQ(vals<int32_t>(run("Unary", op_param(21), {make(s, x)})), (std::vector<int32_t>{-1, -1, 0, 1, 1, 1, -1}));
-    EXPECT_EQ(vals<int32_t>(run("Unary", op_param(26), {make(s, x)})), (std::vector<int32_t>{0, 0, 0, 1, 2, 9, 0}));
+    EXPECT_EQ(vals<int32_t>(run("UnaryOp", op_param(21), {make(s, x)})), (std::vector<int32_t>{-1, -1, 0, 1, 1, 1, -1}));
+    EXPECT_EQ(vals<int32_t>(run("UnaryOp", op_param(26), {make(s, x)})), (std::vector<int32_t>{0, 0, 0, 1, 2, 9, 0}));
     ParamDict shrink = op_param(35);
     shrink.set_float(1, 1.5f);
     shrink.set_float(2, 1.f);
-    EXPECT_EQ(vals<int32_t>(run("Unary", shrink, {make(s, x)})),
+    EXPECT_EQ(vals<int32_t>(run("UnaryOp", shrink, {make(s, x)})),
               (std::vector<int32_t>{-6, 0, 0, 0, 1, 8, std::numeric_limits<int32_t>::min() + 1}));
     const std::vector<uint8_t> u = {0, 3, 255};
-    EXPECT_EQ(vals<uint8_t>(run("Unary", op_param(0), {make<uint8_t>({3}, u)})), u);
-    EXPECT_EQ(vals<uint8_t>(run("Unary", op_param(21), {make<uint8_t>({3}, u)})), (std::vector<uint8_t>{0, 1, 1}));
-    EXPECT_EQ(vals<int64_t>(run("Unary", op_param(1), {make<int64_t>({2}, {5, -6})})), (std::vector<int64_t>{-5, 6}));
+    EXPECT_EQ(vals<uint8_t>(run("UnaryOp", op_param(0), {make<uint8_t>({3}, u)})), u);
+    EXPECT_EQ(vals<uint8_t>(run("UnaryOp", op_param(21), {make<uint8_t>({3}, u)})), (std::vector<uint8_t>{0, 1, 1}));
+    EXPECT_EQ(vals<int64_t>(run("UnaryOp", op_param(1), {make<int64_t>({2}, {5, -6})})), (std::vector<int64_t>{-5, 6}));
     // float-only ops reject integers, Neg rejects unsigned
-    const std::string m = error_of([] { run("Unary", op_param(7), {make<int32_t>({1}, {1})}); });
+    const std::string m = error_of([] { run("UnaryOp", op_param(7), {make<int32_t>({1}, {1})}); });
     EXPECT_NE(m.find("Exp"), std::string::npos) << m;
     EXPECT_NE(m.find("int32"), std::string::npos) << m;
-    EXPECT_THROW(run("Unary", op_param(1), {make<uint32_t>({1}, {1})}), Error);
-    EXPECT_THROW(run("Unary", op_param(36), {make<int8_t>({1}, {1})}), Error); // Not is bool-only
+    EXPECT_THROW(run("UnaryOp", op_param(1), {make<uint32_t>({1}, {1})}), Error);
+    EXPECT_THROW(run("UnaryOp", op_param(36), {make<int8_t>({1}, {1})}), Error); // Not is bool-only
 }
 
 TEST(NdElementwise, RoundHalfToEvenSignNaNIsNaNIsInf)
 {
     const float nan = NAN, inf = INFINITY;
-    EXPECT_EQ(vals<float>(run("Unary", op_param(4), {make<float>({9}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 2.4f, 2.6f, -0.f})})),
+    EXPECT_EQ(vals<float>(run("UnaryOp", op_param(4), {make<float>({9}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 2.4f, 2.6f, -0.f})})),
               (std::vector<float>{0.f, 2.f, 2.f, -0.f, -2.f, -2.f, 2.f, 3.f, -0.f}));
-    EXPECT_EQ(vals<double>(run("Unary", op_param(4), {make<double>({3}, {4.5, 5.5, -4.5})})),
+    EXPECT_EQ(vals<double>(run("UnaryOp", op_param(4), {make<double>({3}, {4.5, 5.5, -4.5})})),
               (std::vector<double>{4.0, 6.0, -4.0}));
-    const auto sg = vals<float>(run("Unary", op_param(21), {make<float>({4}, {nan, -inf, inf, 0.f})}));
+    const auto sg = vals<float>(run("UnaryOp", op_param(21), {make<float>({4}, {nan, -inf, inf, 0.f})}));
     EXPECT_TRUE(std::isnan(sg[0])); // numpy sign keeps NaN (ncnn's UnaryOp SIGN gives 0)
     EXPECT_EQ(sg[1], -1.f);
     EXPECT_EQ(sg[2], 1.f);
     EXPECT_EQ(sg[3], 0.f);
     const Tensor x = make<float>({5}, {nan, inf, -inf, 0.f, -3.f});
-    const Tensor isnan_out = run("Unary", op_param(22), {x});
+    const Tensor isnan_out = run("UnaryOp", op_param(22), {x});
     EXPECT_EQ(isnan_out.dtype(), DType::Bool);
     EXPECT_EQ(vals<bool>(isnan_out), (std::vector<bool>{true, false, false, false, false}));
     for (int neg : {0, 1})
@@ -770,16 +780,16 @@ TEST(NdElementwise, RoundHalfToEvenSignNaNIsNaNIsInf)
             ParamDict pd = op_param(23);
             pd.set_int(3, neg);
             pd.set_int(4, pos);
-            EXPECT_EQ(vals<bool>(run("Unary", pd, {x})), (std::vector<bool>{false, pos == 1, neg == 1, false, false}));
+            EXPECT_EQ(vals<bool>(run("UnaryOp", pd, {x})), (std::vector<bool>{false, pos == 1, neg == 1, false, false}));
         }
     // IsInf defaults: both directions
-    EXPECT_EQ(vals<bool>(run("Unary", op_param(23), {x})), (std::vector<bool>{false, true, true, false, false}));
+    EXPECT_EQ(vals<bool>(run("UnaryOp", op_param(23), {x})), (std::vector<bool>{false, true, true, false, false}));
     // NaN passes through Relu / activations, Softplus does not overflow
-    EXPECT_TRUE(std::isnan(vals<float>(run("Unary", op_param(26), {make<float>({1}, {nan})}))[0]));
-    EXPECT_FLOAT_EQ(vals<float>(run("Unary", op_param(25), {make<float>({1}, {100.f})}))[0], 100.f);
+    EXPECT_TRUE(std::isnan(vals<float>(run("UnaryOp", op_param(26), {make<float>({1}, {nan})}))[0]));
+    EXPECT_FLOAT_EQ(vals<float>(run("UnaryOp", op_param(25), {make<float>({1}, {100.f})}))[0], 100.f);
     // f16: IsNaN gives bool
     const Tensor h = make_half(DType::F16, {3}, {nan, 1.f, inf});
-    EXPECT_EQ(vals<bool>(run("Unary", op_param(22), {h})), (std::vector<bool>{true, false, false}));
+    EXPECT_EQ(vals<bool>(run("UnaryOp", op_param(22), {h})), (std::vector<bool>{true, false, false}));
 }
 
 // ---------------------------------------------------------------------------
@@ -794,7 +804,7 @@ TEST(NdElementwise, HalfTypesBinaryWhereVariadic)
         for (float& v : b) v = round_half(t, v);
         const Tensor ta = make_half(t, sa, a), tb = make_half(t, sb, b);
         for (int op : {ADD, SUB, MUL, DIV, POW, MOD, FMOD, MAX, MIN}) {
-            const Tensor out = run("Elementwise", op_param(op), {ta, tb});
+            const Tensor out = run("BinaryOp", op_param(op), {ta, tb});
             ASSERT_EQ(out.dtype(), t);
             for (int64_t i = 0; i < 6; ++i) {
                 const float want = round_half(t, ref_float<float>(op, a[i], b[i % 3]));
@@ -806,7 +816,7 @@ TEST(NdElementwise, HalfTypesBinaryWhereVariadic)
             }
         }
         for (int op : {EQ, LT, GE}) {
-            const auto got = vals<bool>(run("Elementwise", op_param(op), {ta, tb}));
+            const auto got = vals<bool>(run("BinaryOp", op_param(op), {ta, tb}));
             for (size_t i = 0; i < 6; ++i) ASSERT_EQ(got[i], ref_cmp(op, a[i], b[i % 3])) << op;
         }
         // Where picks raw values
@@ -814,13 +824,13 @@ TEST(NdElementwise, HalfTypesBinaryWhereVariadic)
         const Tensor w = run("Where", ParamDict(), {make<bool>(sa, c), ta, make_half(t, {1}, {0.5f})});
         for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(half_at(w, i), c[i] ? a[i] : 0.5f);
         // Mean of three: ((a + b) + b) / 3 computed in float, rounded once
-        const Tensor m = run("Mean", ParamDict(), {ta, tb, tb});
+        const Tensor m = run("Eltwise", eltwise_param("Mean"), {ta, tb, tb});
         for (int64_t i = 0; i < 6; ++i) {
             const float s1 = a[i] + b[i % 3];
             EXPECT_EQ(half_at(m, i), round_half(t, (s1 + b[i % 3]) / 3.f)) << i;
         }
         // one input: the identity
-        const Tensor one = run("Max", ParamDict(), {ta});
+        const Tensor one = run("Eltwise", eltwise_param("Max"), {ta});
         for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(half_at(one, i), a[i]);
     }
 }
@@ -828,14 +838,14 @@ TEST(NdElementwise, HalfTypesBinaryWhereVariadic)
 TEST(NdElementwise, MeanFloatOnlyAndExact)
 {
     const Tensor a = make<double>({2}, {1, 2}), b = make<double>({2, 1}, {10, 20}), c = make<double>({}, {0.5});
-    EXPECT_EQ(vals<double>(run("Mean", ParamDict(), {a})), (std::vector<double>{1, 2}));
-    EXPECT_EQ(vals<double>(run("Mean", ParamDict(), {a, b})), (std::vector<double>{5.5, 6, 10.5, 11}));
-    EXPECT_EQ(vals<double>(run("Mean", ParamDict(), {a, b, c})),
+    EXPECT_EQ(vals<double>(run("Eltwise", eltwise_param("Mean"), {a})), (std::vector<double>{1, 2}));
+    EXPECT_EQ(vals<double>(run("Eltwise", eltwise_param("Mean"), {a, b})), (std::vector<double>{5.5, 6, 10.5, 11}));
+    EXPECT_EQ(vals<double>(run("Eltwise", eltwise_param("Mean"), {a, b, c})),
               (std::vector<double>{11.5 / 3, 12.5 / 3, 21.5 / 3, 22.5 / 3}));
-    const std::string m = error_of([] { run("Mean", ParamDict(), {make<int32_t>({1}, {1}), make<int32_t>({1}, {2})}); });
+    const std::string m = error_of([] { run("Eltwise", eltwise_param("Mean"), {make<int32_t>({1}, {1}), make<int32_t>({1}, {2})}); });
     EXPECT_NE(m.find("Mean"), std::string::npos) << m;
-    EXPECT_THROW(run("Sum", ParamDict(), {make<float>({1}, {1}), make<double>({1}, {2})}), Error);
-    EXPECT_THROW(run("Sum", ParamDict(), {make<float>({3}, {1, 2, 3}), make<float>({2}, {1, 2})}), Error);
+    EXPECT_THROW(run("Eltwise", eltwise_param("Sum"), {make<float>({1}, {1}), make<double>({1}, {2})}), Error);
+    EXPECT_THROW(run("Eltwise", eltwise_param("Sum"), {make<float>({3}, {1, 2, 3}), make<float>({2}, {1, 2})}), Error);
 }
 
 // ---------------------------------------------------------------------------
@@ -843,17 +853,17 @@ TEST(NdElementwise, MeanFloatOnlyAndExact)
 
 TEST(NdElementwise, ParamAndShapeErrors)
 {
-    EXPECT_THROW(run("Elementwise", op_param(24), {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
-    EXPECT_THROW(run("Elementwise", op_param(-1), {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
+    EXPECT_THROW(run("BinaryOp", op_param(24), {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
+    EXPECT_THROW(run("BinaryOp", op_param(-1), {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
     ParamDict bad_rule = op_param(ADD);
-    bad_rule.set_int(1, 3);
-    EXPECT_THROW(run("Elementwise", bad_rule, {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
-    EXPECT_THROW(run("Unary", op_param(40), {make<float>({1}, {1})}), Error);
+    bad_rule.set_int(20, 3);
+    EXPECT_THROW(run("BinaryOp", bad_rule, {make<float>({1}, {1}), make<float>({1}, {1})}), Error);
+    EXPECT_THROW(run("UnaryOp", op_param(40), {make<float>({1}, {1})}), Error);
     ParamDict celu = op_param(30);
     celu.set_float(1, 0.f);
-    EXPECT_THROW(run("Unary", celu, {make<float>({1}, {1})}), Error);
+    EXPECT_THROW(run("UnaryOp", celu, {make<float>({1}, {1})}), Error);
     const std::string m = error_of(
-        [] { run("Elementwise", op_param(ADD), {make<int64_t>({2, 3}, gen<int64_t>(6, 1)), make<int64_t>({4}, gen<int64_t>(4, 1))}); });
+        [] { run("BinaryOp", op_param(ADD), {make<int64_t>({2, 3}, gen<int64_t>(6, 1)), make<int64_t>({4}, gen<int64_t>(4, 1))}); });
     EXPECT_NE(m.find("(2,3)"), std::string::npos) << m;
     EXPECT_NE(m.find("(4,)"), std::string::npos) << m;
     // Where: bool condition, X and Y of one dtype
@@ -904,7 +914,7 @@ TEST(NdElementwise, InANetThreadsAndInPlace)
 
 TEST(NdElementwise, RegisteredLayerNames)
 {
-    for (const char* t : {"Elementwise", "Unary", "Where", "Sum", "Mean", "Max", "Min"}) EXPECT_NE(create_op(t), nullptr) << t;
+    for (const char* t : {"BinaryOp", "UnaryOp", "Where", "Eltwise"}) EXPECT_NE(create_op(t), nullptr) << t;
 }
 
 // ---------------------------------------------------------------------------
@@ -955,12 +965,12 @@ Net load_model(const onnx::ModelProto& m)
 TEST(NdElementwise, ConvertersPickLayers)
 {
     constexpr int F32 = 1, I32 = 6, I64 = 7, BOOL = 9, F16 = 10, I8 = 3;
-    // float32 Add -> ncnn BinaryOp with numpy broadcasting; int64 Add -> Elementwise
+    // float32 Add -> BinaryOp's ncnn table with numpy broadcasting; int64 Add -> its typed table
     EXPECT_NE(load_model(one_node_model("Add", {{"a", F32}, {"b", F32}}, F32, 13)).param_text().find("BinaryOp"),
               std::string::npos);
     {
         Net net = load_model(one_node_model("Add", {{"a", I64}, {"b", I64}}, I64, 13));
-        EXPECT_NE(net.param_text().find("Elementwise"), std::string::npos) << net.param_text();
+        EXPECT_NE(net.param_text().find("BinaryOp n 2 1 a b y 0=0 21=1"), std::string::npos) << net.param_text();
         Session s(net);
         s.set_input("a", make<int64_t>({3}, {1, 2, std::numeric_limits<int64_t>::max()}));
         s.set_input("b", make<int64_t>({3}, {10, 20, 1}));
@@ -974,16 +984,16 @@ TEST(NdElementwise, ConvertersPickLayers)
         s.set_input("b", make<int32_t>({3}, {2, 2, 3}));
         EXPECT_EQ(vals<bool>(s.get("y")), (std::vector<bool>{true, false, false}));
     }
-    // Relu on int8 and float16 go to our Unary; float32 stays ncnn's ReLU
+    // Relu on int8 and float16 go to UnaryOp's typed table; float32 stays ncnn's ReLU
     {
         Net net = load_model(one_node_model("Relu", {{"x", I8}}, I8, 14));
-        EXPECT_NE(net.param_text().find("Unary"), std::string::npos) << net.param_text();
+        EXPECT_NE(net.param_text().find("UnaryOp"), std::string::npos) << net.param_text();
         Session s(net);
         s.set_input("x", make<int8_t>({3}, {-128, 0, 127}));
         EXPECT_EQ(vals<int8_t>(s.get("y")), (std::vector<int8_t>{0, 0, 127}));
     }
     EXPECT_NE(load_model(one_node_model("Relu", {{"x", F32}}, F32, 14)).param_text().find("ReLU"), std::string::npos);
-    EXPECT_NE(load_model(one_node_model("Sigmoid", {{"x", F16}}, F16, 13)).param_text().find("Unary"), std::string::npos);
+    EXPECT_NE(load_model(one_node_model("Sigmoid", {{"x", F16}}, F16, 13)).param_text().find("UnaryOp"), std::string::npos);
     // Mod fmod attribute, BitShift direction
     {
         onnx::AttributeProto fmod;

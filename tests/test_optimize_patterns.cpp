@@ -520,7 +520,7 @@ TEST(FuseGelu, OtherConstantsOrSharedIntermediatesAreLeftAlone)
     const Tensor x = random_f32({2, 3, 4}, 21, -4.f, 4.f);
     for (const Both& r : {load_both(gelu_model(1, 0.6f), x), load_both(gelu_model(2, 0.5f, true), x)}) {
         EXPECT_EQ(count_layers(r.optimized, "GELU"), 0);
-        EXPECT_EQ(count_layers(r.optimized, "Unary"), 1); // the Erf
+        EXPECT_EQ(count_layers(r.optimized, "UnaryOp"), 1); // the Erf
         expect_close_to_reference(r.optimized_out, r.plain_out, 0);
     }
 }
@@ -751,7 +751,7 @@ TEST(OnnxOptimize, TinyVitPatternsFuseAndStillMatchPyTorch)
     EXPECT_EQ(count_layers(optimized, "GELU"), 2);
     EXPECT_EQ(count_layers(optimized, "SDPA"), 2); // one attention per block
     EXPECT_EQ(count_layers(optimized, "Softmax"), 0);
-    EXPECT_EQ(count_layers(optimized, "Unary"), 0); // no Erf left
+    EXPECT_EQ(count_layers(optimized, "UnaryOp"), 0); // no Erf left
     EXPECT_EQ(count_layers(optimized, "Reduction"), 0);
     EXPECT_GE(count_layers(optimized, "InnerProduct"), count_layers(plain, "InnerProduct") + 6); // the MatMul+Add pairs
     const Tensor input = read_npy(dir + "input.npy");

@@ -48,6 +48,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero
         {"DropoutND", "Dropout", {{0, 21}}, {{20, 1}}}, // 0=mask dtype
         {"EinsumND", "Einsum", {}, {}},
+        {"Elementwise", "BinaryOp", {{1, 20}}, {{21, 1}, {20, 1}}}, // 1=broadcast_rule (default numpy)
         {"FlattenND", "Flatten", {}, {{0, 1}}},  // 0=axis, default 1
         {"SqueezeND", "Squeeze", {}, {{21, 1}}},
         {"Unsqueeze", "ExpandDims", {}, {{21, 1}}},
@@ -55,6 +56,9 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"SliceND", "Crop", {{20, 23}}, {{22, 1}}}, // 20=dynamic
         // kernel_shape strides pads dilations ceil_mode auto_pad storage_order; 6=count_include_pad stays
         {"GridSampleND", "GridSample", {}, {}, ncnn_grid_sample_codes},
+        {"Max", "Eltwise", {}, {{21, 1}, {0, 2}}},
+        {"Mean", "Eltwise", {}, {{21, 1}, {0, 4}}},
+        {"Min", "Eltwise", {}, {{21, 1}, {0, 3}}},
         {"MaxPool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 0}}},
         {"AveragePool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 1}}},
         {"NormalizeND", "LayerNorm", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}}, {{20, 1}}},
@@ -64,7 +68,9 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"LSTMND", "LSTM", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},
         {"ReduceND", "Reduction", {{1, 4}, {2, 22}}, {{21, 1}, {4, 1}}}, // 1=keepdims (1) 2=noop_with_empty_axes
         {"TileND", "Tile", {}, {{21, 1}}},
+        {"Sum", "Eltwise", {}, {{21, 1}, {0, 1}}},
         {"Transpose", "Permute", {{0, 1}}, {}, reverse_without_perm}, // 0=perm
+        {"Unary", "UnaryOp", {}, {{21, 1}}},
     };
     return table;
 }

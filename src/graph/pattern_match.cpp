@@ -60,9 +60,10 @@ int other_input(const Layer& l, int known)
 bool is_unary(const Layer& l, int ncnn_op, int our_op)
 {
     if (l.bottoms.size() != 1 || l.tops.size() != 1) return false;
-    if (l.type == "UnaryOp") return ncnn_op >= 0 && l.params.get_int(0, 0) == ncnn_op;
-    if (l.type == "Unary") return our_op >= 0 && l.params.get_int(0, 0) == our_op;
-    return false;
+    if (l.type != "UnaryOp") return false;
+    const bool typed = l.params.get_int(21, 0) == 1; // the typed op table
+    const int op = typed ? our_op : ncnn_op;
+    return op >= 0 && l.params.get_int(0, 0) == op;
 }
 
 int only_reader(const Graph& g, int blob)

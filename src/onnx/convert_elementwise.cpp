@@ -1,13 +1,13 @@
 // Element-wise ONNX ops over every dtype: binary arithmetic, comparisons,
 // logic, bitwise, Mod, BitShift, PRelu, Where, variadic Sum/Mean/Max/Min and
-// the unary math / activation ops. Layers (params documented in
-// src/ops/nd_elementwise.cpp):
+// the unary math / activation ops. Layers (ops documented in
+// src/ops/elementwise/typed_ops.h):
 //   - float32 Add/Sub/Mul/Div/Pow (both inputs known to be float32) become
 //     ncnn's BinaryOp with 20=1 (numpy broadcasting), or with_scalar when one
 //     side is a constant scalar; float32 unaries with an exact ncnn UnaryOp
 //     twin become UnaryOp. Converted files stay ncnn-like.
-//   - everything else becomes our Elementwise / Unary / Where / Sum / Mean /
-//     Max / Min layers, which take every dtype ONNX allows.
+//   - everything else becomes the typed forms (21=1) of BinaryOp, UnaryOp and
+//     Eltwise, or Where, which take every dtype ONNX allows.
 // Relu, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh and Clip have float32
 // converters in convert_basic.cpp; the entries here take over only for other
 // dtypes (and Clip with non-constant bounds) and call those for float32.
@@ -20,14 +20,14 @@ namespace kestrel::onnx_import {
 
 namespace {
 
-// Op codes of our Elementwise layer.
+// Op codes of BinaryOp's typed table.
 enum EwOp {
     kAdd = 0, kSub = 1, kMul = 2, kDiv = 3, kPow = 4, kMod = 5, kFmod = 6, kMax = 7, kMin = 8,
     kShiftLeft = 9, kShiftRight = 10, kEqual = 11, kGreater = 12, kGreaterOrEqual = 13, kLess = 14,
     kLessOrEqual = 15, kAnd = 16, kOr = 17, kXor = 18, kBitwiseAnd = 19, kBitwiseOr = 20, kBitwiseXor = 21,
     kPRelu = 22,
 };
-// Op codes of our Unary layer.
+// Op codes of UnaryOp's typed table.
 enum UnOp {
     kAbs = 0, kNeg = 1, kFloor = 2, kCeil = 3, kRound = 4, kSqrt = 5, kReciprocal = 6, kExp = 7, kLog = 8,
     kSin = 9, kCos = 10, kTan = 11, kAsin = 12, kAcos = 13, kAtan = 14, kSinh = 15, kCosh = 16, kAsinh = 17,
@@ -64,9 +64,10 @@ void emit_elementwise(NodeContext& n, int op, const std::string& a, const std::s
                       int rule = 1)
 {
     ParamDict pd;
+    pd.set_int(21, 1); // the typed table
     pd.set_int(0, op);
-    if (rule != 1) pd.set_int(1, rule);
-    n.emit("Elementwise", {a, b}, {out}, pd);
+    if (rule != 1) pd.set_int(20, rule);
+    n.emit("BinaryOp", {a, b}, {out}, pd);
 }
 
 // A constant input holding one value whose rank does not raise the output's.
@@ -133,19 +134,19 @@ void convert_prelu(NodeContext& n) { emit_elementwise(n, kPRelu, n.input(0), n.i
 
 void convert_where(NodeContext& n) { n.emit("Where", {n.input(0), n.input(1), n.input(2)}, {n.output(0)}); }
 
-template <const char* Type>
+// Sum, Max, Min, Mean: Eltwise's typed form, op 1, 2, 3, 4.
+template <int Op>
 void convert_variadic(NodeContext& n)
 {
     std::vector<std::string> inputs;
     for (int i = 0; i < n.num_inputs(); ++i)
         if (n.has_input(i)) inputs.push_back(n.input(i));
     n.check(!inputs.empty(), "needs at least one input");
-    n.emit(Type, inputs, {n.output(0)});
+    ParamDict pd;
+    pd.set_int(21, 1);
+    pd.set_int(0, Op);
+    n.emit("Eltwise", inputs, {n.output(0)}, pd);
 }
-constexpr char kSumLayer[] = "Sum";
-constexpr char kMeanLayer[] = "Mean";
-constexpr char kMaxLayer[] = "Max";
-constexpr char kMinLayer[] = "Min";
 
 // --- unary
 
@@ -158,6 +159,7 @@ struct UnaryAttrs {
 void emit_unary(NodeContext& n, int op, const UnaryAttrs& at = {})
 {
     ParamDict pd;
+    pd.set_int(21, 1); // the typed table
     pd.set_int(0, op);
     if (at.floats) {
         pd.set_float(1, at.alpha);
@@ -167,7 +169,7 @@ void emit_unary(NodeContext& n, int op, const UnaryAttrs& at = {})
         pd.set_int(3, at.flag_a);
         pd.set_int(4, at.flag_b);
     }
-    n.emit("Unary", {n.input(0)}, {n.output(0)}, pd);
+    n.emit("UnaryOp", {n.input(0)}, {n.output(0)}, pd);
 }
 
 // A plain unary; float32 goes to ncnn's UnaryOp when it has the op (NcnnOp >= 0).
@@ -327,10 +329,10 @@ std::vector<ConverterEntry> elementwise_converters()
         {"BitwiseXor", convert_binary<kBitwiseXor>},
         {"PRelu", convert_prelu},
         {"Where", convert_where},
-        {"Sum", convert_variadic<kSumLayer>},
-        {"Mean", convert_variadic<kMeanLayer>},
-        {"Max", convert_variadic<kMaxLayer>},
-        {"Min", convert_variadic<kMinLayer>},
+        {"Sum", convert_variadic<1>},
+        {"Mean", convert_variadic<4>},
+        {"Max", convert_variadic<2>},
+        {"Min", convert_variadic<3>},
         // unary (ncnn UnaryOp op_types for float32 where they match exactly)
         {"Abs", convert_unary<kAbs, 0>},
         {"Neg", convert_unary<kNeg, 1>},

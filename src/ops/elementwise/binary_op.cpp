@@ -1,16 +1,16 @@
-// ncnn BinaryOp: A op B with broadcasting, or A op scalar (with_scalar=1); in place.
-// Params: 0=op_type (0..18), 1=with_scalar, 2=b, and our extension
-// 20=broadcast_rule (0 ncnn, 1 numpy, 2 unidirectional); see docs/binaryop.md.
-// All work goes through the broadcast engine (kernels/broadcast.h) with the
-// functor of ew::NcnnBinaryOps selected by op_type. Error messages carry no
-// layer name: the runtime prefixes "file:line: BinaryOp 'name': ".
-#include <array>
-#include <memory>
-
+// BinaryOp: A op B with broadcasting, or A op scalar; in place. Two op tables:
+//   ncnn's      0=op_type (0..18, ew::NcnnBinaryOps), 1=with_scalar, 2=b; float32.
+//   typed       21=1: 0=op from typed_ops.h's table (arithmetic, comparisons,
+//               logic, bitwise, Mod, BitShift, PRelu) over every dtype it
+//               accepts (ONNX's element-wise binaries).
+// 20=broadcast_rule (0 ncnn, 1 numpy, 2 unidirectional; default 0 for ncnn's
+// table, 1 for the typed one); see docs/binaryop.md. All work goes through the
+// one broadcast engine (kernels/broadcast.h). Error messages carry no layer
+// name: the runtime prefixes "file:line: BinaryOp 'name': ".
 #include "kernels/broadcast.h"
 #include "kernels/elementwise_ops.h"
-#include "kestrel/op.h"
 #include "ops/common/op_util.h"
+#include "ops/elementwise/typed_ops.h"
 
 namespace kestrel {
 
@@ -27,20 +27,19 @@ struct MakeBinaryKernel {
     }
 };
 
-constexpr auto kBinaryKernels = ew::make_table<ew::NcnnBinaryOps, MakeBinaryKernel>();
+constexpr auto kNcnnKernels = ew::make_table<ew::NcnnBinaryOps, MakeBinaryKernel>();
 
-constexpr int kBroadcastRuleParam = 20;
-
-class BinaryOpLayer final : public Op {
+class BinaryOp final : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        op_type_ = pd.get_int(0, 0);
-        check(op_type_ >= 0 && op_type_ < ew::kNcnnBinaryOpCount, "op_type (param 0) ", op_type_,
-              " out of range 0..", ew::kNcnnBinaryOpCount - 1);
-        with_scalar_ = pd.get_int(1, 0) != 0;
+        typed_ = pd.get_int(21, 0) == 1;
+        op_ = pd.get_int(0, 0);
+        const int count = typed_ ? typed_ops::binary_count() : ew::kNcnnBinaryOpCount;
+        check(op_ >= 0 && op_ < count, "op_type (param 0) ", op_, " out of range 0..", count - 1);
+        with_scalar_ = !typed_ && pd.get_int(1, 0) != 0;
         b_ = pd.get_float(2, 0.f);
-        const int rule = pd.get_int(kBroadcastRuleParam, 0);
+        const int rule = pd.get_int(20, typed_ ? 1 : 0);
         check(rule >= 0 && rule <= 2, "broadcast_rule (param 20) ", rule,
               " out of range 0..2 (0 ncnn, 1 numpy, 2 unidirectional)");
         rule_ = static_cast<BroadcastRule>(rule);
@@ -49,38 +48,49 @@ public:
     void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const override
     {
         expect_output_count(outputs, 1);
-        TensorDesc out;
-        out.dtype = DType::F32;
         if (with_scalar_) {
             expect_input_count(inputs, 1, 1);
             expect_f32(inputs[0]);
-            out.shape = inputs[0].shape;
-        } else {
-            expect_input_count(inputs, 2, 2);
+            outputs[0] = TensorDesc(inputs[0].shape, DType::F32);
+            return;
+        }
+        expect_input_count(inputs, 2, 2);
+        const Shape out = broadcast_plan(rule_, inputs[0].shape, inputs[1].shape).out_shape;
+        if (!typed_) {
             expect_f32(inputs[0], "input A");
             expect_f32(inputs[1], "input B");
-            out.shape = broadcast_plan(rule_, inputs[0].shape, inputs[1].shape).out_shape;
+            outputs[0] = TensorDesc(out, DType::F32);
+            return;
         }
-        outputs[0] = out;
+        typed_ops::check_binary_dtypes(op_, inputs[0].dtype, inputs[1].dtype);
+        outputs[0] = TensorDesc(out, typed_ops::binary_bool_out(op_) ? DType::Bool : inputs[0].dtype);
     }
 
-    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-                 const ExecContext& ctx) const override
+    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, const ExecContext& ctx) const override
     {
         const Tensor& a = inputs.at(0);
         Tensor& out = outputs.at(0);
-        const BinaryKernelF32 kernel = kBinaryKernels[static_cast<size_t>(op_type_)];
+        const ParallelRunner run(ctx);
         if (with_scalar_) {
-            check(out.shape() == a.shape(), "output shape ", shape_str(out.shape()), " != input ",
-                  shape_str(a.shape()));
-            kernel(broadcast_numpy(a.shape(), Shape{}), a.data<float>(), &b_, out.data<float>(), ParallelRunner(ctx));
+            check(out.shape() == a.shape(), "output shape ", shape_str(out.shape()), " != input ", shape_str(a.shape()));
+            kNcnnKernels[static_cast<size_t>(op_)](broadcast_numpy(a.shape(), Shape{}), a.data<float>(), &b_,
+                                                   out.data<float>(), run);
             return;
         }
-        const Tensor& b = inputs.at(1);
-        const BroadcastPlan p = broadcast_plan(rule_, a.shape(), b.shape());
-        check(out.shape() == p.out_shape, "output shape ", shape_str(out.shape()), " != broadcast shape ",
-              shape_str(p.out_shape));
-        kernel(p, a.data<float>(), b.data<float>(), out.data<float>(), ParallelRunner(ctx));
+        check(inputs.size() == 2, "expects 2 inputs, got ", inputs.size());
+        auto compute = [&](const std::vector<Tensor>& in, Tensor& y) {
+            const BroadcastPlan p = broadcast_plan(rule_, in[0].shape(), in[1].shape());
+            check(y.shape() == p.out_shape, "output shape ", shape_str(y.shape()), " != broadcast shape ",
+                  shape_str(p.out_shape));
+            if (typed_)
+                typed_ops::run_binary(op_, p, in[0], in[1], y, run);
+            else
+                kNcnnKernels[static_cast<size_t>(op_)](p, in[0].data<float>(), in[1].data<float>(), y.data<float>(), run);
+        };
+        if (typed_ && typed_ops::any_half(inputs))
+            typed_ops::run_widened(inputs, out, compute);
+        else
+            compute(inputs, out);
     }
 
     // The runtime writes over input 0 only when it has the output's byte size,
@@ -89,7 +99,8 @@ public:
     bool supports_inplace() const override { return true; }
 
 private:
-    int op_type_ = 0;
+    bool typed_ = false;
+    int op_ = 0;
     bool with_scalar_ = false;
     float b_ = 0.f;
     BroadcastRule rule_ = BroadcastRule::Ncnn;
@@ -97,6 +108,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_binary_op() { return std::make_unique<BinaryOpLayer>(); }
+std::unique_ptr<Op> make_binary_op() { return std::make_unique<BinaryOp>(); }
 
 } // namespace kestrel

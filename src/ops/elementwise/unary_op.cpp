@@ -1,13 +1,14 @@
-// ncnn UnaryOp: y = f(x) element-wise, f chosen by 0=op_type (0..27, see
-// ew::NcnnUnaryOps); runs in place. ROUND is round-half-to-even regardless of
-// the thread's floating-point rounding mode.
-#include <array>
-#include <memory>
-
+// UnaryOp: y = f(x) element-wise, in place. Two op tables:
+//   ncnn's   0=op_type (0..27, ew::NcnnUnaryOps), float32; ROUND is
+//            round-half-to-even regardless of the thread's rounding mode.
+//   typed    21=1: 0=op from typed_ops.h's table (math, activations, IsNaN,
+//            IsInf, Not, BitwiseNot, ...) over every dtype it accepts, with
+//            1=alpha 2=beta (floats) 3, 4 (ints) where the op takes them
+//            (ONNX's element-wise unaries).
 #include "kernels/broadcast.h"
 #include "kernels/elementwise_ops.h"
-#include "kestrel/op.h"
 #include "ops/common/op_util.h"
+#include "ops/elementwise/typed_ops.h"
 
 namespace kestrel {
 
@@ -24,47 +25,70 @@ struct MakeUnaryKernel {
     }
 };
 
-constexpr auto kUnaryKernels = ew::make_table<ew::NcnnUnaryOps, MakeUnaryKernel>();
+constexpr auto kNcnnKernels = ew::make_table<ew::NcnnUnaryOps, MakeUnaryKernel>();
 
-class UnaryOpLayer final : public Op {
+class UnaryOp final : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        op_type_ = pd.get_int(0, 0);
-        check(op_type_ >= 0 && op_type_ < ew::kNcnnUnaryOpCount, "op_type (param 0) ", op_type_,
-              " out of range 0..", ew::kNcnnUnaryOpCount - 1);
+        typed_ = pd.get_int(21, 0) == 1;
+        op_ = pd.get_int(0, 0);
+        const int count = typed_ ? typed_ops::unary_count() : ew::kNcnnUnaryOpCount;
+        check(op_ >= 0 && op_ < count, "op_type (param 0) ", op_, " out of range 0..", count - 1);
+        if (!typed_) return;
+        const typed_ops::OpParams d = typed_ops::unary_defaults(op_);
+        p_.alpha = pd.get_float(1, static_cast<float>(d.alpha));
+        p_.beta = pd.get_float(2, static_cast<float>(d.beta));
+        p_.flag_a = pd.get_int(3, d.flag_a);
+        p_.flag_b = pd.get_int(4, d.flag_b);
+        const std::string name = typed_ops::unary_name(op_);
+        if (name == "Celu") check(p_.alpha != 0.0, "Celu alpha (param 1) must not be 0");
+        if (name == "Gelu")
+            check(p_.flag_a == 0 || p_.flag_a == 1, "Gelu approximate (param 3) must be 0 or 1, got ", p_.flag_a);
     }
 
     void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const override
     {
         expect_input_count(inputs, 1, 1);
         expect_output_count(outputs, 1);
-        expect_f32(inputs[0]);
-        TensorDesc out;
-        out.shape = inputs[0].shape;
-        out.dtype = DType::F32;
-        outputs[0] = out;
+        if (!typed_) {
+            expect_f32(inputs[0]);
+            outputs[0] = TensorDesc(inputs[0].shape, DType::F32);
+            return;
+        }
+        typed_ops::check_unary_dtype(op_, inputs[0].dtype);
+        outputs[0] = TensorDesc(inputs[0].shape, typed_ops::unary_bool_out(op_) ? DType::Bool : inputs[0].dtype);
     }
 
-    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-                 const ExecContext& ctx) const override
+    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, const ExecContext& ctx) const override
     {
-        const Tensor& in = inputs.at(0);
-        Tensor& out = outputs.at(0);
-        check(out.shape() == in.shape(), "output shape ", shape_str(out.shape()), " != input ",
-              shape_str(in.shape()));
-        kUnaryKernels[static_cast<size_t>(op_type_)](elementwise_plan(in.shape()), in.data<float>(),
-                                                     out.data<float>(), ParallelRunner(ctx));
+        const ParallelRunner run(ctx);
+        auto compute = [&](const std::vector<Tensor>& in, Tensor& out) {
+            if (typed_) {
+                typed_ops::run_unary(op_, in[0], out, p_, run);
+                return;
+            }
+            check(out.shape() == in[0].shape(), "output shape ", shape_str(out.shape()), " != input ",
+                  shape_str(in[0].shape()));
+            kNcnnKernels[static_cast<size_t>(op_)](elementwise_plan(in[0].shape()), in[0].data<float>(),
+                                                   out.data<float>(), run);
+        };
+        if (typed_ && typed_ops::any_half(inputs))
+            typed_ops::run_widened(inputs, outputs.at(0), compute);
+        else
+            compute(inputs, outputs.at(0));
     }
 
     bool supports_inplace() const override { return true; }
 
 private:
-    int op_type_ = 0;
+    bool typed_ = false;
+    int op_ = 0;
+    typed_ops::OpParams p_;
 };
 
 } // namespace
 
-std::unique_ptr<Op> make_unary_op() { return std::make_unique<UnaryOpLayer>(); }
+std::unique_ptr<Op> make_unary_op() { return std::make_unique<UnaryOp>(); }
 
 } // namespace kestrel

@@ -1,53 +1,5 @@
-// ONNX element-wise layers over every dtype ONNX allows them (our layers; the
-// ncnn BinaryOp/UnaryOp stay float32). All work goes through the one broadcast
-// engine (kernels/broadcast.h) with the functors of kernels/elementwise_ops.h
-// plus a few ONNX-only ones below; a dtype is visited once (visit_dtype) and
-// each op is a functor in a table, so there is one loop for every op and dtype.
-// float16 / bfloat16 inputs are widened to float32 tensors, computed there and
-// the result rounded back once (Where copies their bits as they are).
-//
-// Elementwise  2 inputs A, B -> 1 output.
-//   0=op (table below)  1=broadcast_rule: 1 numpy / ONNX multidirectional
-//   (default), 2 unidirectional (B stretched to A's shape), 0 ncnn.
-//   A and B have one dtype, except for Pow (the exponent may be any numeric
-//   dtype; the result has A's dtype). Comparisons and logic give bool.
-//    op  name             dtypes          op  name             dtypes
-//     0  Add              numeric         12  Greater          numeric -> bool
-//     1  Sub              numeric         13  GreaterOrEqual   numeric -> bool
-//     2  Mul              numeric         14  Less             numeric -> bool
-//     3  Div              numeric         15  LessOrEqual      numeric -> bool
-//     4  Pow              numeric         16  And              bool -> bool
-//     5  Mod (fmod=0)     numeric         17  Or               bool -> bool
-//     6  Fmod (fmod=1)    numeric         18  Xor              bool -> bool
-//     7  Max              numeric         19  BitwiseAnd       integer
-//     8  Min              numeric         20  BitwiseOr        integer
-//     9  BitShift left    unsigned        21  BitwiseXor       integer
-//    10  BitShift right   unsigned        22  PRelu (B=slope)  numeric
-//    11  Equal            any -> bool     23  NotEqual         any -> bool
-//   Integers: arithmetic wraps; Div truncates; x / 0, x % 0 give 0; INT_MIN / -1
-//   gives INT_MIN; Mod (fmod=0) takes the divisor's sign (Python), Fmod the
-//   dividend's (C); shifts by >= the bit width give 0; integer Pow is exact
-//   with wrap-around (negative exponents give 0 except for bases 1 and -1).
-//   Floats: Max/Min propagate NaN (numpy maximum/minimum); Mod is Python's.
-//
-// Unary  1 input -> 1 output.  0=op  1=alpha 2=beta (floats)  3, 4 (ints)
-//    0 Abs (numeric)  1 Neg (float, signed)  2 Floor  3 Ceil  4 Round (half
-//    to even)  5 Sqrt  6 Reciprocal  7 Exp  8 Log  9 Sin  10 Cos  11 Tan
-//   12 Asin  13 Acos  14 Atan  15 Sinh  16 Cosh  17 Asinh  18 Acosh  19 Atanh
-//   20 Erf  21 Sign (numeric; NaN stays NaN)  22 IsNaN (-> bool)
-//   23 IsInf (-> bool; 3=detect_negative 1, 4=detect_positive 1)  24 Softsign
-//   25 Softplus  26 Relu (float, signed)  27 LeakyRelu (1=alpha 0.01)
-//   28 Elu (1=alpha 1)  29 Selu (1=alpha 1.67326, 2=gamma 1.0507)
-//   30 Celu (1=alpha 1, nonzero)  31 ThresholdedRelu (1=alpha 1)
-//   32 HardSigmoid (1=alpha 0.2, 2=beta 0.5)  33 HardSwish
-//   34 Gelu (3=approximate: 0 none, 1 tanh)  35 Shrink (numeric; 1=lambd 0.5,
-//   2=bias 0)  36 Not (bool)  37 BitwiseNot (integer)  38 Sigmoid  39 Tanh
-//   Ops without a dtype note take float types (f16, bf16, f32, f64).
-//
-// Where  3 inputs (bool condition, X, Y of one dtype) -> condition ? X : Y,
-//   numpy broadcasting over all three.
-// Sum / Mean / Max / Min  1 or more inputs of one dtype, numpy broadcasting.
-//   Sum, Max, Min: numeric; Mean: float types (sum, then divided by the count).
+#include "ops/elementwise/typed_ops.h"
+
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -56,13 +8,10 @@
 #include <tuple>
 
 #include "core/dtype_dispatch.h"
-#include "kernels/broadcast.h"
 #include "kernels/elementwise_ops.h"
-#include "kestrel/op.h"
-#include "ops/common/tensor_util.h"
-#include "ops/common/op_util.h"
+#include "kestrel/error.h"
 
-namespace kestrel {
+namespace kestrel::typed_ops {
 
 namespace {
 
@@ -119,11 +68,6 @@ template <class F, unsigned Mask, bool BoolOut = false, bool SignAgnostic = fals
 constexpr bool kBoolOut = true;
 constexpr bool kAgnostic = true;
 
-// Attribute values handed to functors that take them.
-struct OpParams {
-    double alpha = 0, beta = 0;
-    int flag_a = 0, flag_b = 0;
-};
 
 template <class F> F make_functor(const OpParams& p)
 {
@@ -434,7 +378,6 @@ static_assert(kUnaryCount == sizeof(kUnaryNames) / sizeof(kUnaryNames[0]));
 
 // Variadic Sum / Mean / Max / Min: the pairwise step of each (Mean's last step divides).
 using VariadicSteps = std::tuple<Def<ew::Add, kN, false, kAgnostic>, Def<AddDiv, kF>, Def<NanMax, kN>, Def<NanMin, kN>>;
-enum VariadicStep { kStepAdd = 0, kStepAddDiv = 1, kStepMax = 2, kStepMin = 3 };
 
 // ---------------------------------------------------------------------------
 // Kernel tables: per storage type T, one pointer per op (nullptr where T is not allowed).
@@ -527,7 +470,7 @@ UnaryKernel unary_kernel(DType t, int op)
 {
     return visit_dtype(t, [op](auto tag) { return kUnaryTable<typename decltype(tag)::type>[static_cast<size_t>(op)]; });
 }
-BinaryKernel variadic_kernel(DType t, int step)
+BinaryKernel variadic_kernel_impl(DType t, int step)
 {
     return visit_dtype(t,
                        [step](auto tag) { return kVariadicTable<typename decltype(tag)::type>[static_cast<size_t>(step)]; });
@@ -541,32 +484,11 @@ void check_dtype(const char* op, unsigned mask, DType t, const char* what)
 
 bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-// Runs fn(inputs, out) with float16 / bfloat16 tensors widened to float32; a
-// float32 result is rounded back into `out` once (a bool result goes straight in).
-template <class Fn> void run_widened(const std::vector<Tensor>& inputs, Tensor& out, const Fn& fn)
-{
-    std::vector<Tensor> wide;
-    for (const Tensor& t : inputs) wide.push_back(is_half(t.dtype()) ? t.to(DType::F32) : t);
-    if (!is_half(out.dtype())) {
-        fn(wide, out);
-        return;
-    }
-    Tensor tmp(out.shape(), DType::F32);
-    fn(wide, tmp);
-    const Tensor back = tmp.to(out.dtype());
-    std::memcpy(out.raw(), back.raw(), out.nbytes());
-}
-
-bool any_half(const std::vector<Tensor>& inputs)
+bool any_half_impl(const std::vector<Tensor>& inputs)
 {
     for (const Tensor& t : inputs)
         if (is_half(t.dtype())) return true;
     return false;
-}
-
-void check_output_shape(const Tensor& out, const Shape& want)
-{
-    check(out.shape() == want, "output shape ", shape_str(out.shape()), " != broadcast shape ", shape_str(want));
 }
 
 // Pow with an exponent of another dtype.
@@ -590,276 +512,74 @@ void pow_mixed(const BroadcastPlan& plan, const Tensor& a, const Tensor& b, Tens
     });
 }
 
-// ---------------------------------------------------------------------------
-// Elementwise
-
-class ElementwiseLayer final : public Op {
-public:
-    void load_param(const ParamDict& pd) override
-    {
-        op_ = pd.get_int(0, 0);
-        check(op_ >= 0 && op_ < kBinaryCount, "op (param 0) ", op_, " out of range 0..", kBinaryCount - 1);
-        const int rule = pd.get_int(1, 1);
-        check(rule >= 0 && rule <= 2, "broadcast_rule (param 1) ", rule,
-              " out of range 0..2 (0 ncnn, 1 numpy, 2 unidirectional)");
-        rule_ = static_cast<BroadcastRule>(rule);
-    }
-
-    void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const override
-    {
-        expect_input_count(inputs, 2, 2);
-        expect_output_count(outputs, 1);
-        const char* name = kBinaryNames[op_];
-        const unsigned mask = kBinaryMasks[static_cast<size_t>(op_)];
-        const DType ta = inputs[0].dtype, tb = inputs[1].dtype;
-        check_dtype(name, mask, ta, "input A");
-        if (op_ == kPowOp) check_dtype(name, kN, tb, "exponent");
-        else
-            check(ta == tb, name, " inputs must have one dtype, got ", dtype_name(ta), " and ", dtype_name(tb));
-        TensorDesc out;
-        out.shape = broadcast_plan(rule_, inputs[0].shape, inputs[1].shape).out_shape;
-        out.dtype = kBinaryBoolOut[static_cast<size_t>(op_)] ? DType::Bool : ta;
-        outputs[0] = out;
-    }
-
-    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-                 const ExecContext& ctx) const override
-    {
-        check(inputs.size() == 2, "expects 2 inputs, got ", inputs.size());
-        if (any_half(inputs))
-            run_widened(inputs, outputs.at(0), [&](const std::vector<Tensor>& in, Tensor& out) { compute(in, out, ctx); });
-        else
-            compute(inputs, outputs.at(0), ctx);
-    }
-
-    // The runtime writes over A only when A has the output's byte size (A not
-    // broadcast); the engine reads each element before writing it.
-    bool supports_inplace() const override { return true; }
-
-private:
-    void compute(const std::vector<Tensor>& inputs, Tensor& out, const ExecContext& ctx) const
-    {
-        const Tensor& a = inputs[0];
-        const Tensor& b = inputs[1];
-        const BroadcastPlan plan = broadcast_plan(rule_, a.shape(), b.shape());
-        check_output_shape(out, plan.out_shape);
-        const ParallelRunner run(ctx);
-        if (op_ == kPowOp && a.dtype() != b.dtype()) {
-            pow_mixed(plan, a, b, out, run);
-            return;
-        }
-        check(a.dtype() == b.dtype(), kBinaryNames[op_], " inputs must have one dtype, got ", dtype_name(a.dtype()),
-              " and ", dtype_name(b.dtype()));
-        const int swap_to = kBinarySwapTarget[static_cast<size_t>(op_)];
-        const BinaryKernel k = binary_kernel(a.dtype(), swap_to >= 0 ? swap_to : op_);
-        check(k != nullptr, kBinaryNames[op_], " does not support dtype ", dtype_name(a.dtype()));
-        if (swap_to >= 0)
-            k(plan.swapped(0, 1), b.raw(), a.raw(), out.raw(), OpParams{}, run);
-        else
-            k(plan, a.raw(), b.raw(), out.raw(), OpParams{}, run);
-    }
-
-    int op_ = 0;
-    BroadcastRule rule_ = BroadcastRule::Numpy;
-};
-
-// ---------------------------------------------------------------------------
-// Unary
-
-class UnaryLayer final : public Op {
-public:
-    void load_param(const ParamDict& pd) override
-    {
-        op_ = pd.get_int(0, 0);
-        check(op_ >= 0 && op_ < kUnaryCount, "op (param 0) ", op_, " out of range 0..", kUnaryCount - 1);
-        float alpha = 0.f, beta = 0.f;
-        int fa = 0, fb = 0;
-        switch (op_) {
-        case kLeakyRelu: alpha = 0.01f; break;
-        case kElu: case kCelu: case kThresholdedRelu: alpha = 1.f; break;
-        case kSelu: alpha = 1.67326319217681884765625f, beta = 1.05070102214813232421875f; break;
-        case kHardSigmoid: alpha = 0.2f, beta = 0.5f; break;
-        case kShrink: alpha = 0.5f; break;
-        case kIsInf: fa = fb = 1; break;
-        default: break;
-        }
-        p_.alpha = pd.get_float(1, alpha);
-        p_.beta = pd.get_float(2, beta);
-        p_.flag_a = pd.get_int(3, fa);
-        p_.flag_b = pd.get_int(4, fb);
-        if (op_ == kCelu) check(p_.alpha != 0.0, "Celu alpha (param 1) must not be 0");
-        if (op_ == kGelu) check(p_.flag_a == 0 || p_.flag_a == 1, "Gelu approximate (param 3) must be 0 or 1, got ",
-                                p_.flag_a);
-    }
-
-    void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const override
-    {
-        expect_input_count(inputs, 1, 1);
-        expect_output_count(outputs, 1);
-        check_dtype(kUnaryNames[op_], kUnaryMasks[static_cast<size_t>(op_)], inputs[0].dtype, "input");
-        outputs[0] = TensorDesc(inputs[0].shape, kUnaryBoolOut[static_cast<size_t>(op_)] ? DType::Bool : inputs[0].dtype);
-    }
-
-    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-                 const ExecContext& ctx) const override
-    {
-        check(inputs.size() == 1, "expects 1 input, got ", inputs.size());
-        if (any_half(inputs))
-            run_widened(inputs, outputs.at(0), [&](const std::vector<Tensor>& in, Tensor& out) { compute(in[0], out, ctx); });
-        else
-            compute(inputs[0], outputs.at(0), ctx);
-    }
-
-    bool supports_inplace() const override { return true; }
-
-private:
-    void compute(const Tensor& in, Tensor& out, const ExecContext& ctx) const
-    {
-        check(out.shape() == in.shape(), "output shape ", shape_str(out.shape()), " != input ", shape_str(in.shape()));
-        const UnaryKernel k = unary_kernel(in.dtype(), op_);
-        check(k != nullptr, kUnaryNames[op_], " does not support dtype ", dtype_name(in.dtype()));
-        k(elementwise_plan(in.shape()), in.raw(), out.raw(), p_, ParallelRunner(ctx));
-    }
-
-    int op_ = 0;
-    OpParams p_;
-};
-
-// ---------------------------------------------------------------------------
-// Where
-
-class WhereLayer final : public Op {
-public:
-    void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const override
-    {
-        expect_input_count(inputs, 3, 3);
-        expect_output_count(outputs, 1);
-        check(inputs[0].dtype == DType::Bool, "condition must be bool, got ", dtype_name(inputs[0].dtype));
-        check(inputs[1].dtype == inputs[2].dtype, "X and Y must have one dtype, got ", dtype_name(inputs[1].dtype),
-              " and ", dtype_name(inputs[2].dtype));
-        outputs[0] =
-            TensorDesc(broadcast_numpy({inputs[0].shape, inputs[1].shape, inputs[2].shape}).out_shape, inputs[1].dtype);
-    }
-
-    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-                 const ExecContext& ctx) const override
-    {
-        const Tensor& c = inputs.at(0);
-        const Tensor& x = inputs.at(1);
-        const Tensor& y = inputs.at(2);
-        Tensor& out = outputs.at(0);
-        check(c.dtype() == DType::Bool && x.dtype() == y.dtype() && out.dtype() == x.dtype(), "dtype mismatch");
-        const BroadcastPlan plan = broadcast_numpy({c.shape(), x.shape(), y.shape()});
-        check_output_shape(out, plan.out_shape);
-        // Select copies values unchanged, so one kernel per element size serves every dtype.
-        auto select = [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            broadcast_ternary(plan, c.data<bool>(), x.data<T>(), y.data<T>(), out.data<T>(), ew::Select(),
-                              ParallelRunner(ctx));
-        };
-        nd::visit_element_size(dtype_size(x.dtype()), select);
-    }
-};
-
-// ---------------------------------------------------------------------------
-// Sum / Mean / Max / Min (variadic)
-
-enum class Variadic { Sum, Mean, Max, Min };
-
-class VariadicLayer final : public Op {
-public:
-    explicit VariadicLayer(Variadic kind) : kind_(kind) {}
-
-    void infer(const std::vector<TensorDesc>& inputs, std::vector<TensorDesc>& outputs) const override
-    {
-        check(!inputs.empty(), "expects at least one input");
-        expect_output_count(outputs, 1);
-        std::vector<Shape> shapes;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-            check(inputs[i].dtype == inputs[0].dtype, "inputs must have one dtype, got ", dtype_name(inputs[0].dtype),
-                  " and ", dtype_name(inputs[i].dtype), " (input ", i, ")");
-            shapes.push_back(inputs[i].shape);
-        }
-        check_dtype(name(), kVariadicMasks[static_cast<size_t>(last_step())], inputs[0].dtype, "input");
-        outputs[0] = TensorDesc(broadcast_numpy(shapes).out_shape, inputs[0].dtype);
-    }
-
-    void forward(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-                 const ExecContext& ctx) const override
-    {
-        check(!inputs.empty(), "expects at least one input");
-        if (any_half(inputs) && inputs.size() > 1)
-            run_widened(inputs, outputs.at(0), [&](const std::vector<Tensor>& in, Tensor& out) { compute(in, out, ctx); });
-        else
-            compute(inputs, outputs.at(0), ctx);
-    }
-
-private:
-    void compute(const std::vector<Tensor>& inputs, Tensor& out, const ExecContext& ctx) const
-    {
-        const size_t n = inputs.size();
-        std::vector<Shape> shapes;
-        for (const Tensor& t : inputs) {
-            check(t.dtype() == out.dtype(), "inputs must have the output's dtype");
-            shapes.push_back(t.shape());
-        }
-        const Shape& os = out.shape();
-        check_output_shape(out, broadcast_numpy(shapes).out_shape);
-        if (n == 1) { // the identity (output shape == input shape)
-            std::memmove(out.raw(), inputs[0].raw(), out.nbytes());
-            return;
-        }
-        const BinaryKernel step = variadic_kernel(out.dtype(), first_step());
-        const BinaryKernel last = variadic_kernel(out.dtype(), last_step());
-        check(step != nullptr && last != nullptr, name(), " does not support dtype ", dtype_name(out.dtype()));
-        auto lift = [&](const Shape& s) {
-            Shape r(os.size() - s.size(), 1);
-            r.insert(r.end(), s.begin(), s.end());
-            return r;
-        };
-        OpParams p;
-        p.alpha = static_cast<double>(n); // Mean's divisor
-        const ParallelRunner run(ctx);
-        // out = in0 op in1, then out = out op in_k (out is read 1:1 and written in place).
-        const BroadcastPlan first = make_broadcast_plan(os, {lift(shapes[0]), lift(shapes[1])}, {shapes[0], shapes[1]});
-        (n == 2 ? last : step)(first, inputs[0].raw(), inputs[1].raw(), out.raw(), p, run);
-        for (size_t k = 2; k < n; ++k) {
-            const BroadcastPlan plan = make_broadcast_plan(os, {os, lift(shapes[k])}, {os, shapes[k]});
-            (k + 1 == n ? last : step)(plan, out.raw(), inputs[k].raw(), out.raw(), p, run);
-        }
-    }
-
-    const char* name() const
-    {
-        switch (kind_) {
-        case Variadic::Sum: return "Sum";
-        case Variadic::Mean: return "Mean";
-        case Variadic::Max: return "Max";
-        case Variadic::Min: return "Min";
-        }
-        return "?";
-    }
-    int first_step() const
-    {
-        switch (kind_) {
-        case Variadic::Max: return kStepMax;
-        case Variadic::Min: return kStepMin;
-        default: return kStepAdd;
-        }
-    }
-    int last_step() const { return kind_ == Variadic::Mean ? kStepAddDiv : first_step(); }
-
-    Variadic kind_;
-};
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_elementwise() { return std::make_unique<ElementwiseLayer>(); }
-std::unique_ptr<Op> make_nd_unary() { return std::make_unique<UnaryLayer>(); }
-std::unique_ptr<Op> make_nd_where() { return std::make_unique<WhereLayer>(); }
-std::unique_ptr<Op> make_nd_sum() { return std::make_unique<VariadicLayer>(Variadic::Sum); }
-std::unique_ptr<Op> make_nd_mean() { return std::make_unique<VariadicLayer>(Variadic::Mean); }
-std::unique_ptr<Op> make_nd_max() { return std::make_unique<VariadicLayer>(Variadic::Max); }
-std::unique_ptr<Op> make_nd_min() { return std::make_unique<VariadicLayer>(Variadic::Min); }
+bool any_half(const std::vector<Tensor>& inputs) { return any_half_impl(inputs); }
+BinaryKernel variadic_kernel(DType t, int step) { return variadic_kernel_impl(t, step); }
 
-} // namespace kestrel
+int binary_count() { return kBinaryCount; }
+const char* binary_name(int op) { return kBinaryNames[op]; }
+bool binary_bool_out(int op) { return kBinaryBoolOut[static_cast<size_t>(op)]; }
+
+void check_binary_dtypes(int op, DType ta, DType tb)
+{
+    const char* name = kBinaryNames[op];
+    check_dtype(name, kBinaryMasks[static_cast<size_t>(op)], ta, "input A");
+    if (op == kPowOp) check_dtype(name, kN, tb, "exponent");
+    else
+        check(ta == tb, name, " inputs must have one dtype, got ", dtype_name(ta), " and ", dtype_name(tb));
+}
+
+void run_binary(int op, const BroadcastPlan& plan, const Tensor& a, const Tensor& b, Tensor& out,
+                const ParallelRunner& run)
+{
+    if (op == kPowOp && a.dtype() != b.dtype()) {
+        pow_mixed(plan, a, b, out, run);
+        return;
+    }
+    check(a.dtype() == b.dtype(), kBinaryNames[op], " inputs must have one dtype, got ", dtype_name(a.dtype()), " and ",
+          dtype_name(b.dtype()));
+    const int swap_to = kBinarySwapTarget[static_cast<size_t>(op)];
+    const BinaryKernel k = binary_kernel(a.dtype(), swap_to >= 0 ? swap_to : op);
+    check(k != nullptr, kBinaryNames[op], " does not support dtype ", dtype_name(a.dtype()));
+    if (swap_to >= 0)
+        k(plan.swapped(0, 1), b.raw(), a.raw(), out.raw(), OpParams{}, run);
+    else
+        k(plan, a.raw(), b.raw(), out.raw(), OpParams{}, run);
+}
+
+int unary_count() { return kUnaryCount; }
+const char* unary_name(int op) { return kUnaryNames[op]; }
+bool unary_bool_out(int op) { return kUnaryBoolOut[static_cast<size_t>(op)]; }
+void check_unary_dtype(int op, DType t) { check_dtype(kUnaryNames[op], kUnaryMasks[static_cast<size_t>(op)], t, "input"); }
+
+OpParams unary_defaults(int op)
+{
+    OpParams p;
+    switch (op) {
+    case kLeakyRelu: p.alpha = 0.01f; break;
+    case kElu: case kCelu: case kThresholdedRelu: p.alpha = 1.f; break;
+    case kSelu: p.alpha = 1.67326319217681884765625f, p.beta = 1.05070102214813232421875f; break;
+    case kHardSigmoid: p.alpha = 0.2f, p.beta = 0.5f; break;
+    case kShrink: p.alpha = 0.5f; break;
+    case kIsInf: p.flag_a = p.flag_b = 1; break;
+    default: break;
+    }
+    return p;
+}
+
+void run_unary(int op, const Tensor& in, Tensor& out, const OpParams& p, const ParallelRunner& run)
+{
+    check(out.shape() == in.shape(), "output shape ", shape_str(out.shape()), " != input ", shape_str(in.shape()));
+    const UnaryKernel k = unary_kernel(in.dtype(), op);
+    check(k != nullptr, kUnaryNames[op], " does not support dtype ", dtype_name(in.dtype()));
+    k(elementwise_plan(in.shape()), in.raw(), out.raw(), p, run);
+}
+
+void check_variadic_dtype(const char* name, int step, DType t)
+{
+    check_dtype(name, kVariadicMasks[static_cast<size_t>(step)], t, "input");
+}
+
+} // namespace kestrel::typed_ops
