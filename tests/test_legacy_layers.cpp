@@ -181,6 +181,15 @@ TEST(LegacyLayers, EinsumGridSampleRecurrent)
                           {{"a", seq}, {"b", w}, {"c", r}}});
 }
 
+TEST(LegacyLayers, Resize)
+{
+    const Tensor x = random_f32({1, 2, 3, 4}, 23), scales = f32({4}, {1, 1, 2, 0.5f});
+    expect_same_as_today({"Resize r 2 1 a b y 0=1 1=2 20=1", "Interp r 2 1 a b y 20=1 0=2 21=2 27=1", "Interp",
+                          {{"a", x}, {"b", scales}}});
+    expect_same_as_today({"Resize r 2 1 a b y 2=3 20=1", "Interp r 2 1 a b y 20=1 0=1 22=3 27=1", "Interp",
+                          {{"a", x}, {"b", scales}}});
+}
+
 TEST(LegacyLayers, NormalizeND)
 {
     const Tensor x = random_f32({2, 3, 4}, 20), scale = random_f32({4}, 21), bias = random_f32({4}, 22);

@@ -1,5 +1,5 @@
 // Normalizations (LayerNorm's ONNX form), reductions with run-time axes (Reduction's axes input),
-// Resize with run-time targets and tf_crop_and_resize, Gemm's ONNX alpha/beta.
+// Interp's ONNX form (Resize) with run-time targets and tf_crop_and_resize, Gemm's ONNX alpha/beta.
 // Expectations come from naive references written here from the ONNX operator
 // formulas (every output element computed on its own by plain loops over the
 // input), or from values worked out by hand; never from the layers' code.
@@ -500,31 +500,31 @@ TEST(NormsReduce, RejectsBadAxesAndDtypes)
                          "integer"));
 }
 
-// ---- Resize -----------------------------------------------------------------
+// ---- Interp, ONNX's Resize form (20=1) ------------------------------------------
 
 TEST(NormsResize, RunTimeScalesAndSizesMatchPlannedOnes)
 {
     const Tensor x = random_f32({1, 2, 3, 4}, 30);
     const Tensor scales = floats({4}, {1, 1, 2.f, 0.5f});
     Tensor sizes = int64s({1, 2, 6, 2});
-    for (int mode : {0, 1, 2}) {
-        const ParamDict planned = params({{0, mode}});
-        const ParamDict dynamic = params({{0, mode}, {20, 1}});
-        const Tensor want = run_op("Resize", planned, {x, scales}, 1, {1})[0];
+    for (int type : {1, 2, 3}) {
+        const ParamDict planned = params({{20, 1}, {0, type}});
+        const ParamDict dynamic = params({{20, 1}, {0, type}, {27, 1}});
+        const Tensor want = run_op("Interp", planned, {x, scales}, 1, {1})[0];
         ASSERT_EQ(want.shape(), Shape({1, 2, 6, 2}));
-        EXPECT_TRUE(near_all(run_op("Resize", dynamic, {x, scales})[0], want.shape(), doubles_of(want), 0));
-        const ParamDict by_size = params({{0, mode}, {5, 1}, {20, 1}});
-        EXPECT_TRUE(near_all(run_op("Resize", by_size, {x, sizes})[0], want.shape(), doubles_of(want), 1e-6));
+        EXPECT_TRUE(near_all(run_op("Interp", dynamic, {x, scales})[0], want.shape(), doubles_of(want), 0));
+        const ParamDict by_size = params({{20, 1}, {0, type}, {25, 1}, {27, 1}});
+        EXPECT_TRUE(near_all(run_op("Interp", by_size, {x, sizes})[0], want.shape(), doubles_of(want), 1e-6));
     }
-    // Without 20=dynamic a run-time target is refused.
-    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({}), {x, scales}); }), "known while planning"));
+    // Without 27=dynamic a run-time target is refused.
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Interp", params({{20, 1}}), {x, scales}); }), "known while planning"));
 }
 
 TEST(NormsResize, AlignCornersWithScalesUsesTheUnroundedLength)
 {
     // ONNX: x_in = x_out * (in - 1) / (in * scale - 1); [1 2 3 4] * 0.6 -> x_in = 0, 3 / 1.4.
     const Tensor x = floats({4}, {1, 2, 3, 4});
-    const Tensor y = run_op("Resize", params({{0, 1}, {1, 2}, {20, 1}}), {x, floats({1}, {0.6f})})[0];
+    const Tensor y = run_op("Interp", params({{20, 1}, {0, 2}, {21, 2}, {27, 1}}), {x, floats({1}, {0.6f})})[0];
     EXPECT_TRUE(near_all(y, Shape{2}, {1.0, 1.0 + 3.0 / 1.4}, 1e-6));
 }
 
@@ -551,26 +551,26 @@ TEST(NormsResize, TfCropAndResizeBilinearWithExtrapolation)
             want.push_back((1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x1)) +
                            fy * ((1 - fx) * at(y1, x0) + fx * at(y1, x1)));
         }
-    ParamDict pd = params({{0, 1}, {1, 5}, {5, 1}, {20, 1}});
-    pd.set_float(6, extrapolation);
-    const Tensor y = run_op("Resize", pd, {x, int64s({1, 1, oh, ow}), floats({8}, roi)})[0];
+    ParamDict pd = params({{20, 1}, {0, 2}, {21, 5}, {25, 1}, {27, 1}});
+    pd.set_float(26, extrapolation);
+    const Tensor y = run_op("Interp", pd, {x, int64s({1, 1, oh, ow}), floats({8}, roi)})[0];
     EXPECT_TRUE(near_all(y, Shape({1, 1, oh, ow}), want, 1e-5));
-    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", pd, {x, int64s({1, 1, oh, ow}), floats({4}, {0, 0, 1, 1})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Interp", pd, {x, int64s({1, 1, oh, ow}), floats({4}, {0, 0, 1, 1})}); }),
                          "roi input must have shape (8)"));
-    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", pd, {x, int64s({1, 1, oh, ow})}); }), "3 input"));
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Interp", pd, {x, int64s({1, 1, oh, ow})}); }), "3 input"));
 }
 
 TEST(NormsResize, RejectsBadTargets)
 {
     const Tensor x = random_f32({2, 3}, 32);
-    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{20, 1}}), {x, floats({3}, {1, 1, 1})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Interp", params({{20, 1}, {27, 1}}), {x, floats({3}, {1, 1, 1})}); }),
                          "must have shape (2)"));
-    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{20, 1}}), {x, floats({2}, {1, -1})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Interp", params({{20, 1}, {27, 1}}), {x, floats({2}, {1, -1})}); }),
                          "scales must be > 0"));
-    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{5, 1}, {20, 1}}), {x, int64s({2, 0})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Interp", params({{20, 1}, {25, 1}, {27, 1}}), {x, int64s({2, 0})}); }),
                          "sizes must be >= 1"));
     const Tensor empty = random_f32({2, 0}, 33);
-    EXPECT_TRUE(has_text(error_of([&] { run_op("Resize", params({{5, 1}, {20, 1}}), {empty, int64s({2, 3})}); }),
+    EXPECT_TRUE(has_text(error_of([&] { run_op("Interp", params({{20, 1}, {25, 1}, {27, 1}}), {empty, int64s({2, 3})}); }),
                          "empty"));
 }
 

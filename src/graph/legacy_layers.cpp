@@ -33,6 +33,12 @@ void onnx_pad_modes(ParamDict& pd)
     if (mode == 1 || mode == 2) pd.set_int(4, 3 - mode);
 }
 
+// Resize's modes 0 nearest, 1 linear, 2 cubic are Interp's resize_types 1-3.
+void ncnn_resize_types(ParamDict& pd)
+{
+    pd.set_int(0, pd.get_int(0, 0) + 1);
+}
+
 // GridSampleND's mode and padding codes counted from 0, ncnn's from 1.
 void ncnn_grid_sample_codes(ParamDict& pd)
 {
@@ -62,6 +68,9 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"MaxPool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 0}}},
         {"AveragePool", "Pooling", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {7, 27}}, {{20, 1}, {0, 1}}},
         {"NormalizeND", "LayerNorm", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}}, {{20, 1}}},
+        // coordinate transform, nearest mode, cubic_a, exclude_outside, target kind, extrapolation, dynamic
+        {"Resize", "Interp", {{1, 21}, {2, 22}, {3, 23}, {4, 24}, {5, 25}, {6, 26}, {20, 27}}, {{20, 1}},
+         ncnn_resize_types},
         {"Pad", "Padding", {{0, 4}}, {{21, 1}}, onnx_pad_modes}, // 0=mode
         {"RNNND", "RNN", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},
         {"GRUND", "GRU", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},

@@ -57,28 +57,29 @@ void convert_reduce(NodeContext& n)
     n.emit("Reduction", {n.input(0)}, {n.output(0)}, pd);
 }
 
-// Resize (opset 10+) and Upsample (7-9) onto our Resize layer.
+// Resize (opset 10+) and Upsample (7-9) onto Interp's ONNX form (20=1).
 void convert_resize(NodeContext& n)
 {
     const bool upsample = n.op_type() == "Upsample";
     const std::string mode = n.attr_string("mode", "nearest");
     ParamDict pd;
-    pd.set_int(0, mode == "nearest" ? 0 : (mode == "linear" || mode == "bilinear") ? 1 : mode == "cubic" ? 2 : -1);
-    n.check(pd.get_int(0, 0) >= 0, "unknown mode '", mode, "'");
+    pd.set_int(20, 1);
+    pd.set_int(0, mode == "nearest" ? 1 : (mode == "linear" || mode == "bilinear") ? 2 : mode == "cubic" ? 3 : 0);
+    n.check(pd.get_int(0, 0) > 0, "unknown mode '", mode, "'");
     // Before opset 11 coordinates were asymmetric and nearest rounding was floor-like.
     const bool legacy = upsample || n.opset() < 11;
     const std::string coord = legacy ? "asymmetric" : n.attr_string("coordinate_transformation_mode", "half_pixel");
     const std::map<std::string, int> coords = {{"half_pixel", 0}, {"pytorch_half_pixel", 1}, {"align_corners", 2},
                                                {"asymmetric", 3}, {"tf_half_pixel_for_nn", 4}, {"tf_crop_and_resize", 5}};
     n.check(coords.count(coord), "coordinate_transformation_mode '", coord, "' is not supported");
-    pd.set_int(1, coords.at(coord));
+    pd.set_int(21, coords.at(coord));
     const std::string nearest = legacy ? "floor" : n.attr_string("nearest_mode", "round_prefer_floor");
     const std::map<std::string, int> nearests = {{"round_prefer_floor", 0}, {"round_prefer_ceil", 1}, {"floor", 2}, {"ceil", 3}};
     n.check(nearests.count(nearest), "nearest_mode '", nearest, "' is not supported");
-    pd.set_int(2, nearests.at(nearest));
-    pd.set_float(3, n.attr_float("cubic_coeff_a", -0.75f));
-    pd.set_int(4, static_cast<int>(n.attr_int("exclude_outside", 0)));
-    pd.set_float(6, n.attr_float("extrapolation_value", 0.f));
+    pd.set_int(22, nearests.at(nearest));
+    pd.set_float(23, n.attr_float("cubic_coeff_a", -0.75f));
+    pd.set_int(24, static_cast<int>(n.attr_int("exclude_outside", 0)));
+    pd.set_float(26, n.attr_float("extrapolation_value", 0.f));
     n.check(n.attr_int("antialias", 0) == 0, "antialias is not supported");
     n.check(n.attr_ints("axes").empty(), "the axes attribute is not supported");
     n.check(n.attr_string("keep_aspect_ratio_policy", "stretch") == "stretch", "keep_aspect_ratio_policy is not supported");
@@ -100,10 +101,10 @@ void convert_resize(NodeContext& n)
         n.check(!(has_sizes && n.has_input(scales_at) && !scales),
                 "scales and sizes are both given and scales is not a constant: cannot tell which applies");
         const bool use_sizes = has_sizes && !(scales && scales->numel() > 0);
-        pd.set_int(5, use_sizes ? 1 : 0);
+        pd.set_int(25, use_sizes ? 1 : 0);
         const int target_at = use_sizes ? 3 : scales_at;
         // A target known only at run time: the layer shapes its output then.
-        if (!n.constant(target_at)) pd.set_int(20, 1);
+        if (!n.constant(target_at)) pd.set_int(27, 1);
         target = n.input(target_at);
     }
     std::vector<std::string> inputs = {n.input(0), target};
@@ -111,7 +112,7 @@ void convert_resize(NodeContext& n)
         n.check(n.has_input(1), "tf_crop_and_resize needs the roi input");
         inputs.push_back(n.input(1));
     }
-    n.emit("Resize", inputs, {n.output(0)}, pd);
+    n.emit("Interp", inputs, {n.output(0)}, pd);
 }
 
 } // namespace

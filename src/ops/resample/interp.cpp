@@ -1,105 +1,110 @@
-// Interp (ncnn params): 0=resize_type (1 nearest, 2 bilinear, 3 bicubic with
-// A=-0.75; 0, which ncnn accepts but never implements, is an error),
-// 1=height_scale (1) 2=width_scale (1) 3=output_height 4=output_width
-// 5=dynamic_target_size (output size = w,h of input 1) 6=align_corner
-// 9=size_expr (list "w" or "w,h" in ncnn's expression language; the blobs it
-// references are inputs, so it may make the layer multi-input).
+// Interp: resizing, in ncnn's form or ONNX's Resize (20=1). Both build a
+// ResamplePlan (per-axis tap tables, taps.h) when the shapes are planned and
+// run it with the one engine (resample_plan.h).
 //
-// Output size: size_expr, else input 1's (w, h) with dynamic_target_size, else
-// output_width/height, else (when either is 0) int(w * width_scale),
-// int(h * height_scale). Input (c, h, w) resizes both axes; (h, w) resizes
-// only w; a 1-D input of n values becomes (n, outh, outw), channel q filled
-// with value q (ncnn's "flattened blob" case, with w = h = 1 for the scales).
-// Rank 4 is refused (ncnn ignores d).
+// Shared: 0=resize_type (1 nearest, 2 bilinear/linear, 3 bicubic/cubic; 0,
+// which ncnn accepts but never implements, is an error).
 //
-// Coordinates as ncnn: nearest takes min(int(x * ws), w - 1) with ws = 1/scale
-// when the width came from the scale and w/outw otherwise (per axis: whether
-// output_width/height is set or an expression is given); bilinear and bicubic
-// use the half-pixel source (x + 0.5) * w / outw - 0.5, or x * (w-1)/(outw-1)
-// with align_corner, taps clamped to the borders. Differences from ncnn: with
+// ncnn's form: 1=height_scale (1) 2=width_scale (1) 3=output_height
+// 4=output_width 5=dynamic_target_size (output size = w,h of input 1)
+// 6=align_corner 9=size_expr (list "w" or "w,h" in ncnn's expression
+// language; the blobs it references are inputs, so it may make the layer
+// multi-input). Output size: size_expr, else input 1's (w, h) with
+// dynamic_target_size, else output_width/height, else (when either is 0)
+// int(w * width_scale), int(h * height_scale). Input (c, h, w) resizes both
+// axes, w first then h (ncnn's order of arithmetic); (h, w) resizes only w; a
+// 1-D input of n values becomes (n, outh, outw), channel q filled with value q
+// (ncnn's "flattened blob" case, with w = h = 1 for the scales). Rank 4 is
+// refused (ncnn ignores d). Nearest scales by 1/scale when the size came from
+// the scale and by w/outw otherwise. Differences from ncnn: with
 // dynamic_target_size ncnn's nearest uses 1/scale (usually 1, so it copies the
 // top-left part of the input) while we use w/outw; align_corner with an output
 // size of 1 samples position 0 (ncnn divides by zero).
+//
+// ONNX's form (20=1), inputs X, target[, roi]: 21=coordinate transform
+// (0 half_pixel, 1 pytorch_half_pixel, 2 align_corners, 3 asymmetric,
+// 4 tf_half_pixel_for_nn, 5 tf_crop_and_resize) 22=nearest mode
+// (0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil) 23=cubic_coeff_a
+// (-0.75) 24=exclude_outside 25=target kind (0: per-axis float scales, 1:
+// int64 sizes) 26=extrapolation_value (tf_crop_and_resize outside the roi)
+// 27=dynamic (a target known only at run time; the output is shaped then).
+// tf_crop_and_resize takes input 2, the roi: per axis starts then ends, as
+// fractions of (len - 1); it only moves coordinates, so it may be a run-time
+// value. Axes are resized outermost first; an axis kept as it is is skipped.
 #include <algorithm>
 #include <cmath>
 
+#include "core/dtype_dispatch.h"
 #include "graph/expression.h"
-#include "ops/registry.h"
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
+#include "ops/resample/taps.h"
 
 namespace kestrel {
 
 namespace {
 
-enum { kNearest = 1, kBilinear = 2, kBicubic = 3 };
-
-// Source taps and weights of one output coordinate.
-struct Taps {
-    int64_t idx[4] = {0, 0, 0, 0};
-    float w[4] = {0, 0, 0, 0};
-};
-
-// ncnn's source position: fractional coordinate fx and integer base sx.
-void source_position(int64_t in, int64_t out, int64_t dx, bool align_corner, int64_t& sx, float& fx)
-{
-    double scale = static_cast<double>(in) / static_cast<double>(out);
-    if (align_corner) scale = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
-    fx = align_corner ? static_cast<float>(static_cast<double>(dx) * scale)
-                      : static_cast<float>((static_cast<double>(dx) + 0.5) * scale - 0.5);
-    sx = static_cast<int64_t>(std::floor(fx));
-    fx -= static_cast<float>(sx);
-}
-
-std::vector<Taps> linear_taps(int64_t in, int64_t out, bool align_corner)
-{
-    std::vector<Taps> t(static_cast<size_t>(out));
-    for (int64_t dx = 0; dx < out; ++dx) {
-        int64_t sx;
-        float fx;
-        source_position(in, out, dx, align_corner, sx, fx);
-        if (sx < 0) {
-            sx = 0;
-            fx = 0.f;
-        }
-        if (sx >= in - 1) {
-            sx = in - 2;
-            fx = 1.f;
-        }
-        Taps& k = t[static_cast<size_t>(dx)];
-        k.idx[0] = std::max<int64_t>(sx, 0);
-        k.idx[1] = std::min(sx + 1, in - 1);
-        k.w[0] = 1.f - fx;
-        k.w[1] = fx;
-    }
-    return t;
-}
-
-std::vector<Taps> cubic_taps(int64_t in, int64_t out, bool align_corner)
-{
-    const float A = -0.75f;
-    std::vector<Taps> t(static_cast<size_t>(out));
-    for (int64_t dx = 0; dx < out; ++dx) {
-        int64_t sx;
-        float fx;
-        source_position(in, out, dx, align_corner, sx, fx);
-        Taps& k = t[static_cast<size_t>(dx)];
-        const float x0 = fx + 1, x1 = fx, x2 = 1 - fx;
-        k.w[0] = A * x0 * x0 * x0 - 5 * A * x0 * x0 + 8 * A * x0 - 4 * A;
-        k.w[1] = (A + 2) * x1 * x1 * x1 - (A + 3) * x1 * x1 + 1;
-        k.w[2] = (A + 2) * x2 * x2 * x2 - (A + 3) * x2 * x2 + 1;
-        k.w[3] = 1.f - k.w[0] - k.w[1] - k.w[2];
-        for (int i = 0; i < 4; ++i) k.idx[i] = std::min(std::max<int64_t>(sx - 1 + i, 0), in - 1);
-    }
-    return t;
-}
-
 class Interp : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        type_ = pd.get_int(0, 0);
-        check(type_ >= 1 && type_ <= 3, "resize_type (param 0) must be 1 (nearest), 2 (bilinear) or 3 (bicubic), got ",
-              type_);
+        const int form = pd.get_int(20, 0);
+        check(form == 0 || form == 1, "param 20 must be 0 (ncnn's form) or 1 (ONNX's Resize), got ", form);
+        onnx_ = form == 1;
+        type_ = pd.get_int(0, onnx_ ? kResizeNearest : 0);
+        check(type_ >= kResizeNearest && type_ <= kResizeCubic,
+              "resize_type (param 0) must be 1 (nearest), 2 (bilinear) or 3 (bicubic), got ", type_);
+        if (onnx_) load_onnx(pd);
+        else load_ncnn(pd);
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_output_count(out, 1);
+        if (onnx_) infer_onnx(in, out);
+        else infer_ncnn(in, out);
+    }
+
+    bool dynamic_output_shape() const override { return onnx_ && dynamic_; }
+    bool output_shapes_known(const std::vector<TensorDesc>& in) const override
+    {
+        return !onnx_ || nd::values_known(in, 1, 2);
+    }
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        std::unique_ptr<ResamplePlan> plan;
+        if (!onnx_) {
+            std::vector<Shape> shapes;
+            for (const auto& d : in) shapes.push_back(d.shape);
+            plan = std::make_unique<ResamplePlan>(ncnn_plan(shapes));
+        } else {
+            const bool crop = onnx_rule_.coord == kTfCropAndResize;
+            if (!in[1].value.defined() || (crop && !in[2].value.defined())) return nullptr;
+            plan = std::make_unique<ResamplePlan>(onnx_plan(in[0].shape, in[1].value, crop ? &in[2].value : nullptr));
+        }
+        plan->request_scratch(sampled_shape(in[0].shape), ctx);
+        return plan;
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        ResamplePlan local;
+        const ResamplePlan* plan = static_cast<const ResamplePlan*>(ctx.state());
+        if (plan == nullptr) {
+            local = onnx_plan(in[0].shape(), in[1], onnx_rule_.coord == kTfCropAndResize ? &in[2] : nullptr);
+            plan = &local;
+        }
+        if (out[0].shape() != plan->out_shape) out[0] = Tensor(plan->out_shape, DType::F32);
+        Tensor result = out[0].reshaped(sampled_shape(plan->out_shape));
+        plan->run(in[0].reshaped(sampled_shape(in[0].shape())), result, extrapolation_, ctx);
+    }
+
+private:
+    // ---- ncnn's form ----
+    void load_ncnn(const ParamDict& pd)
+    {
         height_scale_ = pd.get_float(1, 1.f);
         width_scale_ = pd.get_float(2, 1.f);
         check(std::isfinite(height_scale_) && std::isfinite(width_scale_) && height_scale_ > 0.f && width_scale_ > 0.f,
@@ -113,67 +118,34 @@ public:
         dynamic_ = dyn == 1;
         const int ac = pd.get_int(6, 0);
         check(ac == 0 || ac == 1, "align_corner (param 6) must be 0 or 1, got ", ac);
-        align_corner_ = ac == 1;
+        ncnn_rule_ = NcnnTapRule{type_, ac == 1};
         const std::string text = pd.get_string(9, "");
         has_expr_ = !text.empty();
         if (has_expr_) expr_ = Expression::parse(text);
         inputs_ = std::max<size_t>(dynamic_ ? 2 : 1, has_expr_ ? static_cast<size_t>(expr_.blob_count()) : 1);
     }
 
-    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    void infer_ncnn(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const
     {
         expect_input_count(in, inputs_, inputs_);
-        expect_output_count(out, 1);
         expect_f32(in[0]);
         std::vector<Shape> shapes;
         for (const auto& d : in) shapes.push_back(d.shape);
-        out[0] = TensorDesc();
-        out[0].shape = resolve(shapes).out;
+        out[0] = TensorDesc(ncnn_size(shapes).out, DType::F32);
     }
 
-    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
-    {
-        std::vector<Shape> shapes;
-        for (const auto& t : in) shapes.push_back(t.shape());
-        const Size z = resolve(shapes);
-        const NcnnDims n = ncnn_dims(in[0].shape());
-        const float* x = in[0].data<float>();
-        float* y = out[0].data<float>();
-
-        if (n.dims == 1) {
-            const int64_t plane = z.outw * z.outh;
-            ctx.parallel_for(n.w, [&](int64_t begin, int64_t end) {
-                for (int64_t q = begin; q < end; ++q) std::fill(y + q * plane, y + (q + 1) * plane, x[q]);
-            });
-            return;
-        }
-        const int64_t w = n.w, h = n.h, c = n.dims == 2 ? 1 : n.c;
-        const int64_t outw = z.outw, outh = n.dims == 2 ? h : z.outh;
-        if (outw == w && outh == h) {
-            std::copy(x, x + in[0].numel(), y);
-            return;
-        }
-        if (n.dims == 2) {
-            // Each row is a 1-row image resized along w only.
-            resize(x, y, h, 1, w, 1, outw, ctx);
-            return;
-        }
-        resize(x, y, c, h, w, outh, outw, ctx);
-    }
-
-private:
-    struct Size {
+    struct NcnnSize {
         int64_t outw = 0, outh = 0;
         Shape out;
     };
 
-    Size resolve(const std::vector<Shape>& shapes) const
+    NcnnSize ncnn_size(const std::vector<Shape>& shapes) const
     {
         const Shape& s = shapes[0];
         const NcnnDims n = ncnn_dims(s);
         check(n.dims <= 3, "expects a rank 1-3 input, got ", shape_str(s));
         const int64_t w = n.dims == 1 ? 1 : n.w, h = n.dims == 1 ? 1 : n.h;
-        Size z;
+        NcnnSize z;
         if (has_expr_) {
             const std::vector<int> list = expr_.eval_list(shapes);
             check(list.size() == 1 || list.size() == 2, "size_expr (param 9) '", expr_.text(), "' gives ", list.size(),
@@ -203,81 +175,146 @@ private:
         return z;
     }
 
-    // Resizes c planes of (h, w) to (outh, outw).
-    // A single row to a single row (2-D input) is not resized vertically.
-    void resize(const float* x, float* y, int64_t c, int64_t h, int64_t w, int64_t outh, int64_t outw,
-                const ExecContext& ctx) const
+    // A 1-D ncnn input is resampled as (n, 1, 1): every output of channel q is
+    // its one value, whatever the type.
+    Shape sampled_shape(const Shape& s) const { return !onnx_ && s.size() == 1 ? Shape{s[0], 1, 1} : s; }
+
+    // w first, then h (as ncnn computes), each step kept even when it maps an
+    // axis onto itself (the blend then still runs, as in ncnn) unless the whole
+    // input is kept or h is a single row kept.
+    ResamplePlan ncnn_plan(const std::vector<Shape>& shapes) const
     {
-        if (type_ == kNearest) {
-            const bool size_w = output_width_ != 0 || has_expr_ || dynamic_;
-            const bool size_h = output_height_ != 0 || has_expr_ || dynamic_;
-            const float ws = size_w ? static_cast<float>(w) / static_cast<float>(outw) : 1.f / width_scale_;
-            const float hs = size_h ? static_cast<float>(h) / static_cast<float>(outh) : 1.f / height_scale_;
-            std::vector<int64_t> xi(static_cast<size_t>(outw)), yi(static_cast<size_t>(outh));
-            for (int64_t i = 0; i < outw; ++i)
-                xi[i] = std::min(static_cast<int64_t>(static_cast<float>(i) * ws), w - 1);
-            for (int64_t i = 0; i < outh; ++i)
-                yi[i] = h == 1 ? 0 : std::min(static_cast<int64_t>(static_cast<float>(i) * hs), h - 1);
-            ctx.parallel_for(c * outh, [&](int64_t begin, int64_t end) {
-                for (int64_t r = begin; r < end; ++r) {
-                    const int64_t q = r / outh, oy = r % outh;
-                    const float* src = x + (q * h + yi[oy]) * w;
-                    float* dst = y + r * outw;
-                    for (int64_t ox = 0; ox < outw; ++ox) dst[ox] = src[xi[ox]];
-                }
-            });
+        const NcnnSize z = ncnn_size(shapes);
+        const Shape in = sampled_shape(shapes[0]);
+        ResamplePlan plan;
+        plan.out_shape = z.out;
+        const size_t waxis = in.size() - 1;
+        const int64_t w = in[waxis], h = in.size() == 3 ? in[1] : 1;
+        const int64_t outh = in.size() == 3 ? z.outh : 1;
+        if (z.outw == w && outh == h) return plan;
+        const bool flat = shapes[0].size() == 1;
+        const NcnnTapRule rule = flat ? NcnnTapRule{kResizeNearest, false} : ncnn_rule_;
+        const bool size_w = output_width_ != 0 || has_expr_ || dynamic_;
+        const bool size_h = output_height_ != 0 || has_expr_ || dynamic_;
+        const float ws = size_w ? static_cast<float>(w) / static_cast<float>(z.outw) : 1.f / width_scale_;
+        const float hs = size_h ? static_cast<float>(h) / static_cast<float>(outh) : 1.f / height_scale_;
+        plan.steps.push_back(ncnn_axis_taps(rule, waxis, w, z.outw, ws));
+        if (in.size() == 3 && !(h == 1 && outh == 1)) plan.steps.push_back(ncnn_axis_taps(rule, 1, h, outh, hs));
+        return plan;
+    }
+
+    // ---- ONNX's form ----
+    void load_onnx(const ParamDict& pd)
+    {
+        onnx_rule_.type = type_;
+        onnx_rule_.coord = pd.get_int(21, kHalfPixel);
+        onnx_rule_.nearest = pd.get_int(22, 0);
+        onnx_rule_.cubic_a = pd.get_float(23, -0.75f);
+        onnx_rule_.exclude_outside = pd.get_int(24, 0) != 0;
+        sizes_ = pd.get_int(25, 0) != 0;
+        extrapolation_ = pd.get_float(26, 0.f);
+        dynamic_ = pd.get_int(27, 0) != 0;
+        check(onnx_rule_.coord >= kHalfPixel && onnx_rule_.coord <= kTfCropAndResize,
+              "coordinate transform (param 21) must be 0..5, got ", onnx_rule_.coord);
+        check(onnx_rule_.nearest >= 0 && onnx_rule_.nearest <= 3, "nearest mode (param 22) must be 0..3, got ",
+              onnx_rule_.nearest);
+    }
+
+    void infer_onnx(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const
+    {
+        const bool crop = onnx_rule_.coord == kTfCropAndResize;
+        expect_input_count(in, crop ? 3 : 2, crop ? 3 : 2);
+        expect_f32(in[0]);
+        const size_t rank = in[0].shape.size();
+        check(in[1].shape == Shape{static_cast<int64_t>(rank)}, "the ", target_name(), " input must have shape (",
+              rank, ") for a rank-", rank, " input, got ", shape_str(in[1].shape));
+        if (crop)
+            check(in[2].shape == Shape{static_cast<int64_t>(2 * rank)}, "the roi input must have shape (", 2 * rank,
+                  ") for a rank-", rank, " input, got ", shape_str(in[2].shape));
+        if (!in[1].value.defined() && dynamic_) {
+            out[0] = TensorDesc(in[0].shape, DType::F32); // placeholder: forward() gives the true shape
             return;
         }
-        const int taps = type_ == kBilinear ? 2 : 4;
-        const std::vector<Taps> tx = type_ == kBilinear ? linear_taps(w, outw, align_corner_)
-                                                        : cubic_taps(w, outw, align_corner_);
-        std::vector<Taps> ty;
-        if (outh == h && h == 1) {
-            ty.resize(1);
-            ty[0].w[0] = 1.f;
-        } else {
-            ty = type_ == kBilinear ? linear_taps(h, outh, align_corner_) : cubic_taps(h, outh, align_corner_);
+        check(in[1].value.defined(), "the ", target_name(), " input must be known while planning (convert with ",
+              "27=dynamic=1 to accept values known only at run time)");
+        std::vector<double> scales;
+        out[0] = TensorDesc(onnx_output_shape(in[0].shape, in[1].value, scales), DType::F32);
+    }
+
+    const char* target_name() const { return sizes_ ? "sizes" : "scales"; }
+
+    ResamplePlan onnx_plan(const Shape& in_shape, const Tensor& target, const Tensor* roi_input) const
+    {
+        ResamplePlan plan;
+        std::vector<double> scales;
+        plan.out_shape = onnx_output_shape(in_shape, target, scales);
+        const std::vector<double> roi = roi_input ? roi_values(*roi_input) : std::vector<double>();
+        const size_t rank = plan.out_shape.size();
+        for (size_t axis = 0; axis < rank; ++axis) {
+            const int64_t in_len = in_shape[axis], out_len = plan.out_shape[axis];
+            OnnxAxis a{in_len, out_len, scales[axis],
+                       sizes_ ? static_cast<double>(out_len) : static_cast<double>(in_len) * scales[axis]};
+            if (!roi.empty()) {
+                a.roi_start = roi[axis];
+                a.roi_end = roi[axis + rank];
+            }
+            if (in_len == out_len && a.scale == 1.0 && roi.empty()) continue;
+            plan.steps.push_back(onnx_axis_taps(onnx_rule_, axis, a));
         }
-        const int vtaps = (outh == h && h == 1) ? 1 : taps;
-        ctx.parallel_for(c * outh, [&](int64_t begin, int64_t end) {
-            std::vector<float> rows(static_cast<size_t>(4 * outw));
-            for (int64_t r = begin; r < end; ++r) {
-                const int64_t q = r / outh, oy = r % outh;
-                const Taps& ky = ty[static_cast<size_t>(oy)];
-                // Horizontal pass on the source rows, then the vertical blend (ncnn's order).
-                for (int t = 0; t < vtaps; ++t) {
-                    const float* src = x + (q * h + ky.idx[t]) * w;
-                    float* row = rows.data() + t * outw;
-                    for (int64_t ox = 0; ox < outw; ++ox) {
-                        const Taps& kx = tx[static_cast<size_t>(ox)];
-                        if (taps == 2)
-                            row[ox] = src[kx.idx[0]] * kx.w[0] + src[kx.idx[1]] * kx.w[1];
-                        else
-                            row[ox] = src[kx.idx[0]] * kx.w[0] + src[kx.idx[1]] * kx.w[1] + src[kx.idx[2]] * kx.w[2] +
-                                      src[kx.idx[3]] * kx.w[3];
-                    }
-                }
-                float* dst = y + r * outw;
-                for (int64_t ox = 0; ox < outw; ++ox) {
-                    if (vtaps == 1) {
-                        dst[ox] = rows[static_cast<size_t>(ox)];
-                    } else if (vtaps == 2) {
-                        dst[ox] = rows[ox] * ky.w[0] + rows[outw + ox] * ky.w[1];
-                    } else {
-                        dst[ox] = rows[ox] * ky.w[0] + rows[outw + ox] * ky.w[1] + rows[2 * outw + ox] * ky.w[2] +
-                                  rows[3 * outw + ox] * ky.w[3];
-                    }
+        return plan;
+    }
+
+    static std::vector<double> roi_values(const Tensor& roi)
+    {
+        std::vector<double> v(static_cast<size_t>(roi.numel()));
+        visit_dtype(roi.dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            for (size_t i = 0; i < v.size(); ++i) v[i] = to_double(roi.data<T>()[i]);
+        });
+        for (double r : v) check(std::isfinite(r), "roi values must be finite, got ", r);
+        return v;
+    }
+
+    Shape onnx_output_shape(const Shape& in, const Tensor& target, std::vector<double>& scales) const
+    {
+        check(target.numel() == static_cast<int64_t>(in.size()), "has ", target.numel(),
+              " target values for a rank-", in.size(), " input");
+        Shape out(in.size());
+        scales.assign(in.size(), 1.0);
+        visit_dtype(target.dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            for (size_t i = 0; i < in.size(); ++i) {
+                const double v = to_double(target.data<T>()[i]);
+                if (sizes_) {
+                    check(v >= 1 && v < 1e9, "sizes must be >= 1, got ", v);
+                    check(in[i] > 0, "cannot resize axis ", i, " of ", shape_str(in), ": it is empty");
+                    out[i] = static_cast<int64_t>(v);
+                    scales[i] = static_cast<double>(static_cast<float>(v) / static_cast<float>(in[i]));
+                } else {
+                    check(v > 0 && v < 1e6, "scales must be > 0, got ", v);
+                    scales[i] = static_cast<float>(v);
+                    out[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * static_cast<float>(v)));
                 }
             }
         });
+        return out;
     }
 
+    bool onnx_ = false;
     int type_ = 0;
+    // ncnn's form
+    NcnnTapRule ncnn_rule_;
     float height_scale_ = 1.f, width_scale_ = 1.f;
     int output_height_ = 0, output_width_ = 0;
-    bool dynamic_ = false, align_corner_ = false, has_expr_ = false;
+    bool has_expr_ = false;
     Expression expr_;
     size_t inputs_ = 1;
+    // ONNX's form
+    OnnxTapRule onnx_rule_;
+    bool sizes_ = false;
+    float extrapolation_ = 0.f;
+    // both: the output size is taken from another input's shape (ncnn) or value (ONNX)
+    bool dynamic_ = false;
 };
 
 } // namespace
