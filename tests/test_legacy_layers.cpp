@@ -190,6 +190,16 @@ TEST(LegacyLayers, Resize)
                           {{"a", x}, {"b", scales}}});
 }
 
+TEST(LegacyLayers, QuantizeLinearDequantizeLinear)
+{
+    const Tensor x = random_f32({2, 3, 2}, 24), scale = f32({3}, {0.5f, 0.02f, 2.f});
+    expect_same_as_today({"QuantizeLinear q 2 1 a b y 0=1 1=4", "Quantize q 2 1 a b y 20=1 21=1 22=4", "Quantize",
+                          {{"a", x}, {"b", scale}}});
+    const Tensor q = run_text(model_text({"a", "b"}, "Quantize q 2 1 a b y 20=1 21=-2 22=4"), {{"a", x}, {"b", scale}})[0];
+    expect_same_as_today({"DequantizeLinear d 2 1 a b y 0=-2", "Dequantize d 2 1 a b y 20=1 21=-2", "Dequantize",
+                          {{"a", q}, {"b", scale}}});
+}
+
 TEST(LegacyLayers, NormalizeND)
 {
     const Tensor x = random_f32({2, 3, 4}, 20), scale = random_f32({4}, 21), bias = random_f32({4}, 22);

@@ -1,5 +1,5 @@
-// Recurrent layers (RNNND, GRUND, LSTMND), NonMaxSuppression, QuantizeLinear
-// family, EinsumND, GridSampleND and RoiAlign (ONNX semantics). Expectations
+// Recurrent layers (RNN, GRU, LSTM in their ONNX form), NonMaxSuppression, Quantize/Dequantize in their ONNX form
+// (QuantizeLinear/DequantizeLinear), DynamicQuantizeLinear, Einsum, GridSample and RoiAlign (ONNX semantics). Expectations
 // come from naive references written here from the ONNX operator spec (in
 // double precision, one formula at a time) or from values worked out by hand;
 // never from the layers' own code.
@@ -368,7 +368,7 @@ TEST(SeqMiscNms, DefaultsAndErrors)
                          "center_point_box"));
 }
 
-// ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear -------------------------------
+// ---- Quantize / Dequantize in ONNX's form (20=1), DynamicQuantizeLinear ------------------
 
 // Round half to even, from floor: ties go to the even neighbour.
 double round_half_even(double v)
@@ -391,7 +391,7 @@ TEST(SeqMiscQuantize, PerTensorAndPerAxisWithSaturationAndTies)
             if (u) zpt.data<uint8_t>()[i] = static_cast<uint8_t>(zp[static_cast<size_t>(i)]);
             else zpt.data<int8_t>()[i] = static_cast<int8_t>(zp[static_cast<size_t>(i)]);
         }
-        const Tensor y = run_layer("QuantizeLinear", P({{0, 1}}), {x, f32({3}, scale), zpt})[0];
+        const Tensor y = run_layer("Quantize", P({{20, 1}, {21, 1}}), {x, f32({3}, scale), zpt})[0];
         ASSERT_EQ(y.dtype(), t);
         const double lo = u ? 0 : -128, hi = u ? 255 : 127;
         for (int64_t i = 0; i < x.numel(); ++i) {
@@ -401,7 +401,7 @@ TEST(SeqMiscQuantize, PerTensorAndPerAxisWithSaturationAndTies)
             EXPECT_EQ(got, want) << "element " << i << " " << dtype_name(t);
         }
         // Dequantize back: (q - zp) * scale.
-        const Tensor back = run_layer("DequantizeLinear", P({{0, -2}}), {y, f32({3}, scale), zpt})[0];
+        const Tensor back = run_layer("Dequantize", P({{20, 1}, {21, -2}}), {y, f32({3}, scale), zpt})[0];
         for (int64_t i = 0; i < x.numel(); ++i) {
             const size_t c = static_cast<size_t>((i / 2) % 3);
             const double q = u ? y.data<uint8_t>()[i] : y.data<int8_t>()[i];
@@ -409,10 +409,10 @@ TEST(SeqMiscQuantize, PerTensorAndPerAxisWithSaturationAndTies)
         }
     }
     // Per tensor, no zero point: uint8 by default.
-    const Tensor y = run_layer("QuantizeLinear", {}, {f32({4}, {0.5f, 1.5f, 2.5f, -1.f}), f32({}, {1.f})})[0];
+    const Tensor y = run_layer("Quantize", P({{20, 1}}), {f32({4}, {0.5f, 1.5f, 2.5f, -1.f}), f32({}, {1.f})})[0];
     EXPECT_EQ(y.dtype(), DType::U8);
     EXPECT_EQ(values<uint8_t>(y), std::vector<uint8_t>({0, 2, 2, 0}));
-    const Tensor d = run_layer("DequantizeLinear", {}, {make<int32_t>({2}, DType::I32, {-7, 9}), f32({}, {0.25f})})[0];
+    const Tensor d = run_layer("Dequantize", P({{20, 1}}), {make<int32_t>({2}, DType::I32, {-7, 9}), f32({}, {0.25f})})[0];
     EXPECT_EQ(values<float>(d), std::vector<float>({-1.75f, 2.25f}));
 }
 
@@ -440,12 +440,12 @@ TEST(SeqMiscQuantize, DynamicQuantizeLinearMatchesTheFormula)
 TEST(SeqMiscQuantize, Errors)
 {
     const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
-    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", {}, {x, f32({2}, {1, 1})}); }), "per-axis scale"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", P({{0, 5}}), {x, f32({3}, {1, 1, 1})}); }), "axis"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", {}, {x, f32({3}, {1, 1, 1}), f32({3}, {0, 0, 0})}); }),
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Quantize", P({{20, 1}}), {x, f32({2}, {1, 1})}); }), "per-axis scale"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Quantize", P({{20, 1}, {21, 5}}), {x, f32({3}, {1, 1, 1})}); }), "axis"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Quantize", P({{20, 1}}), {x, f32({3}, {1, 1, 1}), f32({3}, {0, 0, 0})}); }),
                          "zero_point"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("DequantizeLinear", {}, {x, f32({}, {1})}); }), "integer"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("QuantizeLinear", P({{1, 0}}), {x, f32({}, {1})}); }), "param 1"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Dequantize", P({{20, 1}}), {x, f32({}, {1})}); }), "integer"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("Quantize", P({{20, 1}, {22, 0}}), {x, f32({}, {1})}); }), "param 22"));
 }
 
 // ---- EinsumND ------------------------------------------------------------------------------

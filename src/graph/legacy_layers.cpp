@@ -71,6 +71,8 @@ const std::vector<LegacyLayer>& legacy_layers()
         // coordinate transform, nearest mode, cubic_a, exclude_outside, target kind, extrapolation, dynamic
         {"Resize", "Interp", {{1, 21}, {2, 22}, {3, 23}, {4, 24}, {5, 25}, {6, 26}, {20, 27}}, {{20, 1}},
          ncnn_resize_types},
+        {"QuantizeLinear", "Quantize", {{0, 21}, {1, 22}}, {{20, 1}}},  // axis, y dtype
+        {"DequantizeLinear", "Dequantize", {{0, 21}}, {{20, 1}}},      // axis
         {"Pad", "Padding", {{0, 4}}, {{21, 1}}, onnx_pad_modes}, // 0=mode
         {"RNNND", "RNN", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},
         {"GRUND", "GRU", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}, {6, 27}, {7, 28}}, {{20, 1}}},

@@ -55,7 +55,8 @@ Tensor unit_scale(NodeContext& n, const Quantized& q)
 std::string dequantized(NodeContext& n, const Quantized& q)
 {
     ParamDict pd;
-    pd.set_int(0, q.axis);
+    pd.set_int(20, 1);
+    pd.set_int(21, q.axis);
     const bool has_zp = q.zero_point >= 0 && n.has_input(q.zero_point);
     const Tensor one = q.scale >= 0 ? Tensor() : unit_scale(n, q);
     const Tensor* value = n.constant(q.value);
@@ -64,13 +65,13 @@ std::string dequantized(NodeContext& n, const Quantized& q)
     if (value && scale && (zp || !has_zp)) {
         std::vector<Tensor> in = {*value, *scale};
         if (zp) in.push_back(*zp);
-        return n.constant_name(evaluate_now("DequantizeLinear", pd, in), "dequantized");
+        return n.constant_name(evaluate_now("Dequantize", pd, in), "dequantized");
     }
     std::vector<std::string> bottoms = {n.input(q.value),
                                         q.scale >= 0 ? n.input(q.scale) : constant_blob(n, one, "unit scale")};
     if (has_zp) bottoms.push_back(n.input(q.zero_point));
     const std::string blob = n.temp("dequantized");
-    n.emit("DequantizeLinear", bottoms, {blob}, pd);
+    n.emit("Dequantize", bottoms, {blob}, pd);
     n.share_input_type(q.value, blob);
     return blob;
 }
@@ -102,7 +103,9 @@ void quantize_output(NodeContext& n, const std::string& blob, int y_scale, int y
 {
     std::vector<std::string> bottoms = {blob, n.input(y_scale)};
     if (n.has_input(y_zero_point)) bottoms.push_back(n.input(y_zero_point));
-    n.emit("QuantizeLinear", bottoms, {n.output(0)});
+    ParamDict onnx_form;
+    onnx_form.set_int(20, 1);
+    n.emit("Quantize", bottoms, {n.output(0)}, onnx_form);
 }
 
 // A 1-D scale / zero point of a MatMul operand runs along its rows (A) or

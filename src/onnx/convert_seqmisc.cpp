@@ -114,16 +114,18 @@ void convert_nms(NodeContext& n)
     n.emit("NonMaxSuppression", inputs_upto(n, 5), {n.output(0)}, pd);
 }
 
-// ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear --------------------
+// ---- QuantizeLinear, DequantizeLinear (onto Quantize / Dequantize, 20=1), DynamicQuantizeLinear ----
 
 void convert_quantize_linear(NodeContext& n)
 {
     n.check(n.attr_int("block_size", 0) == 0, "blocked quantization (block_size) is not supported");
+    const bool quantize = n.op_type() == "QuantizeLinear";
     ParamDict pd;
-    pd.set_int(0, static_cast<int>(n.attr_int("axis", 1)));
-    if (n.op_type() == "QuantizeLinear" && n.has_attr("output_dtype") && n.attr_int("output_dtype", 0) != 0)
-        pd.set_int(1, static_cast<int>(dtype_from_onnx(static_cast<int>(n.attr_int("output_dtype", 0)), "output_dtype")));
-    n.emit(n.op_type(), inputs_upto(n, 3), {n.output(0)}, pd);
+    pd.set_int(20, 1);
+    pd.set_int(21, static_cast<int>(n.attr_int("axis", 1)));
+    if (quantize && n.has_attr("output_dtype") && n.attr_int("output_dtype", 0) != 0)
+        pd.set_int(22, static_cast<int>(dtype_from_onnx(static_cast<int>(n.attr_int("output_dtype", 0)), "output_dtype")));
+    n.emit(quantize ? "Quantize" : "Dequantize", inputs_upto(n, 3), {n.output(0)}, pd);
 }
 
 void convert_dynamic_quantize_linear(NodeContext& n)

@@ -1,216 +1,145 @@
-// Quantize, Dequantize and Requantize (ncnn params, src/layer/{quantize,
-// dequantize,requantize}.cpp). Scales and biases are raw fp32 vectors of size 1
-// (one value for the whole tensor) or one per row (2-D) / channel (3-D, 4-D);
-// a 1-D input takes only size-1 vectors.
-//   Quantize   F32 -> I8 : q = float2int8(x * scale)
-//              params 0 scale_data_size(1); weights scale[size]
-//   Dequantize I32 -> F32: y = x * scale + bias
-//              params 0 scale_data_size(1), 1 bias_data_size(0); weights scale, bias
-//   Requantize I32 -> I8 : q = float2int8(act(x * scale_in + bias) * scale_out)
-//              params 0 scale_in_data_size(1), 1 scale_out_data_size(1),
-//              2 bias_data_size(0), 3 activation_type(0), 4 activation_params;
-//              weights scale_in, scale_out, bias
-// float2int8 rounds half away from zero and clamps to [-127, 127] (ops/int8.h).
-#include <algorithm>
-#include <initializer_list>
-#include <vector>
+// Quantize: float to integers, in ncnn's form or ONNX's QuantizeLinear (20=1);
+// DynamicQuantizeLinear (ONNX) quantizes with a scale it derives from x.
+//
+// ncnn's form: F32 -> I8, q = float2int8(x * scale) (round half away from
+//   zero, clamp to [-127, 127]; quant/int8.h). 0=scale_data_size (1); weights
+//   scale[size], one value or one per row (2-D) / channel (3-D, 4-D).
+// ONNX's form (20=1): y = saturate(round_half_even(x / scale) + zero_point).
+//   Inputs x (float or int32), scale (one value or per-axis), optional
+//   zero_point (scale's shape; its dtype is y's). 21=axis (default 1) of a
+//   per-axis scale, 22=y dtype (code of DType) without a zero point (default
+//   uint8); y may be int8, uint8, int16, uint16 or int32. A zero scale
+//   saturates (x / 0 is +-inf); 0 / 0 and NaN give 0.
+// DynamicQuantizeLinear: x float32 -> y uint8, y_scale float32 scalar,
+//   y_zero_point uint8 scalar, from the range [min(0, min x), max(0, max x)]
+//   mapped onto [0, 255] (an all-zero x gives scale 0, zero point 0, y 0).
+#include <cmath>
+#include <type_traits>
 
-#include "ops/activation/activation.h"
-#include "ops/registry.h"
+#include "ops/quant/channel_values.h"
 #include "ops/quant/int8.h"
-#include "ops/common/op_util.h"
 
 namespace kestrel {
 
 namespace {
 
-// Outer count that per-row/channel vectors index (1 for a 1-D tensor).
-int64_t outer_count(const Shape& s) { return s.size() == 1 ? 1 : s[0]; }
-
-// A scale or bias vector: its size is a param, its values raw fp32 weights;
-// one value for the whole tensor or one per row (2-D) / channel (3-D, 4-D).
-class RowVector {
-public:
-    // Required vectors have size >= 1 (default 1), optional ones >= 0 (default 0, absent).
-    void read_size(const ParamDict& pd, int id, const char* what, bool optional)
-    {
-        id_ = id, what_ = what, optional_ = optional;
-        if (optional) {
-            size_ = pd.get_int(id, 0);
-            check(size_ >= 0, what, " (param ", id, ") must be >= 0, got ", size_);
-        } else {
-            size_ = positive_param(pd, id, 1, what);
-        }
-    }
-
-    void load(WeightReader& wr)
-    {
-        values_.clear();
-        if (size_ == 0) return;
-        const Tensor t = wr.load(size_, WeightEncoding::Raw);
-        values_.assign(t.data<float>(), t.data<float>() + size_);
-    }
-
-    // The size must suit input shape s: 1, or the count of rows / channels (a 1-D input takes only 1).
-    void check_fits(const Shape& s) const
-    {
-        if (optional_ && size_ == 0) return;
-        const int64_t outer = outer_count(s);
-        if (s.size() == 1) {
-            check(size_ == 1, what_, " (param ", id_, " = ", size_, ") must be 1 for a 1-D input");
-            return;
-        }
-        check(size_ == 1 || size_ == outer, what_, " (param ", id_, " = ", size_, ") must be 1 or ", outer, " (the ",
-              s.size() == 2 ? "rows" : "channels", " of input ", shape_str(s), ")");
-    }
-
-    // The value for a row (0 when the vector is absent).
-    float at(int64_t row) const
-    {
-        if (values_.empty()) return 0.f;
-        return values_.size() == 1 ? values_[0] : values_[static_cast<size_t>(row)];
-    }
-
-    int64_t bytes() const { return static_cast<int64_t>(values_.size() * sizeof(float)); }
-
-private:
-    int size_ = 0, id_ = 0;
-    const char* what_ = "";
-    bool optional_ = false;
-    std::vector<float> values_;
-};
-
-// The layers map a rank 1-4 input of dtype `from` to `to`, element by element.
-void infer_rowwise(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out, DType from, DType to,
-                   std::initializer_list<const RowVector*> vectors)
+// ONNX's rule: x / scale rounded half to even, plus the zero point, saturated to Q.
+template <class Q> Q onnx_quantized(float x, float scale, float zero_point)
 {
-    expect_input_count(in, 1, 1);
-    expect_output_count(out, 1);
-    const Shape& s = in[0].shape;
-    check(in[0].dtype == from, "input must be ", dtype_name(from), ", got ", dtype_name(in[0].dtype));
-    check(!s.empty() && s.size() <= 4, "expects a rank 1-4 input, got ", shape_str(s));
-    for (const RowVector* v : vectors) v->check_fits(s);
-    out[0] = make_desc(s, to);
+    return saturate_cast<Q>(static_cast<double>(std::nearbyint(x / scale)) + zero_point);
 }
 
-// fn(row, begin, end) for every row of x (in parallel), [begin, end) its flat element range.
-template <class Fn> void for_each_row(const Tensor& x, const ExecContext& ctx, const Fn& fn)
+// ONNX's quantization of a whole tensor into y (whose dtype is the quantized type).
+void onnx_quantize(const Tensor& x, const std::vector<float>& scale, const std::vector<float>& zero_point,
+                   const ChannelGroups& g, Tensor& y, const ExecContext& ctx)
 {
-    const int64_t outer = outer_count(x.shape()), inner = x.numel() / std::max<int64_t>(outer, 1);
-    ctx.parallel_for(outer, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) fn(i, i * inner, (i + 1) * inner);
+    const std::vector<float> xs = values_as_floats(x);
+    visit_dtype(y.dtype(), [&](auto tag) {
+        using Q = typename decltype(tag)::type;
+        if constexpr (std::is_integral_v<Q> && !std::is_same_v<Q, bool>) {
+            Q* out = y.data<Q>();
+            for_each_block(g, x.numel(), ctx, [&](int64_t c, int64_t begin, int64_t end) {
+                const float s = scale[static_cast<size_t>(c)];
+                const float zp = zero_point.empty() ? 0.f : zero_point[static_cast<size_t>(c)];
+                for (int64_t i = begin; i < end; ++i) out[i] = onnx_quantized<Q>(xs[static_cast<size_t>(i)], s, zp);
+            });
+        }
     });
 }
 
 class Quantize : public Op {
 public:
-    void load_param(const ParamDict& pd) override { scale_.read_size(pd, 0, "scale_data_size", false); }
-    void load_model(WeightReader& wr) override { scale_.load(wr); }
+    void load_param(const ParamDict& pd) override
+    {
+        const int form = pd.get_int(20, 0);
+        check(form == 0 || form == 1, "param 20 must be 0 (ncnn's form) or 1 (ONNX's QuantizeLinear), got ", form);
+        onnx_ = form == 1;
+        if (!onnx_) {
+            scale_.read_size(pd, 0, "scale_data_size", false);
+            return;
+        }
+        axis_ = pd.get_int(21, 1);
+        out_dtype_ = static_cast<DType>(pd.get_int(22, static_cast<int>(DType::U8)));
+        check(nd::is_integer_dtype(out_dtype_) && dtype_size(out_dtype_) <= 4,
+              "output dtype (param 22) must be an integer type of up to 32 bits");
+    }
+    void load_model(WeightReader& wr) override
+    {
+        if (!onnx_) scale_.load(wr);
+    }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        infer_rowwise(in, out, DType::F32, DType::I8, {&scale_});
+        if (!onnx_) return infer_ncnn_rowwise(in, out, DType::F32, DType::I8, {&scale_});
+        expect_input_count(in, 2, 3);
+        expect_output_count(out, 1);
+        check(dtype_is_float(in[0].dtype) || in[0].dtype == DType::I32, "x (input 0) must be float or int32, got ",
+              dtype_name(in[0].dtype));
+        check_onnx_scale_and_zero_point(in, axis_);
+        const DType t = onnx_input_present(in, 2) ? in[2].dtype : out_dtype_;
+        check(nd::is_integer_dtype(t) && dtype_size(t) <= 4,
+              "zero_point (input 2) must be an integer type of up to 32 bits, got ", dtype_name(t));
+        out[0] = TensorDesc(in[0].shape, t);
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
+        if (onnx_) {
+            const std::vector<float> zp = onnx_input_present(in, 2) ? values_as_floats(in[2]) : std::vector<float>();
+            onnx_quantize(in[0], values_as_floats(in[1]), zp, onnx_axis_groups(in[0].shape(), in[1].shape(), axis_),
+                          out[0], ctx);
+            return;
+        }
         const float* x = in[0].data<float>();
         int8_t* y = out[0].data<int8_t>();
-        for_each_row(in[0], ctx, [&](int64_t row, int64_t begin, int64_t end) {
-            quantize_span(x + begin, y + begin, end - begin, scale_.at(row));
-        });
+        for_each_block(ncnn_row_groups(in[0].shape(), scale_.size()), in[0].numel(), ctx,
+                       [&](int64_t c, int64_t begin, int64_t end) {
+                           quantize_span(x + begin, y + begin, end - begin, scale_.at(c));
+                       });
     }
 
     int64_t weight_bytes() const override { return scale_.bytes(); }
 
 private:
-    RowVector scale_;
+    bool onnx_ = false;
+    NcnnChannelValues scale_; // ncnn's form
+    int axis_ = 1;            // ONNX's form
+    DType out_dtype_ = DType::U8;
 };
 
-class Dequantize : public Op {
+class DynamicQuantizeLinear : public Op {
 public:
-    void load_param(const ParamDict& pd) override
-    {
-        scale_.read_size(pd, 0, "scale_data_size", false);
-        bias_.read_size(pd, 1, "bias_data_size", true);
-    }
-    void load_model(WeightReader& wr) override
-    {
-        scale_.load(wr);
-        bias_.load(wr);
-    }
-
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        infer_rowwise(in, out, DType::I32, DType::F32, {&scale_, &bias_});
+        expect_input_count(in, 1, 1);
+        check(!out.empty() && out.size() <= 3, "expects 1 to 3 outputs (y, y_scale, y_zero_point), got ", out.size());
+        expect_f32(in[0], "x (input 0)");
+        out[0] = TensorDesc(in[0].shape, DType::U8);
+        if (out.size() > 1) out[1] = TensorDesc({}, DType::F32);
+        if (out.size() > 2) out[2] = TensorDesc({}, DType::U8);
     }
-
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const int32_t* x = in[0].data<int32_t>();
-        float* y = out[0].data<float>();
-        for_each_row(in[0], ctx, [&](int64_t row, int64_t begin, int64_t end) {
-            const float scale = scale_.at(row), bias = bias_.at(row);
-            for (int64_t j = begin; j < end; ++j) y[j] = static_cast<float>(x[j]) * scale + bias;
-        });
+        const float* x = in[0].data<float>();
+        float lo = 0.f, hi = 0.f; // the range always includes 0
+        for (int64_t i = 0; i < in[0].numel(); ++i) {
+            lo = std::min(lo, x[i]);
+            hi = std::max(hi, x[i]);
+        }
+        const float scale = (hi - lo) / 255.f;
+        const uint8_t zp = scale == 0.f ? 0 : saturate_cast<uint8_t>(std::nearbyint(0.f - lo / scale));
+        ChannelGroups whole;
+        whole.inner = in[0].numel();
+        if (scale == 0.f) std::fill_n(out[0].data<uint8_t>(), in[0].numel(), uint8_t(0));
+        else onnx_quantize(in[0], {scale}, {static_cast<float>(zp)}, whole, out[0], ctx);
+        if (out.size() > 1) out[1].data<float>()[0] = scale;
+        if (out.size() > 2) out[2].data<uint8_t>()[0] = zp;
     }
-
-    int64_t weight_bytes() const override { return scale_.bytes() + bias_.bytes(); }
-
-private:
-    RowVector scale_, bias_;
-};
-
-class Requantize : public Op {
-public:
-    void load_param(const ParamDict& pd) override
-    {
-        scale_in_.read_size(pd, 0, "scale_in_data_size", false);
-        scale_out_.read_size(pd, 1, "scale_out_data_size", false);
-        bias_.read_size(pd, 2, "bias_data_size", true);
-        std::vector<float> act_params = pd.get_floats(4);
-        const int act_type = pd.get_int(3, 0);
-        // Activation::from_ncnn names params 9/10 in its messages; here they are 3/4.
-        check(act_type >= 0 && act_type <= 6, "activation_type (param 3) must be 0..6, got ", act_type);
-        const size_t need = act_type == 2 ? 1 : (act_type == 3 || act_type == 6) ? 2 : 0;
-        check(act_params.size() >= need, "activation type ", act_type, " needs ", need,
-              " params (param 4), got ", act_params.size());
-        activation_ = Activation::from_ncnn(act_type, act_params);
-    }
-    void load_model(WeightReader& wr) override
-    {
-        scale_in_.load(wr);
-        scale_out_.load(wr);
-        bias_.load(wr);
-    }
-
-    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
-    {
-        infer_rowwise(in, out, DType::I32, DType::I8, {&scale_in_, &scale_out_, &bias_});
-    }
-
-    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
-    {
-        const int32_t* x = in[0].data<int32_t>();
-        int8_t* y = out[0].data<int8_t>();
-        for_each_row(in[0], ctx, [&](int64_t row, int64_t begin, int64_t end) {
-            const float si = scale_in_.at(row), so = scale_out_.at(row), b = bias_.at(row);
-            for (int64_t j = begin; j < end; ++j)
-                y[j] = float2int8(activation_(static_cast<float>(x[j]) * si + b) * so);
-        });
-    }
-
-    int64_t weight_bytes() const override { return scale_in_.bytes() + scale_out_.bytes() + bias_.bytes(); }
-
-private:
-    RowVector scale_in_, scale_out_, bias_;
-    Activation activation_;
 };
 
 } // namespace
 
 std::unique_ptr<Op> make_quantize() { return std::make_unique<Quantize>(); }
-std::unique_ptr<Op> make_dequantize() { return std::make_unique<Dequantize>(); }
-std::unique_ptr<Op> make_requantize() { return std::make_unique<Requantize>(); }
+std::unique_ptr<Op> make_dynamic_quantize_linear() { return std::make_unique<DynamicQuantizeLinear>(); }
 
 } // namespace kestrel

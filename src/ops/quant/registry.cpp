@@ -1,6 +1,7 @@
-// The quant family. Quantization: ncnn's Quantize/Dequantize/Requantize and the int8
-// conventions (int8.h) its int8 layers share; ONNX's QuantizeLinear,
-// DequantizeLinear and DynamicQuantizeLinear.
+// The quant family. Quantization: Quantize and Dequantize (ncnn's form, or
+// ONNX's QuantizeLinear / DequantizeLinear with 20=1), ncnn's Requantize,
+// ONNX's DynamicQuantizeLinear; their per-channel values and blocks
+// (channel_values.h) and the int8 conventions ncnn's int8 layers share (int8.h).
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -8,9 +9,7 @@ namespace kestrel {
 std::unique_ptr<Op> make_quantize();
 std::unique_ptr<Op> make_dequantize();
 std::unique_ptr<Op> make_requantize();
-std::unique_ptr<Op> make_nd_quantize_linear();
-std::unique_ptr<Op> make_nd_dequantize_linear();
-std::unique_ptr<Op> make_nd_dynamic_quantize_linear();
+std::unique_ptr<Op> make_dynamic_quantize_linear();
 
 std::vector<BuiltinOp> quant_family()
 {
@@ -18,9 +17,7 @@ std::vector<BuiltinOp> quant_family()
         {"Quantize", make_quantize},
         {"Dequantize", make_dequantize},
         {"Requantize", make_requantize},
-        {"QuantizeLinear", make_nd_quantize_linear},
-        {"DequantizeLinear", make_nd_dequantize_linear},
-        {"DynamicQuantizeLinear", make_nd_dynamic_quantize_linear},
+        {"DynamicQuantizeLinear", make_dynamic_quantize_linear},
     };
 }
 
