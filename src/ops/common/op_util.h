@@ -67,4 +67,13 @@ inline int positive_param(const ParamDict& pd, int id, int def, const char* what
     return v;
 }
 
+// Which form a layer of an ncnn name is in: ncnn's own (param 20 absent or 0)
+// or ONNX's (20=1, its params from 21), read by the same op.
+inline bool onnx_form(const ParamDict& pd, const char* onnx_name)
+{
+    const int form = pd.get_int(20, 0);
+    check(form == 0 || form == 1, "param 20 must be 0 (ncnn's form) or 1 (ONNX's ", onnx_name, "), got ", form);
+    return form == 1;
+}
+
 } // namespace kestrel

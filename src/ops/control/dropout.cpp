@@ -21,7 +21,7 @@ class Dropout : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        onnx_ = pd.get_int(20, 0) == 1;
+        onnx_ = onnx_form(pd, "Dropout");
         scale_ = onnx_ ? 1.f : pd.get_float(0, 1.f);
         const int code = pd.get_int(21, static_cast<int>(DType::Bool));
         check(code >= 0 && code <= static_cast<int>(DType::Bool), "mask dtype (param 21) ", code, " is not 0..12");

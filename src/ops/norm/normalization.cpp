@@ -44,7 +44,7 @@ class Normalization : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        onnx_ = pd.get_int(20, 0) == 1;
+        onnx_ = onnx_form(pd, "LayerNormalization");
         if (!onnx_) {
             affine_size_ = pd.get_int(0, 0);
             eps_ = pd.get_float(1, 0.001f);

@@ -62,7 +62,7 @@ public:
         type_ = pd.get_int(0, 0);
         check(type_ == 0 || type_ == 1, "pooling_type (param 0) must be 0 (max) or 1 (avg), got ", type_);
         count_include_pad_ = pd.get_int(6, 0) != 0;
-        onnx_ = pd.get_int(20, 0) == 1;
+        onnx_ = onnx_form(pd, "MaxPool/AveragePool");
         if (onnx_) {
             window_.load(pd, 21, true);
             ceil_mode_ = pd.get_int(25, 0) != 0;

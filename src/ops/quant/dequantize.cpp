@@ -16,9 +16,7 @@ class Dequantize : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        const int form = pd.get_int(20, 0);
-        check(form == 0 || form == 1, "param 20 must be 0 (ncnn's form) or 1 (ONNX's DequantizeLinear), got ", form);
-        onnx_ = form == 1;
+        onnx_ = onnx_form(pd, "DequantizeLinear");
         if (onnx_) {
             axis_ = pd.get_int(21, 1);
             return;

@@ -51,9 +51,7 @@ class Quantize : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        const int form = pd.get_int(20, 0);
-        check(form == 0 || form == 1, "param 20 must be 0 (ncnn's form) or 1 (ONNX's QuantizeLinear), got ", form);
-        onnx_ = form == 1;
+        onnx_ = onnx_form(pd, "QuantizeLinear");
         if (!onnx_) {
             scale_.read_size(pd, 0, "scale_data_size", false);
             return;

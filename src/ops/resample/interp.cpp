@@ -48,9 +48,7 @@ class Interp : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        const int form = pd.get_int(20, 0);
-        check(form == 0 || form == 1, "param 20 must be 0 (ncnn's form) or 1 (ONNX's Resize), got ", form);
-        onnx_ = form == 1;
+        onnx_ = onnx_form(pd, "Resize");
         type_ = pd.get_int(0, onnx_ ? kResizeNearest : 0);
         check(type_ >= kResizeNearest && type_ <= kResizeCubic,
               "resize_type (param 0) must be 1 (nearest), 2 (bilinear) or 3 (bicubic), got ", type_);
