@@ -1,6 +1,7 @@
-// ONNX element-wise layers (src/ops/nd_elementwise.cpp): Elementwise (binary,
-// comparison, logic, bitwise, shift, PRelu), Unary, Where and the variadic
-// Sum/Mean/Max/Min, over every dtype they take, with numpy broadcasting.
+// Element-wise layers in their typed forms (src/ops/elementwise/): BinaryOp
+// 21=1 (binary, comparison, logic, bitwise, shift, PRelu), UnaryOp 21=1, Where
+// and Eltwise 21=1 (variadic Sum/Mean/Max/Min), over every dtype they take,
+// with numpy broadcasting.
 // Expected values come from naive code written here: numpy broadcasting by
 // index arithmetic, integer ops in 128-bit arithmetic reduced modulo 2^bits,
 // float ops in long double from the ONNX formulas.

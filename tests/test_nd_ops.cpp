@@ -1,4 +1,4 @@
-// ONNX-semantics layers (src/ops/nd_*.cpp). Every expectation comes from a
+// Layers in their ONNX forms (any rank and dtype). Every expectation comes from a
 // naive reference written here from the ONNX operator spec (coordinates
 // decoded one element at a time, index lists built by plain loops) or from
 // values worked out by hand; never from the layers' own code.

@@ -308,7 +308,7 @@ TEST(NormsNormalize, RejectsBadShapesDtypesAndParams)
     EXPECT_TRUE(has_text(error_of([&] { run_op("LayerNorm", params({{20, 1}, {24, 1}, {25, 1}}), {x}); }), "5 input"));
 }
 
-// ---- ReduceND ---------------------------------------------------------------
+// ---- Reduction, ONNX form ---------------------------------------------------------------
 
 // Naive reduction of x over `axes` (all when empty) for the operation code.
 std::vector<double> reduce_reference(const Tensor& x, std::vector<int> axes, int op, Shape* out_shape, bool keepdims)

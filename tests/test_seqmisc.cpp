@@ -448,7 +448,7 @@ TEST(SeqMiscQuantize, Errors)
     EXPECT_TRUE(contains(error_of([&] { run_layer("Quantize", P({{20, 1}, {22, 0}}), {x, f32({}, {1})}); }), "param 22"));
 }
 
-// ---- EinsumND ------------------------------------------------------------------------------
+// ---- Einsum --------------------------------------------------------------------------------
 
 Tensor f64(const Shape& s, std::mt19937& rng)
 {
@@ -529,7 +529,7 @@ TEST(SeqMiscEinsum, ImplicitOutputIntegersAndErrors)
     EXPECT_TRUE(contains(error_of([&] { run_layer("Einsum", equation("...i->i"), {x}); }), "no '...'"));
 }
 
-// ---- GridSampleND ------------------------------------------------------------------------
+// ---- GridSample --------------------------------------------------------------------------
 
 // ONNX's codes (0-based), as ncnn's (1-based) params.
 ParamDict grid_params(int mode, int padding, int align) { return P({{0, mode + 1}, {1, padding + 1}, {2, align}}); }

@@ -59,8 +59,9 @@ struct OpState {
 };
 
 // What prepare() gets besides shapes: the thread budget, and a place to ask for
-// scratch memory, which the runtime's memory planner places in the session's
-// arena beside the activations (live during this op's forward only).
+// scratch memory, which the runtime places in the session's arena (live during
+// this op's forward only; every step's scratch starts at the same place, so it
+// stays in cache).
 class PrepareContext {
 public:
     explicit PrepareContext(int threads) : threads_(threads) {}

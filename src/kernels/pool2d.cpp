@@ -11,27 +11,59 @@ template <class T> T lowest();
 template <> float lowest<float>() { return -FLT_MAX; }
 template <> int8_t lowest<int8_t>() { return -128; }
 
-template <class T> void max_plane(const T* p, T* o, const Pool2dGeometry& g)
+// The max of a window row: kernel_w taps from r[x0] (KW > 0: a fixed width the
+// compiler unrolls).
+template <int KW, class T> T row_max(const T* r, int64_t kernel_w)
 {
-    const int64_t h = g.in_h, w = g.in_w;
-    auto at = [&](int64_t y, int64_t x) { return (y < 0 || y >= h || x < 0 || x >= w) ? lowest<T>() : p[y * w + x]; };
+    const int64_t n = KW > 0 ? KW : kernel_w;
+    T m = r[0];
+    for (int64_t kx = 1; kx < n; ++kx) m = std::max(m, r[kx]);
+    return m;
+}
+
+// Max pooling, one window row at a time: each output row takes the max of
+// its windows' rows (padding rows are the lowest value, so they are skipped),
+// and within a row the windows inside the input run without bounds checks.
+// The max of a set does not depend on the order it is taken in, so this is
+// the window-by-window result exactly.
+template <int KW, class T> void max_plane_rows(const T* p, T* o, const Pool2dGeometry& g)
+{
+    const int64_t h = g.in_h, w = g.in_w, kw = g.kernel_w, sw = g.stride_w, pl = g.pad_left;
+    // Outputs [ox_lo, ox_hi) have windows wholly inside the row.
+    const int64_t ox_lo = std::min(g.out_w, (pl + sw - 1) / sw);
+    const int64_t ox_hi = std::max(ox_lo, std::min(g.out_w, w + pl - kw >= 0 ? (w + pl - kw) / sw + 1 : 0));
+    auto clipped_max = [&](const T* r, int64_t x0) {
+        T m = lowest<T>();
+        for (int64_t kx = 0; kx < kw; ++kx)
+            if (x0 + kx >= 0 && x0 + kx < w) m = std::max(m, r[x0 + kx]);
+        return m;
+    };
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
         const int64_t y0 = oy * g.stride_h - g.pad_top;
-        for (int64_t ox = 0; ox < g.out_w; ++ox) {
-            const int64_t x0 = ox * g.stride_w - g.pad_left;
-            T m;
-            if (y0 >= 0 && x0 >= 0 && y0 + g.kernel_h <= h && x0 + g.kernel_w <= w) {
-                const T* wp = p + y0 * w + x0;
-                m = wp[0];
-                for (int64_t ky = 0; ky < g.kernel_h; ++ky)
-                    for (int64_t kx = 0; kx < g.kernel_w; ++kx) m = std::max(m, wp[ky * w + kx]);
-            } else {
-                m = at(y0, x0);
-                for (int64_t ky = 0; ky < g.kernel_h; ++ky)
-                    for (int64_t kx = 0; kx < g.kernel_w; ++kx) m = std::max(m, at(y0 + ky, x0 + kx));
-            }
-            o[oy * g.out_w + ox] = m;
+        const int64_t ky_begin = std::max<int64_t>(0, -y0), ky_end = std::min(g.kernel_h, h - y0);
+        T* orow = o + oy * g.out_w;
+        if (ky_begin >= ky_end || ky_end - ky_begin < g.kernel_h) std::fill(orow, orow + g.out_w, lowest<T>());
+        for (int64_t ky = ky_begin; ky < ky_end; ++ky) {
+            const T* r = p + (y0 + ky) * w;
+            const bool first = ky == ky_begin && ky_end - ky_begin == g.kernel_h;
+            auto put = [&](int64_t ox, T m) { orow[ox] = first ? m : std::max(orow[ox], m); };
+            for (int64_t ox = 0; ox < ox_lo; ++ox) put(ox, clipped_max(r, ox * sw - pl));
+            if (first)
+                for (int64_t ox = ox_lo; ox < ox_hi; ++ox) orow[ox] = row_max<KW>(r + ox * sw - pl, kw);
+            else
+                for (int64_t ox = ox_lo; ox < ox_hi; ++ox)
+                    orow[ox] = std::max(orow[ox], row_max<KW>(r + ox * sw - pl, kw));
+            for (int64_t ox = ox_hi; ox < g.out_w; ++ox) put(ox, clipped_max(r, ox * sw - pl));
         }
+    }
+}
+
+template <class T> void max_plane(const T* p, T* o, const Pool2dGeometry& g)
+{
+    switch (g.kernel_w) {
+    case 2: max_plane_rows<2>(p, o, g); break;
+    case 3: max_plane_rows<3>(p, o, g); break;
+    default: max_plane_rows<0>(p, o, g); break;
     }
 }
 

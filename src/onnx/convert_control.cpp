@@ -1,6 +1,6 @@
 // Control flow: If. Each branch is converted into a Net of its own, whose
 // inputs are the values of the enclosing graph the branches read; the If
-// layer (src/ops/if_branch.cpp) carries both as .param text and .bin bytes.
+// layer (src/ops/control/if.cpp) carries both as .param text and .bin bytes.
 #include <algorithm>
 #include <set>
 

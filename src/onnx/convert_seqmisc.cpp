@@ -1,7 +1,6 @@
-// Recurrent nets (RNN, GRU, LSTM), NonMaxSuppression, QuantizeLinear family,
-// Einsum, GridSample and RoiAlign onto our ONNX-semantics layers
-// (src/ops/nd_recurrent.cpp, nd_nms.cpp, nd_quantize_linear.cpp,
-// nd_einsum.cpp, nd_grid_sample.cpp, nd_roi_align.cpp).
+// Recurrent nets (RNN, GRU, LSTM), NonMaxSuppression, the QuantizeLinear
+// family, Einsum, GridSample and RoiAlign onto our layers (src/ops/recurrent/,
+// detection/, quant/, matmul/einsum.cpp, resample/grid_sample.cpp).
 #include <algorithm>
 #include <cctype>
 #include <map>

@@ -1,6 +1,6 @@
 // Tensor and shape operators: Shape, Reshape, Transpose, Gather/Scatter,
-// Slice, Split, Concat, Expand, Tile, Pad, Cast, TopK, ... onto the ND
-// layers of src/ops/nd_*.cpp (ONNX semantics for any rank and dtype).
+// Slice, Split, Concat, Expand, Tile, Pad, Cast, TopK, ... onto our layers
+// in their ONNX forms (src/ops/shape/ and others; any rank and dtype).
 //
 // Values that later opsets pass as inputs (axes, starts, pads, k, split, ...)
 // are always inputs of our layers; for the older opsets that had attributes,

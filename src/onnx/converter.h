@@ -108,7 +108,7 @@ std::vector<ConverterEntry> tensor_converters();       // Reshape, Transpose, Co
 std::vector<ConverterEntry> extra_converters();        // Resize, reductions, detection, RNNs, ...
 std::vector<ConverterEntry> elementwise_converters();  // Add, Equal, And, Where, Mod, Erf, Sum, ... over all dtypes
 std::vector<ConverterEntry> norms_converters();        // InstanceNormalization, MeanVarianceNormalization
-std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSuppression, QuantizeLinear, Einsum, GridSample, RoiAlign
+std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSuppression, Quantize/DequantizeLinear, Einsum, GridSample, RoiAlign
 std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SCE losses, Dropout, windows, Det, ...
 std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
 std::vector<ConverterEntry> quantized_converters();    // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul

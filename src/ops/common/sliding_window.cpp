@@ -1,4 +1,4 @@
-// Reference kernels for N-d sliding windows (see window_nd.h). Every kernel
+// Reference kernels for N-d sliding windows (see sliding_window.h). Every kernel
 // walks a grid of window starts with an odometer and visits the taps of each
 // window through one tap table, so one code path serves every rank.
 #include "ops/common/sliding_window.h"

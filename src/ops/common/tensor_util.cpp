@@ -1,9 +1,8 @@
-// Helpers shared by the ONNX-semantics layers (src/ops/nd_*.cpp): axis and
-// value-input handling and one strided N-d copy (Transpose, Slice,
-// DepthToSpace, SpaceToDepth), Gather/Scatter index handling. Declared in
-// nd_common.h.
+// Helpers shared by the layers with ONNX semantics: axis and value-input
+// handling and one strided N-d copy (Permute, Crop, DepthToSpace/SpaceToDepth,
+// Tile), Gather/Scatter index handling. Declared in tensor_util.h.
 //
-// Conventions of the ND layers:
+// Conventions of these layers:
 //   - shapes and axes are ONNX's (outermost first, negative axes from the end);
 //   - values that ONNX passes as inputs (shape, starts, axes, k, ...) stay
 //     inputs; infer() reads them from TensorDesc::value;

@@ -1,5 +1,5 @@
-// Helpers shared by the ONNX-semantics layers (src/ops/nd_*.cpp); see
-// nd_common.cpp for the conventions of these layers.
+// Helpers shared by the layers with ONNX semantics (any rank and dtype, value
+// inputs); see tensor_util.cpp for the conventions of these layers.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -150,6 +150,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_if_branch() { return std::make_unique<IfBranch>(); }
+std::unique_ptr<Op> make_if() { return std::make_unique<IfBranch>(); }
 
 } // namespace kestrel

@@ -7,7 +7,7 @@ namespace kestrel {
 std::unique_ptr<Op> make_input();
 std::unique_ptr<Op> make_split();
 std::unique_ptr<Op> make_noop();
-std::unique_ptr<Op> make_if_branch();
+std::unique_ptr<Op> make_if();
 std::unique_ptr<Op> make_dropout();
 
 std::vector<BuiltinOp> control_family()
@@ -16,7 +16,7 @@ std::vector<BuiltinOp> control_family()
         {"Input", make_input},
         {"Split", make_split},
         {"Noop", make_noop},
-        {"If", make_if_branch},
+        {"If", make_if},
         {"Dropout", make_dropout},
     };
 }

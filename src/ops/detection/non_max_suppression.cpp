@@ -129,6 +129,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_non_max_suppression() { return std::make_unique<NonMaxSuppression>(); }
+std::unique_ptr<Op> make_non_max_suppression() { return std::make_unique<NonMaxSuppression>(); }
 
 } // namespace kestrel

@@ -8,8 +8,8 @@ std::unique_ptr<Op> make_prior_box();
 std::unique_ptr<Op> make_detection_output();
 std::unique_ptr<Op> make_yolo_detection_output();
 std::unique_ptr<Op> make_yolov3_detection_output();
-std::unique_ptr<Op> make_nd_non_max_suppression();
-std::unique_ptr<Op> make_nd_roi_align();
+std::unique_ptr<Op> make_non_max_suppression();
+std::unique_ptr<Op> make_roi_align();
 
 std::vector<BuiltinOp> detection_family()
 {
@@ -18,8 +18,8 @@ std::vector<BuiltinOp> detection_family()
         {"DetectionOutput", make_detection_output},
         {"YoloDetectionOutput", make_yolo_detection_output},
         {"Yolov3DetectionOutput", make_yolov3_detection_output},
-        {"NonMaxSuppression", make_nd_non_max_suppression},
-        {"RoiAlign", make_nd_roi_align},
+        {"NonMaxSuppression", make_non_max_suppression},
+        {"RoiAlign", make_roi_align},
     };
 }
 

@@ -170,6 +170,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_roi_align() { return std::make_unique<RoiAlign>(); }
+std::unique_ptr<Op> make_roi_align() { return std::make_unique<RoiAlign>(); }
 
 } // namespace kestrel

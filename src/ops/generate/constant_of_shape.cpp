@@ -2,7 +2,7 @@
 // empty = scalar) filled with one value. Param 0=dtype (kestrel::DType code,
 // default F32), 1=has_value (default 1: one weight, a 1-element tensor of that
 // dtype, holds the value; 0: the value is zero). Param 20=dynamic (see
-// nd_common.cpp).
+// common/tensor_util.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -64,6 +64,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_constant_of_shape() { return std::make_unique<ConstantOfShape>(); }
+std::unique_ptr<Op> make_constant_of_shape() { return std::make_unique<ConstantOfShape>(); }
 
 } // namespace kestrel

@@ -48,6 +48,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_eye_like() { return std::make_unique<EyeLike>(); }
+std::unique_ptr<Op> make_eye_like() { return std::make_unique<EyeLike>(); }
 
 } // namespace kestrel

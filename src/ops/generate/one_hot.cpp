@@ -2,7 +2,7 @@
 // depth's end; out-of-range gives an all-off row), input 1 depth (one numeric
 // value, truncated), input 2 values [off, on] (any dtype, the output's). The
 // output inserts a depth-long axis at 0=axis (default -1, counted in the
-// output's rank). Param 20=dynamic (see nd_common.cpp).
+// output's rank). Param 20=dynamic (see common/tensor_util.cpp).
 #include <cmath>
 #include <cstring>
 
@@ -82,6 +82,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_one_hot() { return std::make_unique<OneHot>(); }
+std::unique_ptr<Op> make_one_hot() { return std::make_unique<OneHot>(); }
 
 } // namespace kestrel

@@ -1,6 +1,6 @@
 // Range (ONNX): inputs 0 start, 1 limit, 2 delta (one-element tensors of one
 // numeric dtype). Output: max(ceil((limit - start) / delta), 0) elements
-// start + i * delta, of that dtype. Param 20=dynamic (see nd_common.cpp).
+// start + i * delta, of that dtype. Param 20=dynamic (see common/tensor_util.cpp).
 #include <cmath>
 
 #include "core/dtype_dispatch.h"
@@ -82,6 +82,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_range() { return std::make_unique<Range>(); }
+std::unique_ptr<Op> make_range() { return std::make_unique<Range>(); }
 
 } // namespace kestrel

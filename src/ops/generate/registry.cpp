@@ -6,20 +6,20 @@ namespace kestrel {
 
 std::unique_ptr<Op> make_constant();
 std::unique_ptr<Op> make_memory_data();
-std::unique_ptr<Op> make_nd_constant_of_shape();
-std::unique_ptr<Op> make_nd_range();
-std::unique_ptr<Op> make_nd_one_hot();
-std::unique_ptr<Op> make_nd_eye_like();
+std::unique_ptr<Op> make_constant_of_shape();
+std::unique_ptr<Op> make_range();
+std::unique_ptr<Op> make_one_hot();
+std::unique_ptr<Op> make_eye_like();
 
 std::vector<BuiltinOp> generate_family()
 {
     return {
         {"Constant", make_constant},
         {"MemoryData", make_memory_data},
-        {"ConstantOfShape", make_nd_constant_of_shape},
-        {"Range", make_nd_range},
-        {"OneHot", make_nd_one_hot},
-        {"EyeLike", make_nd_eye_like},
+        {"ConstantOfShape", make_constant_of_shape},
+        {"Range", make_range},
+        {"OneHot", make_one_hot},
+        {"EyeLike", make_eye_like},
     };
 }
 

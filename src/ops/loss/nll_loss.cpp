@@ -106,6 +106,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_nll_loss() { return std::make_unique<NllLoss>(); }
+std::unique_ptr<Op> make_nll_loss() { return std::make_unique<NllLoss>(); }
 
 } // namespace kestrel

@@ -3,12 +3,12 @@
 
 namespace kestrel {
 
-std::unique_ptr<Op> make_nd_nll_loss();
+std::unique_ptr<Op> make_nll_loss();
 
 std::vector<BuiltinOp> loss_family()
 {
     return {
-        {"NegativeLogLikelihoodLoss", make_nd_nll_loss},
+        {"NegativeLogLikelihoodLoss", make_nll_loss},
     };
 }
 

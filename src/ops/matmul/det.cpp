@@ -62,6 +62,6 @@ public:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_det() { return std::make_unique<Det>(); }
+std::unique_ptr<Op> make_det() { return std::make_unique<Det>(); }
 
 } // namespace kestrel

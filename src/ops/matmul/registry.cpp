@@ -5,7 +5,7 @@
 namespace kestrel {
 
 std::unique_ptr<Op> make_inner_product();
-std::unique_ptr<Op> make_nd_det();
+std::unique_ptr<Op> make_det();
 std::unique_ptr<Op> make_gemm();
 std::unique_ptr<Op> make_matmul();
 std::unique_ptr<Op> make_einsum();
@@ -14,7 +14,7 @@ std::vector<BuiltinOp> matmul_family()
 {
     return {
         {"InnerProduct", make_inner_product},
-        {"Det", make_nd_det},
+        {"Det", make_det},
         {"Gemm", make_gemm},
         {"MatMul", make_matmul},
         {"Einsum", make_einsum},

@@ -71,6 +71,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_cumsum() { return std::make_unique<CumSum>(); }
+std::unique_ptr<Op> make_cumsum() { return std::make_unique<CumSum>(); }
 
 } // namespace kestrel

@@ -49,6 +49,6 @@ public:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_nonzero() { return std::make_unique<NonZero>(); }
+std::unique_ptr<Op> make_nonzero() { return std::make_unique<NonZero>(); }
 
 } // namespace kestrel

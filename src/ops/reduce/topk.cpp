@@ -3,7 +3,7 @@
 // Input 1 k: one integer in [0, axis size]. Ties keep the lower index first;
 // NaN counts as larger than any number. Results are always sorted
 // (2=sorted=0 allows any order, so sorted is valid too). Outputs: values, indices.
-// Param 20=dynamic (see nd_common.cpp): k may be known only at run time.
+// Param 20=dynamic (see common/tensor_util.cpp): k may be known only at run time.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -107,6 +107,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_topk() { return std::make_unique<TopK>(); }
+std::unique_ptr<Op> make_topk() { return std::make_unique<TopK>(); }
 
 } // namespace kestrel

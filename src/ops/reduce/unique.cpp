@@ -165,6 +165,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_unique() { return std::make_unique<Unique>(); }
+std::unique_ptr<Op> make_unique() { return std::make_unique<Unique>(); }
 
 } // namespace kestrel

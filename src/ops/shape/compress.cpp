@@ -77,6 +77,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_compress() { return std::make_unique<Compress>(); }
+std::unique_ptr<Op> make_compress() { return std::make_unique<Compress>(); }
 
 } // namespace kestrel

@@ -15,9 +15,9 @@ std::unique_ptr<Op> make_crop();
 std::unique_ptr<Op> make_permute();
 std::unique_ptr<Op> make_padding();
 std::unique_ptr<Op> make_shuffle_channel();
-std::unique_ptr<Op> make_nd_reverse_sequence();
-std::unique_ptr<Op> make_nd_shape();
-std::unique_ptr<Op> make_nd_size();
+std::unique_ptr<Op> make_reverse_sequence();
+std::unique_ptr<Op> make_shape();
+std::unique_ptr<Op> make_size();
 std::unique_ptr<Op> make_squeeze();
 std::unique_ptr<Op> make_expand_dims();
 std::unique_ptr<Op> make_gather();
@@ -29,8 +29,8 @@ std::unique_ptr<Op> make_expand();
 std::unique_ptr<Op> make_tile();
 std::unique_ptr<Op> make_depth_to_space();
 std::unique_ptr<Op> make_space_to_depth();
-std::unique_ptr<Op> make_nd_trilu();
-std::unique_ptr<Op> make_nd_compress();
+std::unique_ptr<Op> make_trilu();
+std::unique_ptr<Op> make_compress();
 
 std::vector<BuiltinOp> shape_family()
 {
@@ -43,9 +43,9 @@ std::vector<BuiltinOp> shape_family()
         {"Permute", make_permute},
         {"Padding", make_padding},
         {"ShuffleChannel", make_shuffle_channel},
-        {"ReverseSequence", make_nd_reverse_sequence},
-        {"Shape", make_nd_shape},
-        {"Size", make_nd_size},
+        {"ReverseSequence", make_reverse_sequence},
+        {"Shape", make_shape},
+        {"Size", make_size},
         {"Squeeze", make_squeeze},
         {"ExpandDims", make_expand_dims},
         {"Gather", make_gather},
@@ -57,8 +57,8 @@ std::vector<BuiltinOp> shape_family()
         {"Tile", make_tile},
         {"DepthToSpace", make_depth_to_space},
         {"SpaceToDepth", make_space_to_depth},
-        {"Trilu", make_nd_trilu},
-        {"Compress", make_nd_compress},
+        {"Trilu", make_trilu},
+        {"Compress", make_compress},
     };
 }
 

@@ -67,6 +67,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_reverse_sequence() { return std::make_unique<ReverseSequence>(); }
+std::unique_ptr<Op> make_reverse_sequence() { return std::make_unique<ReverseSequence>(); }
 
 } // namespace kestrel

@@ -47,6 +47,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_shape() { return std::make_unique<ShapeOp>(); }
+std::unique_ptr<Op> make_shape() { return std::make_unique<ShapeOp>(); }
 
 } // namespace kestrel

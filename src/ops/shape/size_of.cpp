@@ -23,6 +23,6 @@ public:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_size() { return std::make_unique<SizeOp>(); }
+std::unique_ptr<Op> make_size() { return std::make_unique<SizeOp>(); }
 
 } // namespace kestrel

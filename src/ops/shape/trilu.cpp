@@ -54,6 +54,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_trilu() { return std::make_unique<Trilu>(); }
+std::unique_ptr<Op> make_trilu() { return std::make_unique<Trilu>(); }
 
 } // namespace kestrel

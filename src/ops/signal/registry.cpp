@@ -3,16 +3,16 @@
 
 namespace kestrel {
 
-std::unique_ptr<Op> make_nd_hann_window();
-std::unique_ptr<Op> make_nd_hamming_window();
-std::unique_ptr<Op> make_nd_blackman_window();
+std::unique_ptr<Op> make_hann_window();
+std::unique_ptr<Op> make_hamming_window();
+std::unique_ptr<Op> make_blackman_window();
 
 std::vector<BuiltinOp> signal_family()
 {
     return {
-        {"HannWindow", make_nd_hann_window},
-        {"HammingWindow", make_nd_hamming_window},
-        {"BlackmanWindow", make_nd_blackman_window},
+        {"HannWindow", make_hann_window},
+        {"HammingWindow", make_hamming_window},
+        {"BlackmanWindow", make_blackman_window},
     };
 }
 

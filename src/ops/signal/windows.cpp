@@ -1,7 +1,7 @@
 // HannWindow, HammingWindow, BlackmanWindow (ONNX): a 1-D window of the length
 // in input 0 (one integer, >= 0). Params 0=periodic (default 1; 0 gives the
 // symmetric window), 1=output dtype (a kestrel::DType code, default F32),
-// 20=dynamic (see nd_common.cpp).
+// 20=dynamic (see common/tensor_util.cpp).
 // With N = size (periodic) or size - 1 (symmetric) and x = 2*pi*n/N:
 //   Hann      0.5 - 0.5 cos(x)
 //   Hamming   25/46 - 21/46 cos(x)
@@ -76,8 +76,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_nd_hann_window() { return std::make_unique<WindowOp<hann>>(); }
-std::unique_ptr<Op> make_nd_hamming_window() { return std::make_unique<WindowOp<hamming>>(); }
-std::unique_ptr<Op> make_nd_blackman_window() { return std::make_unique<WindowOp<blackman>>(); }
+std::unique_ptr<Op> make_hann_window() { return std::make_unique<WindowOp<hann>>(); }
+std::unique_ptr<Op> make_hamming_window() { return std::make_unique<WindowOp<hamming>>(); }
+std::unique_ptr<Op> make_blackman_window() { return std::make_unique<WindowOp<blackman>>(); }
 
 } // namespace kestrel
