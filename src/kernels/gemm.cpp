@@ -19,11 +19,26 @@ void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t
         float* dst = packed + p * kern.mr * k;
         const int64_t rows = std::min<int64_t>(kern.mr, m - p * kern.mr);
         if (rows < kern.mr) std::fill(dst, dst + kern.mr * k, 0.f);
-        for (int64_t i = 0; i < rows; ++i) {
-            const float* row = a + (p * kern.mr + i) * row_stride;
-            for (int64_t kk = 0; kk < k; ++kk) dst[kk * kern.mr + i] = row[kk * col_stride];
+        // Written in order (one mr-wide column after another) from mr row
+        // streams: a panel is larger than L1, so filling it row by row in
+        // strided writes would fetch each line mr times.
+        const float* top = a + p * kern.mr * row_stride;
+        for (int64_t kk = 0; kk < k; ++kk) {
+            const float* col = top + kk * col_stride;
+            float* out = dst + kk * kern.mr;
+            for (int64_t i = 0; i < rows; ++i) out[i] = col[i * row_stride];
         }
     }
+}
+
+void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
+                      int64_t col_stride, float* dst, const ExecContext& ctx)
+{
+    ctx.parallel_for((m + kern.mr - 1) / kern.mr, [&](int64_t begin, int64_t end) {
+        const int64_t rows = std::min(m, end * kern.mr) - begin * kern.mr;
+        gemm_pack_a_into(kern, a + begin * kern.mr * row_stride, rows, k, row_stride, col_stride,
+                         dst + begin * kern.mr * k);
+    });
 }
 
 std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,

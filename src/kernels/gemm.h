@@ -50,6 +50,10 @@ std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m
 void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
                       int64_t col_stride, float* dst);
 int64_t gemm_packed_a_floats(const GemmKernel& kern, int64_t m, int64_t k);
+// The same with the panels split across ctx's threads (A an activation packed
+// on every run).
+void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
+                      int64_t col_stride, float* dst, const ExecContext& ctx);
 
 // pack_b for a row-major B (k x n, row stride ldb).
 struct GemmRowMajorB {

@@ -309,7 +309,7 @@ private:
             for (int64_t r = begin; r < end; ++r) std::copy(bias, bias + out_dim, y + r * out_dim);
         });
         const GemmKernel& kern = gemm_kernel();
-        gemm_pack_a_into(kern, x, rows, in_dim, in_dim, 1, packed);
+        gemm_pack_a_into(kern, x, rows, in_dim, in_dim, 1, packed, ctx);
         gemm_f32(kern, rows, out_dim, in_dim, packed, GemmStart::C, nullptr, y, out_dim,
                  GemmRowMajorB{WT.data<float>(), in_dim, out_dim, kern.nr},
                  [&](int64_t, float* values, int64_t count) {

@@ -143,7 +143,7 @@ public:
         const float* a_packed = A_packed_.data();
         if (!constantA_) {
             float* packed = ctx.scratch_as<float>(st.a_packed);
-            gemm_pack_a_into(kern, in[next++].data<float>(), M, K, transA_ ? 1 : K, transA_ ? M : 1, packed);
+            gemm_pack_a_into(kern, in[next++].data<float>(), M, K, transA_ ? 1 : K, transA_ ? M : 1, packed, ctx);
             a_packed = packed;
         }
         const float* B = nullptr; // [K][N]

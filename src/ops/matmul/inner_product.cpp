@@ -111,7 +111,7 @@ public:
         });
         const GemmKernel& kern = gemm_kernel();
         float* a_packed = ctx.scratch_as<float>(0);
-        gemm_pack_a_into(kern, x, rows, num_input_, num_input_, 1, a_packed);
+        gemm_pack_a_into(kern, x, rows, num_input_, num_input_, 1, a_packed, ctx);
         gemm_f32(kern, rows, num_output_, num_input_, a_packed, GemmStart::C, nullptr, y, num_output_,
                  GemmTransposedB{weight_.data<float>(), num_input_, num_input_, kern.nr},
                  [&](int64_t, float* values, int64_t count) { activation_.apply(values, count); }, ctx);

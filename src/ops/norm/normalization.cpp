@@ -83,11 +83,13 @@ public:
 
     bool supports_inplace() const override { return !onnx_; }
 
-    // Scratch 0 and 1: each group's mean and inverse standard deviation (double).
+    // ONNX's form, scratch 0 and 1: each group's mean and inverse standard
+    // deviation (double). ncnn's groups are contiguous and normalized where
+    // their statistics are taken, needing none.
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
                                      PrepareContext& ctx) const override
     {
-        if (onnx_ && given_stats_) return nullptr;
+        if (!onnx_ || given_stats_) return nullptr;
         const int64_t groups = nd::GroupWalk(in[0].shape, normalized_axes(in[0].shape)).groups();
         ctx.request_scratch(groups * 8);
         ctx.request_scratch(groups * 8);
@@ -168,22 +170,24 @@ public:
     }
 
 private:
-    // ncnn's LayerNorm: statistics, then its float affine step, group by group.
+    // ncnn's LayerNorm, group by group (each contiguous: trailing axes): its
+    // statistics as group_stats takes them, then ncnn's float affine step.
     void forward_ncnn(const Tensor& x, Tensor& y, const ExecContext& ctx) const
     {
-        const int64_t groups = compute_stats(x, ctx);
-        const int64_t size = groups == 0 ? 0 : x.numel() / groups;
-        const double* mean = ctx.scratch_as<double>(0);
-        const double* inv_std = ctx.scratch_as<double>(1);
+        const nd::GroupWalk walk(x.shape(), normalized_axes(x.shape()));
+        const int64_t size = walk.group_size();
         const float* src = x.data<float>();
         float* dst = y.data<float>();
         const float* gamma = affine_ ? gamma_.data<float>() : nullptr;
         const float* beta = affine_ ? beta_.data<float>() : nullptr;
-        ctx.parallel_for(groups, [&](int64_t begin, int64_t end) {
+        ctx.parallel_for(walk.groups(), [&](int64_t begin, int64_t end) {
             for (int64_t g = begin; g < end; ++g) {
-                const float a = static_cast<float>(inv_std[g]);
-                const float b = static_cast<float>(-mean[g]) * a;
                 const float* xg = src + g * size;
+                const GroupStats st = group_stats(size, [&](auto visit) {
+                    for (int64_t i = 0; i < size; ++i) visit(static_cast<double>(xg[i]));
+                });
+                const float a = static_cast<float>(st.inv_std);
+                const float b = static_cast<float>(-st.mean) * a;
                 float* yg = dst + g * size;
                 // y may alias x: each value is read right before it is overwritten.
                 if (gamma)
@@ -254,30 +258,41 @@ private:
         return nd::broadcast_strides(x, aligned);
     }
 
-    // Per group, into scratch 0 and 1: the mean, then the mean squared deviation
-    // from it (two passes, in double), groups split across threads. Returns
-    // the number of groups.
+    struct GroupStats {
+        double mean, inv_std;
+    };
+    // One group's mean, then the mean squared deviation from it (two passes
+    // in double over the values for_each(visit) gives, in their order).
+    template <class ForEach> GroupStats group_stats(int64_t count, const ForEach& for_each) const
+    {
+        double sum = 0.0, squares = 0.0;
+        for_each([&](double v) { sum += v; });
+        const double m = sum / static_cast<double>(count);
+        for_each([&](double v) {
+            const double d = v - m;
+            squares += d * d;
+        });
+        return GroupStats{m, inverse_std(squares / static_cast<double>(count))};
+    }
+
+    // Every group's statistics into scratch 0 and 1, groups split across
+    // threads. Returns the number of groups.
     int64_t compute_stats(const Tensor& x, const ExecContext& ctx) const
     {
         const nd::GroupWalk walk(x.shape(), normalized_axes(x.shape()));
         double* mean = ctx.scratch_as<double>(0);
         double* inv_std = ctx.scratch_as<double>(1);
-        const double count = static_cast<double>(walk.group_size());
         visit_dtype(x.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             if constexpr (is_float_storage_v<T>) {
                 const T* src = x.data<T>();
                 ctx.parallel_for(walk.groups(), [&](int64_t begin, int64_t end) {
                     for (int64_t g = begin; g < end; ++g) {
-                        double sum = 0.0, squares = 0.0;
-                        walk.visit(g, [&](int64_t i) { sum += to_double(src[i]); });
-                        const double m = sum / count;
-                        walk.visit(g, [&](int64_t i) {
-                            const double d = to_double(src[i]) - m;
-                            squares += d * d;
+                        const GroupStats st = group_stats(walk.group_size(), [&](auto visit) {
+                            walk.visit(g, [&](int64_t i) { visit(to_double(src[i])); });
                         });
-                        mean[g] = m;
-                        inv_std[g] = inverse_std(squares / count);
+                        mean[g] = st.mean;
+                        inv_std[g] = st.inv_std;
                     }
                 });
             }
