@@ -190,11 +190,14 @@ public:
             return st;
         }
         st->dg.pad_value = int8_pad_value(pad_value_);
-        if (int8_scale_term_ > 100) st->requant_sums = ctx.request_scratch(outputs * 4);
         if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
+            // Requantized planes are finished one at a time by the thread that summed them.
             st->path = Path::Int8Depthwise;
             st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
-        } else if (int8_gemm_.chunk_channels > 0) {
+            return st;
+        }
+        if (int8_scale_term_ > 100) st->requant_sums = ctx.request_scratch(outputs * 4);
+        if (int8_gemm_.chunk_channels > 0) {
             st->path = Path::Int8Gemm;
             st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
             if (pads) st->padded = ctx.request_scratch(padded_values * 4);
@@ -464,14 +467,13 @@ private:
     // plain loop; each finished piece is dequantized where it lies.
     void forward_int8(const Tensor& x, const ConvState& st, const float* bias, Tensor& y, const ExecContext& ctx) const
     {
+        if (st.path == Path::Int8Depthwise) return int8_depthwise(x, st, bias, y, ctx);
         const bool requant = int8_scale_term_ > 100;
         float* sums = requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
         const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
             dequantize(oc, bias, v, n, requant ? y.data<int8_t>() + (v - sums) : nullptr);
         };
-        if (st.path == Path::Int8Depthwise)
-            int8_depthwise(x, st, sums, finish, ctx);
-        else if (st.path == Path::Int8Gemm)
+        if (st.path == Path::Int8Gemm)
             int8_gemm(x, st, sums, finish, ctx);
         else
             int8_plain(x, st, sums, finish, ctx);
@@ -481,21 +483,24 @@ private:
     using SumsFinished = std::function<void(int64_t, float*, int64_t)>;
 
     // Depthwise: the float kernel from a zero bias, at most kMaxDepthwiseTaps
-    // products per sum (exact).
-    void int8_depthwise(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
+    // products per sum (exact), each plane dequantized (and requantized) as
+    // soon as it is summed: a requantized layer sums into a plane of the
+    // thread's own, which stays in its cache.
+    void int8_depthwise(const Tensor& x, const ConvState& st, const float* bias, Tensor& y,
                         const ExecContext& ctx) const
     {
         const Depthwise2dGeometry& dg = st.dg;
+        const bool requant = int8_scale_term_ > 100;
         const Tensor xf = quantized_as_float(x, st, ctx);
         const DepthwiseKernel& kern = depthwise_kernel();
         const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
         ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
-            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
+            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats() + (requant ? out_plane : 0)));
             for (int64_t ch = begin; ch < end; ++ch) {
-                float* out = sums + ch * out_plane;
+                float* out = requant ? scratch.data() + dg.scratch_floats() : y.data<float>() + ch * out_plane;
                 kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f, out,
                            scratch.data());
-                finish(ch, out, out_plane);
+                dequantize(ch, bias, out, out_plane, requant ? y.data<int8_t>() + ch * out_plane : nullptr);
             }
         });
     }
