@@ -49,8 +49,11 @@ struct Activation {
             exp_activation_kernel().map(type == Sigmoid ? ExpActivation::Sigmoid : ExpActivation::Mish, data, data, n);
             return;
         }
+        // A copy: its params are then locals, which stores to data cannot
+        // change, so the loop vectorizes.
+        const Activation act = *this;
         dispatch([&](auto t) {
-            for (int64_t i = 0; i < n; ++i) data[i] = eval<decltype(t)::value>(data[i]);
+            for (int64_t i = 0; i < n; ++i) data[i] = act.eval<decltype(t)::value>(data[i]);
             return 0.f;
         });
     }
