@@ -74,14 +74,35 @@ void Net::load_param_bin_mem(const void* data, size_t size, const std::string& s
     instantiate_ops();
 }
 
+// Every layer whose type is not registered, in one error: a model converted
+// with layers we lack shows all of them at once, not one per attempt.
+static void check_layer_types_known(const Graph& g)
+{
+    std::vector<int> unknown;
+    for (int li = 0; li < static_cast<int>(g.layers.size()); ++li)
+        if (!g.layers[li].op) unknown.push_back(li);
+    if (unknown.empty()) return;
+    std::string message = g.where(unknown[0]) + ": unknown layer type '" + g.layers[unknown[0]].type + "'";
+    if (unknown.size() > 1) {
+        message += " (" + std::to_string(unknown.size()) + " layers of unknown types:";
+        for (size_t i = 0; i < unknown.size(); ++i) {
+            const Layer& l = g.layers[unknown[i]];
+            const std::string at = l.line > 0 ? "line " + std::to_string(l.line) : "layer " + std::to_string(unknown[i]);
+            message += (i ? ", " : " ") + at + " " + l.type + " '" + l.name + "'";
+        }
+        message += ")";
+    }
+    fail(message);
+}
+
 void Net::instantiate_ops()
 {
     Graph& g = *graph_;
     weights_loaded_ = true;
+    for (Layer& l : g.layers) l.op = create_op(l.type);
+    check_layer_types_known(g);
     for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
         Layer& l = g.layers[li];
-        l.op = create_op(l.type);
-        if (!l.op) fail(g.where(li), ": unknown layer type '", l.type, "'");
         l.op->type = l.type;
         l.op->name = l.name;
         with_layer_context(g, li, [&] { l.op->load_param(l.params); });
