@@ -3,15 +3,20 @@
 // axis stays with size 1) and select_last_index (default 0: ties give the
 // first index). NaN wins over any number (as in numpy).
 // ArgMin's params: 0=axis 1=keepdims 2=select_last_index. ArgMax shares its
-// name with ncnn's layer (0=out_max_val 1=topk over the flattened input,
-// not read yet: refused clearly), so its ONNX form is 20=1 with 21=axis
-// 22=keepdims 23=select_last_index.
+// name with ncnn's layer, so its ONNX form is 20=1 with 21=axis 22=keepdims
+// 23=select_last_index.
+// ncnn's ArgMax: the topk (param 1, default 1) largest of the whole float32
+// input (any rank), as float32 indices in a (1, topk) row; with out_max_val
+// (param 0) a (2, topk) tensor, the values in row 0 and their indices in row
+// 1. Equal values put the higher index first, as ncnn's descending sort of
+// (value, index) pairs does.
 #include <cmath>
 #include <type_traits>
 
 #include "core/dtype_dispatch.h"
 #include "ops/common/tensor_util.h"
 #include "ops/common/op_util.h"
+#include "ops/reduce/top_k.h"
 
 namespace kestrel {
 
@@ -23,9 +28,13 @@ public:
     void load_param(const ParamDict& pd) override
     {
         const int first = max_ ? 21 : 0; // ArgMax's ONNX form keeps off ncnn's ids
-        if (max_)
-            check(pd.get_int(20, 0) == 1,
-                  "ncnn's ArgMax params (0=out_max_val, 1=topk) are not supported yet; the ONNX form needs 20=1");
+        ncnn_ = max_ && pd.get_int(20, 0) == 0;
+        if (ncnn_) {
+            out_max_val_ = pd.get_int(0, 0) != 0;
+            topk_ = pd.get_int(1, 1);
+            check(topk_ >= 1, "topk (param 1) must be at least 1, got ", topk_);
+            return;
+        }
         axis_ = pd.get_int(first, 0);
         keepdims_ = pd.get_int(first + 1, 1) != 0;
         last_ = pd.get_int(first + 2, 0) != 0;
@@ -34,6 +43,13 @@ public:
     {
         expect_input_count(in, 1, 1);
         expect_output_count(out, 1);
+        if (ncnn_) {
+            check(in[0].dtype == DType::F32, "ncnn's ArgMax takes float32, got ", dtype_name(in[0].dtype));
+            check(shape_numel(in[0].shape) >= topk_, "topk (param 1) ", topk_, " exceeds the input's ",
+                  shape_numel(in[0].shape), " values");
+            out[0] = TensorDesc(Shape{out_max_val_ ? 2 : 1, topk_}, DType::F32);
+            return;
+        }
         check(in[0].dtype != DType::Bool, "input must be numeric, got bool");
         const Shape& d = in[0].shape;
         const int a = nd::normalize_axis(axis_, static_cast<int64_t>(d.size()), axis_name());
@@ -45,8 +61,20 @@ public:
             s.erase(s.begin() + a);
         out[0] = TensorDesc(s, DType::I64);
     }
-    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
+    // Scratch 0 (ncnn's form): the order of the input's values.
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
     {
+        if (ncnn_) ctx.request_scratch(shape_numel(in[0].shape) * static_cast<int64_t>(sizeof(int64_t)));
+        return nullptr;
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        if (ncnn_) {
+            forward_ncnn(in[0], out[0], ctx);
+            return;
+        }
         const Shape& d = in[0].shape();
         const int a = nd::normalize_axis(axis_, in[0].rank(), axis_name());
         const int64_t outer = nd::dims_product(d, 0, static_cast<size_t>(a));
@@ -74,6 +102,18 @@ public:
     }
 
 private:
+    void forward_ncnn(const Tensor& x, Tensor& y, const ExecContext& ctx) const
+    {
+        int64_t* order = ctx.scratch_as<int64_t>(0);
+        const float* v = x.data<float>();
+        select_top_k(v, x.numel(), topk_, true, true, order);
+        float* indices = y.data<float>() + (out_max_val_ ? topk_ : 0);
+        for (int64_t j = 0; j < topk_; ++j) {
+            if (out_max_val_) y.data<float>()[j] = v[order[j]];
+            indices[j] = static_cast<float>(order[j]);
+        }
+    }
+
     const char* axis_name() const { return max_ ? "axis (param 21)" : "axis (param 0)"; }
 
     // Whether v replaces the current best b (on ties only when the last index is wanted).
@@ -90,6 +130,9 @@ private:
     int axis_ = 0;
     bool keepdims_ = true;
     bool last_ = false;
+    bool ncnn_ = false; // ncnn's ArgMax (top-k of the whole input)
+    bool out_max_val_ = false;
+    int64_t topk_ = 1;
 };
 
 } // namespace

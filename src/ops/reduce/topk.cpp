@@ -4,14 +4,12 @@
 // NaN counts as larger than any number. Results are always sorted
 // (2=sorted=0 allows any order, so sorted is valid too). Outputs: values, indices.
 // Param 20=dynamic (see common/tensor_util.cpp): k may be known only at run time.
-#include <algorithm>
-#include <cmath>
-#include <numeric>
 #include <type_traits>
 
 #include "core/dtype_dispatch.h"
 #include "ops/common/tensor_util.h"
 #include "ops/common/op_util.h"
+#include "ops/reduce/top_k.h"
 
 namespace kestrel {
 
@@ -58,7 +56,7 @@ public:
         if (k == 0) return;
         visit_dtype(in[0].dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
-            using V = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
+            using V = std::conditional_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, T, float>; // bool: rejected in infer()
             const T* x = in[0].data<T>();
             T* vals = out[0].data<T>();
             int64_t* idx = out.size() == 2 ? out[1].data<int64_t>() : nullptr;
@@ -68,20 +66,7 @@ public:
                 for (int64_t t = t0; t < t1; ++t) {
                     const int64_t o = t / inner, q = t % inner;
                     for (int64_t j = 0; j < n; ++j) row[static_cast<size_t>(j)] = convert_value<V>(x[(o * n + j) * inner + q]);
-                    std::iota(order.begin(), order.end(), int64_t(0));
-                    auto before = [&](int64_t i, int64_t j) {
-                        const V vi = row[static_cast<size_t>(i)], vj = row[static_cast<size_t>(j)];
-                        if constexpr (std::is_floating_point_v<V>) {
-                            const bool ni = std::isnan(vi), nj = std::isnan(vj);
-                            if (ni || nj) {
-                                if (ni && nj) return i < j;
-                                return largest_ ? ni : nj; // NaN is the largest value
-                            }
-                        }
-                        if (vi != vj) return largest_ ? vi > vj : vi < vj;
-                        return i < j;
-                    };
-                    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+                    select_top_k(row.data(), n, k, largest_, false, order.data());
                     for (int64_t j = 0; j < k; ++j) {
                         const int64_t src = order[static_cast<size_t>(j)];
                         const int64_t at = (o * k + j) * inner + q;
