@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
@@ -153,6 +154,106 @@ TEST(NcnnForms, ArgMaxTopK)
     for (int j = 0; j < 4; ++j) EXPECT_EQ(idx.data<float>()[j], static_cast<float>(ref2[j].second));
     EXPECT_TRUE(contains(error_of([] { run1("ArgMax", P({{1, 9}}), {R(random_f32({2, 3}, 1))}); }), "topk"));
     EXPECT_TRUE(contains(error_of([] { run1("ArgMax", P({{1, 0}}), {R(random_f32({2, 3}, 1))}); }), "topk"));
+}
+
+// ---- GridSample: volumes, permute_fusion, ncnn's rounding ----------------------------
+
+// Unnormalized coordinate of g along a dim of `size`.
+double unnormalize(double g, int64_t size, bool align)
+{
+    return align ? (g + 1) / 2 * static_cast<double>(size - 1) : ((g + 1) * static_cast<double>(size) - 1) / 2;
+}
+
+// Trilinear (zeros padding) or nearest (halves up, as ncnn) sampling of a
+// (C, D, H, W) volume at grid points (Do, Ho, Wo, 3), written from the formulas.
+std::vector<float> volume_reference(const Tensor& x, const Tensor& grid, bool nearest, bool align)
+{
+    const int64_t c = x.dim(0), d = x.dim(1), h = x.dim(2), w = x.dim(3), points = grid.numel() / 3;
+    auto voxel = [&](int64_t ch, int64_t z, int64_t y, int64_t xx) -> double {
+        if (z < 0 || z >= d || y < 0 || y >= h || xx < 0 || xx >= w) return 0;
+        return x.data<float>()[((ch * d + z) * h + y) * w + xx];
+    };
+    std::vector<float> out;
+    for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < points; ++p) {
+            const float* g = grid.data<float>() + 3 * p;
+            const double px = unnormalize(g[0], w, align), py = unnormalize(g[1], h, align), pz = unnormalize(g[2], d, align);
+            if (nearest) {
+                out.push_back(static_cast<float>(voxel(ch, static_cast<int64_t>(std::floor(pz + 0.5)),
+                                                       static_cast<int64_t>(std::floor(py + 0.5)),
+                                                       static_cast<int64_t>(std::floor(px + 0.5)))));
+                continue;
+            }
+            const int64_t x0 = static_cast<int64_t>(std::floor(px)), y0 = static_cast<int64_t>(std::floor(py)),
+                          z0 = static_cast<int64_t>(std::floor(pz));
+            double sum = 0;
+            for (int dz = 0; dz < 2; ++dz)
+                for (int dy = 0; dy < 2; ++dy)
+                    for (int dx = 0; dx < 2; ++dx) {
+                        const double wt = (dz ? pz - z0 : 1 - (pz - z0)) * (dy ? py - y0 : 1 - (py - y0)) *
+                                          (dx ? px - x0 : 1 - (px - x0));
+                        sum += wt * voxel(ch, z0 + dz, y0 + dy, x0 + dx);
+                    }
+            out.push_back(static_cast<float>(sum));
+        }
+    return out;
+}
+
+void expect_close(const Tensor& got, const std::vector<float>& want, const std::string& what)
+{
+    ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
+    for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_NEAR(got.data<float>()[i], want[i], 1e-5 * std::max(1.f, std::fabs(want[i]))) << what << " at " << i;
+}
+
+// (points..., k) interleaved -> (k, points...) coordinate-major, as ncnn's permute_fusion stores it.
+Tensor coordinate_major(const Tensor& grid)
+{
+    const int64_t k = grid.shape().back(), points = grid.numel() / k;
+    Shape s(grid.shape().begin(), grid.shape().end() - 1);
+    s.insert(s.begin(), k);
+    Tensor t(s, DType::F32);
+    for (int64_t p = 0; p < points; ++p)
+        for (int64_t i = 0; i < k; ++i) t.data<float>()[i * points + p] = grid.data<float>()[p * k + i];
+    return t;
+}
+
+TEST(NcnnForms, GridSampleVolumes)
+{
+    const Tensor x = random_f32({2, 3, 4, 5}, 31);
+    const Tensor grid = random_f32({2, 3, 2, 3}, 32, -1.2f, 1.2f); // some points outside
+    for (const bool align : {false, true})
+        for (const bool nearest : {false, true}) {
+            const ParamDict pd = P({{0, nearest ? 2 : 1}, {2, align ? 1 : 0}});
+            const std::string what = std::string(nearest ? "nearest" : "trilinear") + (align ? " aligned" : "");
+            const Tensor y = run1("GridSample", pd, {R(x), R(grid)});
+            EXPECT_EQ(y.shape(), Shape({2, 2, 3, 2})) << what;
+            expect_close(y, volume_reference(x, grid, nearest, align), what);
+            ParamDict fused = pd;
+            fused.set_int(3, 1);
+            const Tensor yf = run1("GridSample", fused, {R(x), R(coordinate_major(grid))});
+            EXPECT_EQ(yf.shape(), y.shape()) << what;
+            EXPECT_EQ(values<float>(yf), values<float>(y)) << what << " (permute_fusion)";
+        }
+    EXPECT_TRUE(contains(error_of([&] { run1("GridSample", P({{0, 3}}), {R(x), R(grid)}); }), "bicubic"));
+}
+
+TEST(NcnnForms, GridSamplePlanesPermuteFusionAndRounding)
+{
+    const Tensor x = random_f32({3, 4, 5}, 41);
+    const Tensor grid = random_f32({2, 6, 2}, 42, -1.1f, 1.1f);
+    for (const int mode : {1, 2, 3}) {
+        const Tensor y = run1("GridSample", P({{0, mode}, {1, 2}}), {R(x), R(grid)});
+        const Tensor yf = run1("GridSample", P({{0, mode}, {1, 2}, {3, 1}}), {R(x), R(coordinate_major(grid))});
+        EXPECT_EQ(y.shape(), Shape({3, 2, 6}));
+        EXPECT_EQ(values<float>(yf), values<float>(y)) << "sample_type " << mode;
+    }
+    // Nearest at a half: aligned gx = -0.5 on W = 3 is x = 0.5; ncnn rounds it
+    // up to pixel 1, ONNX (20=1) to the even pixel 0.
+    const Tensor row = f32({1, 1, 3}, {10, 20, 30});
+    const Tensor half = f32({1, 1, 2}, {-0.5f, 0.f});
+    EXPECT_EQ(run1("GridSample", P({{0, 2}, {2, 1}}), {R(row), R(half)}).data<float>()[0], 20.f);
+    EXPECT_EQ(run1("GridSample", P({{0, 2}, {2, 1}, {20, 1}}), {R(row), R(half)}).data<float>()[0], 10.f);
 }
 
 } // namespace

@@ -531,8 +531,8 @@ TEST(SeqMiscEinsum, ImplicitOutputIntegersAndErrors)
 
 // ---- GridSample --------------------------------------------------------------------------
 
-// ONNX's codes (0-based), as ncnn's (1-based) params.
-ParamDict grid_params(int mode, int padding, int align) { return P({{0, mode + 1}, {1, padding + 1}, {2, align}}); }
+// ONNX's codes (0-based), as ncnn's (1-based) params, in the ONNX form (20=1).
+ParamDict grid_params(int mode, int padding, int align) { return P({{0, mode + 1}, {1, padding + 1}, {2, align}, {20, 1}}); }
 
 // X (1, 1, 2, 3) = [[0, 1, 2], [3, 4, 5]] sampled at single grid points.
 float sample_at(float gx, float gy, int mode, int padding, int align)
@@ -612,7 +612,7 @@ TEST(SeqMiscGridSample, BicubicInsideMatchesTheKernel)
 TEST(SeqMiscGridSample, Errors)
 {
     const Tensor x = f32({1, 1, 2, 3}, {0, 1, 2, 3, 4, 5});
-    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSample", {}, {x, f32({1, 1, 1, 3}, {0, 0, 0})}); }), "grid (input 1)"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("GridSample", {}, {x, f32({1, 1, 1, 4}, {0, 0, 0, 0})}); }), "grid (input 1)"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("GridSample", {}, {x.reshaped({2, 3}), f32({1, 1, 1, 2}, {0, 0})}); }),
                          "X (input 0)"));
     EXPECT_TRUE(contains(error_of([&] { run_layer("GridSample", grid_params(3, 0, 0), {x, f32({1, 1, 1, 2}, {0, 0})}); }),

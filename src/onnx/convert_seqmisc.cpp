@@ -154,11 +154,12 @@ void convert_grid_sample(NodeContext& n)
     const std::string padding = n.attr_string("padding_mode", "zeros");
     n.check(modes.count(mode), "mode '", mode, "' is not supported");
     n.check(paddings.count(padding), "padding_mode '", padding, "' is not supported");
-    n.check(n.input_rank(0) < 0 || n.input_rank(0) == 4, "only 4-D inputs (N, C, H, W) are supported");
+    n.check(n.input_rank(0) < 0 || n.input_rank(0) == 4 || n.input_rank(0) == 5, "only 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs are supported");
     ParamDict pd;
     pd.set_int(0, modes.at(mode) + 1); // ncnn's codes count from 1
     pd.set_int(1, paddings.at(padding) + 1);
     pd.set_int(2, n.attr_int("align_corners", 0) != 0 ? 1 : 0);
+    pd.set_int(20, 1); // ONNX's rounding of nearest
     n.emit("GridSample", {n.input(0), n.input(1)}, {n.output(0)}, pd);
 }
 
