@@ -1121,6 +1121,46 @@ TEST(Reshape, MultiInputExpressionExampleInNet)
     EXPECT_EQ(reshape_shape(pd, {2, 3, 4}), (Shape{24}));
 }
 
+// ncnn hands a layer every bottom its .param lists; a shape expression reads
+// the blobs it names and the rest are ignored (pnnx writes such layers). The
+// results equal those of the same layer listing only the blobs it reads.
+TEST(ExpressionLayers, ExtraBottomsAreAccepted)
+{
+    const std::string head = "7767517\n6 6\nInput a 0 1 A\nInput b 0 1 B\nInput c 0 1 C\n";
+    const Tensor a = random_tensor({2, 3, 4}, DType::F32, 1), b = random_tensor({5, 6}, DType::F32, 2),
+                 c = random_tensor({7}, DType::F32, 3);
+    auto run = [&](const std::string& layers) {
+        Net net;
+        net.load_param_mem(head + layers);
+        Session s(net);
+        s.set_input("A", a);
+        s.set_input("B", b);
+        s.set_input("C", c);
+        return std::vector<Tensor>{s.get("r"), s.get("k"), s.get("i")};
+    };
+    const std::vector<Tensor> many = run("Reshape re 3 1 A B C r 6=\"0w,-1\"\n"
+                                         "Crop cr 3 1 A B C k 19=\"0\" 20=\"1h\" 21=\"-1\"\n"
+                                         "Interp ip 2 1 A C i 0=1 9=\"*(0w,2),0h\"\n");
+    const std::vector<Tensor> needed = run("Reshape re 1 1 A r 6=\"0w,-1\"\n"
+                                           "Crop cr 2 1 A B k 19=\"0\" 20=\"1h\" 21=\"-1\"\n"
+                                           "Interp ip 1 1 A i 0=1 9=\"*(0w,2),0h\"\n");
+    EXPECT_EQ(many[0].shape(), Shape({6, 4}));
+    EXPECT_EQ(many[1].shape(), Shape({2, 3, 4})); // w cropped to [0, B.h = 5): all 4
+    EXPECT_EQ(many[2].shape(), Shape({2, 3, 8}));
+    for (size_t i = 0; i < many.size(); ++i) {
+        EXPECT_EQ(many[i].shape(), needed[i].shape()) << i;
+        EXPECT_EQ(std::memcmp(many[i].raw(), needed[i].raw(), many[i].nbytes()), 0) << i;
+    }
+    // Fewer bottoms than the expression names is still an error naming the layer.
+    Net bad;
+    EXPECT_TRUE(contains(error_of([&] {
+        bad.load_param_mem("7767517\n2 2\nInput a 0 1 A\nReshape re 1 1 A r 6=\"1w,-1\"\n");
+        Session s(bad);
+        s.set_input("A", a);
+        s.get("r");
+    }), "at least 2"));
+}
+
 TEST(Reshape, BatchAxisForms)
 {
     // ncnn's batch-aware form with batch 1: target read outermost first with a batch axis.

@@ -1,5 +1,6 @@
 // Small helpers shared by op implementations.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "kestrel/error.h"
@@ -10,9 +11,18 @@ namespace kestrel {
 inline void expect_input_count(const std::vector<TensorDesc>& in, size_t lo, size_t hi)
 {
     if (in.size() < lo || in.size() > hi) {
+        if (hi == SIZE_MAX) fail("expects at least ", lo, " input(s), got ", in.size());
         if (lo == hi) fail("expects ", lo, " input(s), got ", in.size());
         fail("expects ", lo, " to ", hi, " inputs, got ", in.size());
     }
+}
+
+// A layer whose shape expression names `lo` blobs: ncnn passes it every
+// bottom the .param lists and the expression reads those it names, so more
+// are accepted (and ignored).
+inline void expect_expression_inputs(const std::vector<TensorDesc>& in, size_t lo)
+{
+    expect_input_count(in, lo, SIZE_MAX);
 }
 
 inline void expect_output_count(const std::vector<TensorDesc>& out, size_t n)

@@ -125,7 +125,10 @@ private:
 
     void infer_ncnn(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const
     {
-        expect_input_count(in, inputs_, inputs_);
+        if (has_expr_)
+            expect_expression_inputs(in, inputs_);
+        else
+            expect_input_count(in, inputs_, inputs_);
         expect_f32(in[0]);
         std::vector<Shape> shapes;
         for (const auto& d : in) shapes.push_back(d.shape);

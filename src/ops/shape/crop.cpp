@@ -278,6 +278,8 @@ public:
     {
         if (mode_ == Mode::OnnxSlice)
             expect_input_count(in, 3, 5);
+        else if (mode_ == Mode::Expression)
+            expect_expression_inputs(in, inputs_);
         else
             expect_input_count(in, inputs_, inputs_);
         expect_output_count(out, 1);

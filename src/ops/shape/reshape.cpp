@@ -101,7 +101,10 @@ public:
     {
         check(form_ != Form::ShapeInput || in.size() == 2,
               "needs param 0 (w), param 6 (shape expression) or the target shape as input 1");
-        expect_input_count(in, input_count(), input_count());
+        if (form_ == Form::Expression)
+            expect_expression_inputs(in, input_count());
+        else
+            expect_input_count(in, input_count(), input_count());
         expect_output_count(out, 1);
         if (form_ == Form::ShapeInput) {
             check(in[1].shape.size() == 1, "shape (input 1) must be 1-D, got ", shape_str(in[1].shape));
