@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 
 namespace kestrel::cli {
@@ -105,7 +106,7 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
 {
     m.param_path = path;
     if (!file_exists(path)) fail(path, ": cannot open model file");
-    if (ends_with(path, ".onnx")) {
+    if (is_onnx_path(path)) {
         if (weights != nullptr) throw UsageError("--weights does not apply to .onnx models");
 #ifdef KESTREL_HAVE_ONNX
         OnnxImportOptions options;
@@ -153,6 +154,33 @@ void check_input_size(const std::string& model, const std::string& input, const 
         throw TooLargeError(detail::concat(model, ": input '", input, "' with shape ", shape_str(shape), " is too large (",
                                            n, " elements, limit ", max_bytes, " bytes)"));
 }
+
+std::string json_string(const std::string& s)
+{
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_shape(const Shape& shape)
+{
+    std::string out = "[";
+    for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+    return out + "]";
+}
+
+bool is_onnx_path(const std::string& path) { return ends_with(path, ".onnx"); }
 
 Shape concrete_shape(Shape shape)
 {

@@ -54,4 +54,9 @@ void check_input_size(const std::string& model, const std::string& input, const 
 // Declared shape with dims that may vary (-1) set to 1.
 Shape concrete_shape(Shape shape);
 
+// JSON pieces for --json output: a quoted, escaped string; a shape as an array.
+std::string json_string(const std::string& s);
+std::string json_shape(const Shape& shape);
+bool is_onnx_path(const std::string& path);
+
 } // namespace kestrel::cli

@@ -1,8 +1,12 @@
-// kestrel bench MODEL.param|DIR... [--threads N] [--loops N] [--warmup N]
-//                [--shape [w,h,c]] [--shape NAME=[w,h,c]] [--profile]
+// kestrel bench MODEL|DIR... [--threads N] [--loops N] [--warmup N]
+//                [--shape D0,D1,...] [--shape NAME=D0,D1,...] [--profile] [--json]
 // Times whole-model runs the way ncnn's benchncnn does: zero weights when there
 // is no .bin, inputs filled with 0.01, untimed warm-up runs, then timed runs,
-// one benchncnn-format line per model. Shapes here are in ncnn order [w,h,(d),c].
+// one benchncnn-format line per model, and a summary table after several.
+// Shapes are in ncnn's order [w,h,(d),c] for .param models (and a DIR's
+// shapes.txt), in the model's own order for .onnx ones. --json prints one JSON
+// document instead (per model: the times, the layer profile with --profile,
+// or the error).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -105,15 +109,28 @@ struct LayerTiming {
     std::vector<double> ms;
 };
 
+struct BenchResult {
+    std::string name, error; // error: empty when the model ran
+    double min = 0, max = 0, avg = 0, median = 0;
+    std::vector<LayerTiming> layers; // with --profile
+    int64_t peak_bytes = 0;
+};
+
+// Layers by descending median time.
+std::vector<const LayerTiming*> slowest_first(const std::vector<LayerTiming>& layers)
+{
+    std::vector<const LayerTiming*> order;
+    for (const auto& l : layers) order.push_back(&l);
+    std::stable_sort(order.begin(), order.end(), [](auto a, auto b) { return median(a->ms) > median(b->ms); });
+    return order;
+}
+
 void print_profile(const std::vector<LayerTiming>& layers, int64_t peak_bytes)
 {
     double total = 0;
     for (const auto& l : layers) total += median(l.ms);
-    std::vector<const LayerTiming*> order;
-    for (const auto& l : layers) order.push_back(&l);
-    std::stable_sort(order.begin(), order.end(), [](auto a, auto b) { return median(a->ms) > median(b->ms); });
     std::printf("  %-36s %-22s %-22s %10s %7s %9s\n", "layer", "type", "output", "median ms", "%", "GFLOP/s");
-    for (const LayerTiming* l : order) {
+    for (const LayerTiming* l : slowest_first(layers)) {
         const double ms = median(l->ms);
         const double gflops = ms > 0 ? 2.0 * static_cast<double>(l->macs) / (ms * 1e6) : 0;
         std::printf("  %-36s %-22s %-22s %10.3f %6.1f%% %9.2f\n", l->name.c_str(), l->type.c_str(),
@@ -122,23 +139,28 @@ void print_profile(const std::vector<LayerTiming>& layers, int64_t peak_bytes)
     std::printf("  total of layer medians %.3f ms; peak activation memory %.3f MB\n", total, peak_bytes / 1e6);
 }
 
-void bench_model(const ModelJob& job, const std::map<std::string, Shape>& cli_shapes, int threads, int loops,
-                 int warmup, bool profile)
+// --shape values as written, per input name ("" = every input).
+using ShapeArgs = std::map<std::string, std::vector<int64_t>>;
+
+BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, int threads, int loops, int warmup,
+                        bool profile)
 {
     LoadedModel model;
     load_model(model, job.path, nullptr, true);
+    const bool onnx = is_onnx_path(job.path);
+    auto given = [&](const std::vector<int64_t>& dims) { return onnx ? Shape(dims) : from_ncnn_order(dims); };
     Options options;
     options.threads = threads;
     Session session(model.net, options);
     std::vector<std::pair<std::string, Tensor>> inputs;
     for (const std::string& name : model.net.input_names()) {
         Shape shape;
-        if (cli_shapes.count(name)) shape = cli_shapes.at(name);
-        else if (cli_shapes.count("")) shape = cli_shapes.at("");
+        if (cli_shapes.count(name)) shape = given(cli_shapes.at(name));
+        else if (cli_shapes.count("")) shape = given(cli_shapes.at(""));
         else if (job.shapes.count("")) shape = job.shapes.at("");
         else shape = concrete_shape(model.net.input_shape(name));
         if (shape.empty() && model.net.input_shape(name).empty())
-            fail(job.path, ": input '", name, "' declares no shape; pass --shape [w,h,c]");
+            fail(job.path, ": input '", name, "' declares no shape; pass --shape ", onnx ? "D0,D1,..." : "[w,h,c]");
         check_input_size(job.path, name, shape, DType::F32, options.max_tensor_bytes);
         Tensor t(shape, DType::F32);
         std::fill(t.data<float>(), t.data<float>() + t.numel(), 0.01f);
@@ -180,44 +202,115 @@ void bench_model(const ModelJob& job, const std::map<std::string, Shape>& cli_sh
         run_once();
         times.push_back(ms_since(t0));
     }
-    // benchncnn's columns, then the median: the figure to quote on a noisy machine.
+    BenchResult r;
+    r.name = job.name;
     const auto [tmin, tmax] = std::minmax_element(times.begin(), times.end());
-    double tsum = 0;
-    for (double t : times) tsum += t;
-    std::printf("%20s  min = %7.2f  max = %7.2f  avg = %7.2f  median = %7.2f\n", job.name.c_str(), *tmin, *tmax,
-                tsum / loops, median(times));
+    r.min = *tmin;
+    r.max = *tmax;
+    for (double t : times) r.avg += t / loops;
+    r.median = median(times);
+    r.layers = std::move(layers);
+    r.peak_bytes = session.peak_bytes();
+    return r;
+}
+
+// benchncnn's columns, then the median: the figure to quote on a noisy machine.
+void print_result(const BenchResult& r, bool profile)
+{
+    std::printf("%20s  min = %7.2f  max = %7.2f  avg = %7.2f  median = %7.2f\n", r.name.c_str(), r.min, r.max, r.avg,
+                r.median);
     std::fflush(stdout);
-    if (profile) print_profile(layers, session.peak_bytes());
+    if (profile) print_profile(r.layers, r.peak_bytes);
+}
+
+void print_summary(const std::vector<BenchResult>& results, int threads)
+{
+    std::printf("\nsummary (%d thread%s, ms)\n%-28s %10s %10s\n", threads, threads == 1 ? "" : "s", "model",
+                "median", "min");
+    for (const BenchResult& r : results) {
+        if (r.error.empty())
+            std::printf("%-28s %10.2f %10.2f\n", r.name.c_str(), r.median, r.min);
+        else
+            std::printf("%-28s %10s %10s  (failed)\n", r.name.c_str(), "-", "-");
+    }
+}
+
+std::string json_number(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", v);
+    return buf;
+}
+
+void print_json(const std::vector<BenchResult>& results, int loops, int threads, int warmup)
+{
+    std::printf("{\"loop_count\": %d, \"num_threads\": %d, \"warmup\": %d, \"isa\": %s, \"models\": [", loops,
+                threads, warmup, json_string(cpu_isa_name()).c_str());
+    for (size_t i = 0; i < results.size(); ++i) {
+        const BenchResult& r = results[i];
+        std::printf("%s\n  {\"name\": %s", i ? "," : "", json_string(r.name).c_str());
+        if (!r.error.empty()) {
+            std::printf(", \"error\": %s}", json_string(r.error).c_str());
+            continue;
+        }
+        std::printf(", \"min_ms\": %s, \"max_ms\": %s, \"avg_ms\": %s, \"median_ms\": %s, \"peak_bytes\": %lld",
+                    json_number(r.min).c_str(), json_number(r.max).c_str(), json_number(r.avg).c_str(),
+                    json_number(r.median).c_str(), static_cast<long long>(r.peak_bytes));
+        if (!r.layers.empty()) {
+            std::printf(", \"layers\": [");
+            const std::vector<const LayerTiming*> order = slowest_first(r.layers);
+            for (size_t k = 0; k < order.size(); ++k)
+                std::printf("%s\n    {\"name\": %s, \"type\": %s, \"output\": %s, \"median_ms\": %s, \"macs\": %lld}",
+                            k ? "," : "", json_string(order[k]->name).c_str(), json_string(order[k]->type).c_str(),
+                            json_shape(order[k]->output_shape).c_str(), json_number(median(order[k]->ms)).c_str(),
+                            static_cast<long long>(order[k]->macs));
+            std::printf("]");
+        }
+        std::printf("}");
+    }
+    std::printf("\n]}\n");
 }
 
 } // namespace
 
 int bench_command(const std::vector<std::string>& argv)
 {
-    const Args args = parse_args(argv, {"--threads", "--loops", "--warmup", "--shape"}, {"--profile"});
+    const Args args = parse_args(argv, {"--threads", "--loops", "--warmup", "--shape"}, {"--profile", "--json"});
     if (args.positional.empty()) throw UsageError("bench needs at least one MODEL.param or DIR");
     const int threads = args.int_option("--threads", 1, 1, 1024);
     const int loops = args.int_option("--loops", 4, 1, 1000000);
     const int warmup = args.int_option("--warmup", 8, 0, 1000000);
     const bool profile = args.last("--profile") != nullptr;
-    std::map<std::string, Shape> shapes;
+    const bool json = args.last("--json") != nullptr;
+    ShapeArgs shapes;
     if (args.options.count("--shape"))
         for (const std::string& s : args.options.at("--shape")) {
             const size_t eq = s.find('=');
             const std::string name = eq == std::string::npos ? "" : s.substr(0, eq);
-            shapes[name] = from_ncnn_order(parse_dims(eq == std::string::npos ? s : s.substr(eq + 1)));
+            shapes[name] = parse_dims(eq == std::string::npos ? s : s.substr(eq + 1));
         }
-    std::printf("loop_count = %d\nnum_threads = %d\nwarmup = %d\nisa = %s\n", loops, threads, warmup,
-                cpu_isa_name().c_str());
+    if (!json)
+        std::printf("loop_count = %d\nnum_threads = %d\nwarmup = %d\nisa = %s\n", loops, threads, warmup,
+                    cpu_isa_name().c_str());
+    std::vector<BenchResult> results;
     int failures = 0;
     for (const ModelJob& job : expand_jobs(args.positional)) {
         try {
-            bench_model(job, shapes, threads, loops, warmup, profile);
+            results.push_back(bench_model(job, shapes, threads, loops, warmup, profile));
+            if (!json) print_result(results.back(), profile);
         } catch (const Error& e) {
-            std::fprintf(stderr, "kestrel bench: error: %s\n", e.what());
+            if (!json) std::fprintf(stderr, "kestrel bench: error: %s\n", e.what());
+            BenchResult failed;
+            failed.name = job.name;
+            failed.error = e.what();
+            results.push_back(failed);
             ++failures;
         }
     }
+    if (json)
+        print_json(results, loops, threads, warmup);
+    else if (results.size() > 1)
+        print_summary(results, threads);
     return failures ? 1 : 0;
 }
 

@@ -1,5 +1,8 @@
-// kestrel info MODEL [--weights FILE] [--shape NAME=d0,d1,...]...
-// Every layer with its type, params, inferred shapes, weight bytes and MACs; totals; peak memory.
+// kestrel info MODEL [--weights FILE] [--shape NAME=d0,d1,...]... [--json | --dot]
+// Every layer with its type, params, inferred shapes, weight bytes and MACs;
+// totals; peak memory. Without a shape for an input that declares none, the
+// table still lists every layer and the weights, with shapes and MACs unknown.
+// --json prints the same as one JSON document; --dot the graph for Graphviz.
 #include <cstdio>
 
 #include "cli.h"
@@ -27,46 +30,184 @@ std::string human(double v, const char* unit)
     return buf;
 }
 
+// What info knows of a model: the analysis when every input shape is known;
+// otherwise each layer with its weights only (shapes_known false).
+struct Info {
+    std::map<std::string, TensorDesc> inputs;
+    std::vector<std::string> unknown_inputs; // declare no shape and got no --shape
+    ModelReport report;
+    bool shapes_known = true;
+};
+
+Info gather(const LoadedModel& model, const Args& args)
+{
+    Info info;
+    if (args.options.count("--shape"))
+        for (const auto& s : args.options.at("--shape")) {
+            const auto kv = split_assignment(s, "--shape");
+            info.inputs[kv.first] = TensorDesc{parse_dims(kv.second), DType::F32};
+        }
+    const Graph& g = model.net.graph();
+    for (const auto& name : model.net.input_names()) {
+        if (info.inputs.count(name)) continue;
+        const Shape declared = model.net.input_shape(name);
+        if (declared.empty() && !g.layers[g.blobs[g.find_blob(name)].producer].params.has(20)) {
+            info.unknown_inputs.push_back(name);
+            continue;
+        }
+        info.inputs[name] = TensorDesc(concrete_shape(declared), model.net.input_dtype(name));
+    }
+    info.shapes_known = info.unknown_inputs.empty();
+    if (info.shapes_known) {
+        info.report = analyze_model(model.net, info.inputs);
+        return info;
+    }
+    for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
+        LayerReport r;
+        r.layer = li;
+        r.weight_bytes = g.layers[li].op->weight_bytes();
+        info.report.total_weight_bytes += r.weight_bytes;
+        info.report.layers.push_back(r);
+    }
+    return info;
+}
+
+void print_table(const LoadedModel& model, const Info& info)
+{
+    const Graph& g = model.net.graph();
+    std::printf("model: %s\nweights: %s\n", model.param_path.c_str(),
+                model.weights_path.empty() ? "(none: zero-filled)" : model.weights_path.c_str());
+    for (const auto& kv : info.inputs) std::printf("input %s %s\n", kv.first.c_str(), shape_str(kv.second.shape).c_str());
+    for (const auto& name : info.unknown_inputs)
+        std::printf("input %s ? (declares no shape; pass --shape %s=D0,D1,...)\n", name.c_str(), name.c_str());
+    std::printf("%-4s %-22s %-36s %-28s %-28s %12s %14s  %s\n", "#", "type", "name", "input shapes", "output shapes",
+                "weights", "MACs", "params");
+    for (const LayerReport& r : info.report.layers) {
+        const Layer& l = g.layers[r.layer];
+        const std::string macs = info.shapes_known ? std::to_string(r.macs) : "?";
+        std::printf("%-4d %-22s %-36s %-28s %-28s %12lld %14s  %s\n", r.layer, l.type.c_str(), l.name.c_str(),
+                    info.shapes_known ? descs_str(r.inputs).c_str() : "?",
+                    info.shapes_known ? descs_str(r.outputs).c_str() : "?", static_cast<long long>(r.weight_bytes),
+                    macs.c_str(), l.params.to_text().c_str());
+    }
+    std::printf("layers: %zu (%zu run for the outputs)\n", g.layers.size(), info.report.layers.size());
+    if (info.shapes_known)
+        std::printf("total MACs: %s (%lld)\n", human(static_cast<double>(info.report.total_macs), "MAC").c_str(),
+                    static_cast<long long>(info.report.total_macs));
+    else
+        std::printf("total MACs: unknown (input shapes unknown)\n");
+    std::printf("total weights: %s\n", human(static_cast<double>(info.report.total_weight_bytes), "B").c_str());
+    if (info.shapes_known)
+        std::printf("peak activation memory (plan): %s\n", human(static_cast<double>(info.report.peak_bytes), "B").c_str());
+    else
+        std::printf("peak activation memory (plan): unknown (input shapes unknown)\n");
+}
+
+std::string json_descs(const std::vector<TensorDesc>& ds)
+{
+    std::string s = "[";
+    for (size_t i = 0; i < ds.size(); ++i) s += (i ? "," : "") + json_shape(ds[i].shape);
+    return s + "]";
+}
+
+void print_json(const LoadedModel& model, const Info& info)
+{
+    const Graph& g = model.net.graph();
+    std::printf("{\"model\": %s, \"weights\": %s, \"inputs\": {", json_string(model.param_path).c_str(),
+                model.weights_path.empty() ? "null" : json_string(model.weights_path).c_str());
+    size_t k = 0;
+    for (const auto& kv : info.inputs)
+        std::printf("%s%s: %s", k++ ? ", " : "", json_string(kv.first).c_str(), json_shape(kv.second.shape).c_str());
+    for (const auto& name : info.unknown_inputs) std::printf("%s%s: null", k++ ? ", " : "", json_string(name).c_str());
+    std::printf("},\n \"layers\": [");
+    for (size_t i = 0; i < info.report.layers.size(); ++i) {
+        const LayerReport& r = info.report.layers[i];
+        const Layer& l = g.layers[r.layer];
+        std::printf("%s\n  {\"index\": %d, \"type\": %s, \"name\": %s, \"inputs\": %s, \"outputs\": %s, "
+                    "\"weight_bytes\": %lld, \"macs\": %s, \"params\": %s}",
+                    i ? "," : "", r.layer, json_string(l.type).c_str(), json_string(l.name).c_str(),
+                    info.shapes_known ? json_descs(r.inputs).c_str() : "null",
+                    info.shapes_known ? json_descs(r.outputs).c_str() : "null", static_cast<long long>(r.weight_bytes),
+                    info.shapes_known ? std::to_string(r.macs).c_str() : "null",
+                    json_string(l.params.to_text()).c_str());
+    }
+    std::printf("],\n \"total_macs\": %s, \"total_weight_bytes\": %lld, \"peak_bytes\": %s}\n",
+                info.shapes_known ? std::to_string(info.report.total_macs).c_str() : "null",
+                static_cast<long long>(info.report.total_weight_bytes),
+                info.shapes_known ? std::to_string(info.report.peak_bytes).c_str() : "null");
+}
+
+// A label line for DOT: quotes and backslashes escaped.
+std::string dot_text(const std::string& s)
+{
+    std::string out;
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+// The activation a layer carries fused in (ncnn's param 9), or "".
+std::string fused_activation(const Layer& l)
+{
+    static const char* const kNames[] = {"", "ReLU", "LeakyReLU", "Clip", "Sigmoid", "Mish", "HardSwish"};
+    const bool has_activation_param = l.type.find("Convolution") != std::string::npos ||
+                                      l.type.find("Deconvolution") != std::string::npos || l.type == "InnerProduct";
+    const int a = has_activation_param ? l.params.get_int(9, 0) : 0;
+    return a > 0 && a < 7 ? kNames[a] : "";
+}
+
+// The graph for Graphviz: a box per layer (type, name, output shapes, MACs,
+// a fused activation), an edge per blob from its producer to each consumer.
+void print_dot(const LoadedModel& model, const Info& info)
+{
+    const Graph& g = model.net.graph();
+    std::printf("digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n",
+                dot_text(model.param_path).c_str());
+    for (const LayerReport& r : info.report.layers) {
+        const Layer& l = g.layers[r.layer];
+        std::string label = l.type + "\\n" + dot_text(l.name);
+        if (info.shapes_known) {
+            label += "\\n" + dot_text(descs_str(r.outputs));
+            if (r.macs > 0) label += "\\n" + human(static_cast<double>(r.macs), "MAC");
+        }
+        const std::string fused = fused_activation(l);
+        if (!fused.empty()) label += "\\n+ " + fused + " (fused)";
+        std::printf("  L%d [label=\"%s\"%s];\n", r.layer, label.c_str(), fused.empty() ? "" : ", style=bold");
+    }
+    std::vector<bool> drawn(g.layers.size(), false);
+    for (const LayerReport& r : info.report.layers) drawn[static_cast<size_t>(r.layer)] = true;
+    for (const LayerReport& r : info.report.layers)
+        for (int b : g.layers[r.layer].bottoms) {
+            const int from = g.blobs[b].producer;
+            if (from < 0) continue;
+            if (!drawn[static_cast<size_t>(from)]) { // a graph input (planning skips Input layers)
+                drawn[static_cast<size_t>(from)] = true;
+                std::printf("  L%d [label=\"%s\\n%s\", shape=ellipse];\n", from, g.layers[from].type.c_str(),
+                            dot_text(g.layers[from].name).c_str());
+            }
+            std::printf("  L%d -> L%d [label=\"%s\"];\n", from, r.layer, dot_text(g.blobs[b].name).c_str());
+        }
+    std::printf("}\n");
+}
+
 } // namespace
 
 int info_command(const std::vector<std::string>& argv)
 {
-    const Args args = parse_args(argv, {"--weights", "--shape"});
+    const Args args = parse_args(argv, {"--weights", "--shape"}, {"--json", "--dot"});
     if (args.positional.size() != 1) throw UsageError("info needs exactly one MODEL argument");
+    if (args.last("--json") && args.last("--dot")) throw UsageError("--json and --dot exclude each other");
     LoadedModel model;
     load_model(model, args.positional[0], args.last("--weights"), true);
-    std::map<std::string, TensorDesc> inputs;
-    if (args.options.count("--shape"))
-        for (const auto& s : args.options.at("--shape")) {
-            const auto kv = split_assignment(s, "--shape");
-            inputs[kv.first] = TensorDesc{parse_dims(kv.second), DType::F32};
-        }
-    for (const auto& name : model.net.input_names()) {
-        if (inputs.count(name)) continue;
-        const Shape declared = model.net.input_shape(name);
-        if (declared.empty() && !model.net.graph().layers.empty() &&
-            !model.net.graph().layers[model.net.graph().blobs[model.net.graph().find_blob(name)].producer].params.has(20))
-            fail(model.param_path, ": input '", name, "' declares no shape; pass --shape ", name, "=C,H,W");
-        inputs[name] = TensorDesc(concrete_shape(declared), model.net.input_dtype(name));
-    }
-    const ModelReport report = analyze_model(model.net, inputs);
-    const Graph& g = model.net.graph();
-    std::printf("model: %s\nweights: %s\n", model.param_path.c_str(),
-                model.weights_path.empty() ? "(none: zero-filled)" : model.weights_path.c_str());
-    for (const auto& kv : inputs) std::printf("input %s %s\n", kv.first.c_str(), shape_str(kv.second.shape).c_str());
-    std::printf("%-4s %-22s %-36s %-28s %-28s %12s %14s  %s\n", "#", "type", "name", "input shapes", "output shapes",
-                "weights", "MACs", "params");
-    for (const LayerReport& r : report.layers) {
-        const Layer& l = g.layers[r.layer];
-        std::printf("%-4d %-22s %-36s %-28s %-28s %12lld %14lld  %s\n", r.layer, l.type.c_str(), l.name.c_str(),
-                    descs_str(r.inputs).c_str(), descs_str(r.outputs).c_str(), static_cast<long long>(r.weight_bytes),
-                    static_cast<long long>(r.macs), l.params.to_text().c_str());
-    }
-    std::printf("layers: %zu (%zu run for the outputs)\n", g.layers.size(), report.layers.size());
-    std::printf("total MACs: %s (%lld)\n", human(static_cast<double>(report.total_macs), "MAC").c_str(),
-                static_cast<long long>(report.total_macs));
-    std::printf("total weights: %s\n", human(static_cast<double>(report.total_weight_bytes), "B").c_str());
-    std::printf("peak activation memory (plan): %s\n", human(static_cast<double>(report.peak_bytes), "B").c_str());
+    const Info info = gather(model, args);
+    if (args.last("--json"))
+        print_json(model, info);
+    else if (args.last("--dot"))
+        print_dot(model, info);
+    else
+        print_table(model, info);
     return 0;
 }
 

@@ -1,5 +1,5 @@
-// kestrel: one command for running, inspecting (and later benchmarking and
-// converting) models. Exit status: 0 success, 1 error, 2 usage error.
+// kestrel: one command for running, inspecting, benchmarking and converting
+// models. Exit status: 0 success, 1 error, 2 usage error.
 #include <cstdio>
 #include <cstring>
 
@@ -7,37 +7,93 @@
 
 namespace {
 
-const char* const kUsage =
-    "usage: kestrel <command> [args]\n"
-    "  run  MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
-    "             [--shape NAME=D0,D1,...]... [--threads N] [--no-optimize]\n"
-    "  info MODEL [--weights FILE] [--shape NAME=D0,D1,...]...\n"
-    "  bench MODEL.param|DIR... [--threads N] [--loops N] [--warmup N] [--shape [w,h,c]]\n"
-    "             [--shape NAME=[w,h,c]] [--profile]   (bench shapes are in ncnn order w,h,c)\n"
-    "  convert MODEL.onnx OUT.param OUT.bin [--no-optimize]\n"
-    "MODEL is an ONNX model (.onnx, converted in memory; .npy shapes are its ONNX shapes) or an ncnn .param (weights default to the same path with .bin) or .param.bin.\n"
+struct Command {
+    const char* name;
+    int (*run)(const std::vector<std::string>&);
+    const char* usage; // the lines after "kestrel "
+};
+
+const Command kCommands[] = {
+    {"run", kestrel::cli::run_command,
+     "run  MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
+     "             [--shape NAME=D0,D1,...]... [--threads N] [--no-optimize]\n"},
+    {"info", kestrel::cli::info_command,
+     "info MODEL [--weights FILE] [--shape NAME=D0,D1,...]... [--json | --dot]\n"},
+    {"bench", kestrel::cli::bench_command,
+     "bench MODEL|DIR... [--threads N] [--loops N] [--warmup N] [--profile] [--json]\n"
+     "             [--shape D0,D1,...] [--shape NAME=D0,D1,...]\n"
+     "             (.param shapes in ncnn's order [w,h,c]; .onnx shapes in the model's own order)\n"},
+    {"convert", kestrel::cli::convert_command, "convert MODEL.onnx OUT.param OUT.bin [--no-optimize]\n"},
+};
+
+const char* const kModels =
+    "MODEL is an ONNX model (.onnx, converted in memory; .npy shapes are its ONNX shapes) or an ncnn .param\n"
+    "(weights default to the same path with .bin) or .param.bin.\n"
     "For ncnn models, .npy shapes are ncnn's [w,h,d,c] reversed: (c,d,h,w), (c,h,w), (h,w), (w,).\n";
+
+void print_usage(FILE* f, const Command* only = nullptr)
+{
+    std::fputs(only ? "usage: kestrel " : "usage: kestrel <command> [args]\n", f);
+    for (const Command& c : kCommands)
+        if (only == nullptr || only == &c) std::fprintf(f, "%s%s", only ? "" : "  ", c.usage);
+    std::fputs(kModels, f);
+    if (only == nullptr) std::fputs("kestrel help COMMAND, kestrel COMMAND --help: one command's usage; kestrel --version\n", f);
+}
+
+const Command* find_command(const std::string& name)
+{
+    for (const Command& c : kCommands)
+        if (name == c.name) return &c;
+    return nullptr;
+}
+
+bool is_help(const char* arg) { return std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0; }
 
 } // namespace
 
 int main(int argc, char** argv)
 {
     using namespace kestrel;
-    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-        std::fputs(kUsage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
     }
     const std::string command = argv[1];
-    const std::vector<std::string> args(argv + 2, argv + argc);
-    try {
-        if (command == "run") return cli::run_command(args);
-        if (command == "info") return cli::info_command(args);
-        if (command == "bench") return cli::bench_command(args);
-        if (command == "convert") return cli::convert_command(args);
-        std::fprintf(stderr, "kestrel: unknown command '%s'\n%s", command.c_str(), kUsage);
+    if (is_help(argv[1]) || (command == "help" && argc == 2)) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (command == "--version") {
+        std::printf("kestrel %s\n", KESTREL_VERSION);
+        return 0;
+    }
+    if (command == "help") {
+        const Command* c = find_command(argv[2]);
+        if (c == nullptr) {
+            std::fprintf(stderr, "kestrel help: unknown command '%s'\n", argv[2]);
+            print_usage(stderr);
+            return 2;
+        }
+        print_usage(stdout, c);
+        return 0;
+    }
+    const Command* c = find_command(command);
+    if (c == nullptr) {
+        std::fprintf(stderr, "kestrel: unknown command '%s'\n", command.c_str());
+        print_usage(stderr);
         return 2;
+    }
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    for (const std::string& a : args)
+        if (is_help(a.c_str())) {
+            print_usage(stdout, c);
+            return 0;
+        }
+    try {
+        return c->run(args);
     } catch (const cli::UsageError& e) {
-        std::fprintf(stderr, "kestrel %s: %s\n%s", command.c_str(), e.what(), kUsage);
+        std::fprintf(stderr, "kestrel %s: %s\n", command.c_str(), e.what());
+        print_usage(stderr, c);
         return 2;
     } catch (const Error& e) {
         std::fprintf(stderr, "kestrel %s: error: %s\n", command.c_str(), e.what());

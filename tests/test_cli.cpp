@@ -1,0 +1,149 @@
+// The `kestrel` command's surface: help and version, bench shapes in each
+// model's own order, the summary table, --json (checked by Python's json
+// parser), info without input shapes, and info --dot (checked by Graphviz).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "test_helpers.h"
+
+namespace kestrel {
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Runs `command < file` through the shell; true when it exits 0.
+bool accepts(const std::string& command, const std::string& file)
+{
+    return std::system((command + " < '" + file + "' > /dev/null 2>&1").c_str()) == 0;
+}
+
+bool have_program(const std::string& name)
+{
+    return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+// A checker program CI installs: missing there is a failure, elsewhere a skip.
+#define REQUIRE_PROGRAM(name)                                                                    \
+    if (!have_program(name)) {                                                                   \
+        if (std::getenv("CI")) FAIL() << name << " is missing (CI installs it)";                 \
+        GTEST_SKIP() << name << " is not installed";                                             \
+    }
+
+TEST(Cli, HelpAndVersion)
+{
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"}, {"-h"}, {"help"}}) {
+        const ktest::CliResult r = ktest::run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.describe();
+        EXPECT_TRUE(has(r.out, "usage: kestrel <command>")) << r.describe();
+        for (const char* c : {"run", "info", "bench", "convert"}) EXPECT_TRUE(has(r.out, std::string("  ") + c)) << c;
+        EXPECT_TRUE(r.err.empty()) << r.describe();
+    }
+    for (const char* c : {"run", "info", "bench", "convert"}) {
+        for (const std::vector<std::string>& args : {std::vector<std::string>{"help", c}, {c, "--help"}}) {
+            const ktest::CliResult r = ktest::run_cli(args);
+            EXPECT_EQ(r.exit_code, 0) << r.describe();
+            EXPECT_TRUE(has(r.out, std::string("usage: kestrel ") + c)) << r.describe();
+            EXPECT_FALSE(has(r.out, "<command>")) << r.describe(); // that command only
+        }
+    }
+    const ktest::CliResult v = ktest::run_cli({"--version"});
+    EXPECT_EQ(v.exit_code, 0) << v.describe();
+    EXPECT_TRUE(has(v.out, "kestrel 0.")) << v.describe();
+    // Still usage errors: nothing, an unknown command, help of one.
+    EXPECT_EQ(ktest::run_cli({}).exit_code, 2);
+    EXPECT_EQ(ktest::run_cli({"frobnicate"}).exit_code, 2);
+    EXPECT_EQ(ktest::run_cli({"help", "frobnicate"}).exit_code, 2);
+}
+
+std::string tiny_param(const std::string& input_shape)
+{
+    return "7767517\n3 3\nInput in 0 1 in " + input_shape +
+           "\nConvolution conv 1 1 in c 0=4 1=3 5=1 6=72 9=1\nReLU relu 1 1 c out\n";
+}
+
+TEST(Cli, BenchDirSummaryAndJson)
+{
+    ktest::TempDir dir;
+    ktest::write_file(dir.file("a.param"), tiny_param("0=16 1=12 2=2"));
+    ktest::write_file(dir.file("b.param"), tiny_param(""));
+    ktest::write_file(dir.file("shapes.txt"), std::string("b 10,8,2\n"));
+    const ktest::CliResult r = ktest::run_cli({"bench", dir.path(), "--loops", "2", "--warmup", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    const size_t summary = r.out.find("summary (1 thread, ms)");
+    ASSERT_NE(summary, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\na ", summary), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nb ", summary), std::string::npos) << r.out;
+
+    const std::string json = dir.file("bench.json");
+    const ktest::CliResult j = ktest::run_cli({"bench", dir.path(), "--loops", "2", "--warmup", "0", "--json", "--profile"});
+    ASSERT_EQ(j.exit_code, 0) << j.describe();
+    ktest::write_file(json, j.out);
+    REQUIRE_PROGRAM("python3");
+    EXPECT_TRUE(accepts("python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                        "assert [m[\"name\"] for m in d[\"models\"]] == [\"a\", \"b\"]; "
+                        "assert all(m[\"min_ms\"] <= m[\"median_ms\"] <= m[\"max_ms\"] for m in d[\"models\"]); "
+                        "assert d[\"models\"][1][\"layers\"][0][\"output\"] in ([4,6,8], [2,8,10])'",
+                        json))
+        << j.out;
+}
+
+// .onnx shapes are in the model's own order, as `run` takes them; the same
+// dims in ncnn's reversed order name another shape and fail.
+TEST(Cli, BenchOnnxShapeInModelOrder)
+{
+    const std::string model = std::string(KESTREL_SHARED_DIR) + "/models/tiny_vit/model.onnx";
+    if (!std::ifstream(model).good()) GTEST_SKIP() << model << " is missing";
+    const ktest::CliResult r = ktest::run_cli({"bench", model, "--shape", "1,3,64,64", "--loops", "1", "--warmup", "0"});
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_TRUE(has(r.out, "median =")) << r.describe();
+    const ktest::CliResult bad = ktest::run_cli({"bench", model, "--shape", "64,64,3,1", "--loops", "1", "--warmup", "0"});
+    EXPECT_EQ(bad.exit_code, 1) << bad.describe();
+}
+
+TEST(Cli, InfoWithoutInputShapeListsLayersAndWeights)
+{
+    ktest::TempDir dir;
+    ktest::write_file(dir.file("m.param"), tiny_param(""));
+    const ktest::CliResult r = ktest::run_cli({"info", dir.file("m.param")});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_TRUE(has(r.out, "input in ? (declares no shape; pass --shape in=")) << r.out;
+    EXPECT_TRUE(has(r.out, "conv")) << r.out;
+    EXPECT_TRUE(has(r.out, "total MACs: unknown")) << r.out;
+    // --shape fills the rest in: (2, 8, 10) -> conv (4, 6, 8), 4*6*8*2*3*3 MACs;
+    // the weights do not depend on the shapes.
+    const ktest::CliResult s = ktest::run_cli({"info", dir.file("m.param"), "--shape", "in=2,8,10"});
+    ASSERT_EQ(s.exit_code, 0) << s.describe();
+    EXPECT_TRUE(has(s.out, "total MACs: 3.456 KMAC (3456)")) << s.out;
+    auto weights_line = [](const std::string& out) {
+        const size_t at = out.find("total weights: ");
+        return at == std::string::npos ? std::string("none") : out.substr(at, out.find('\n', at) - at);
+    };
+    EXPECT_EQ(weights_line(r.out), weights_line(s.out));
+    EXPECT_NE(weights_line(r.out), "total weights: 0 B");
+}
+
+TEST(Cli, InfoJsonAndDot)
+{
+    ktest::TempDir dir;
+    ktest::write_file(dir.file("m.param"), tiny_param("0=10 1=8 2=2"));
+    const ktest::CliResult j = ktest::run_cli({"info", dir.file("m.param"), "--json"});
+    ASSERT_EQ(j.exit_code, 0) << j.describe();
+    ktest::write_file(dir.file("info.json"), j.out);
+    const ktest::CliResult d = ktest::run_cli({"info", dir.file("m.param"), "--dot"});
+    ASSERT_EQ(d.exit_code, 0) << d.describe();
+    ktest::write_file(dir.file("m.dot"), d.out);
+    EXPECT_TRUE(has(d.out, "+ ReLU (fused)")) << d.out;
+    EXPECT_TRUE(has(d.out, "(4,6,8)")) << d.out;
+    EXPECT_EQ(ktest::run_cli({"info", dir.file("m.param"), "--json", "--dot"}).exit_code, 2);
+    REQUIRE_PROGRAM("python3");
+    EXPECT_TRUE(accepts("python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                        "assert d[\"total_macs\"] == 3456 and d[\"layers\"][0][\"outputs\"] == [[4,6,8]]'",
+                        dir.file("info.json")))
+        << j.out;
+    REQUIRE_PROGRAM("dot");
+    EXPECT_TRUE(accepts("dot -Tsvg", dir.file("m.dot"))) << d.out;
+}
+
+} // namespace
+} // namespace kestrel
