@@ -36,10 +36,7 @@ public:
     void load_param(const ParamDict& pd) override { f_.load(pd); }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        expect_input_count(in, 1, 1);
-        expect_output_count(out, 1);
-        expect_f32(in[0]);
-        out[0] = in[0];
+        infer_float_map(in, out);
     }
     bool supports_inplace() const override { return true; }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
@@ -115,6 +112,39 @@ struct TanhF : Elementwise<TanhF> {
     float operator()(float x) const { return std::tanh(x); }
 };
 
+// 0=threshold (0): 1 above it, else 0.
+struct ThresholdF : Elementwise<ThresholdF> {
+    float threshold = 0.f;
+    void load(const ParamDict& pd) { threshold = pd.get_float(0, 0.f); }
+    float operator()(float x) const { return x > threshold ? 1.f : 0.f; }
+};
+
+// f(shift + scale * x) with ncnn's 1=scale (1) and 2=shift (0), in float as ncnn:
+//   Exp    0=base (-1: e): base^t
+//   Log    0=base (-1: e): ln(t) / ln(base)
+//   Power  0=power (1):    t^power
+enum class AffineThen { Exp, Log, Power };
+template <AffineThen kind> struct AffineThenF : Elementwise<AffineThenF<kind>> {
+    float a = -1.f, scale = 1.f, shift = 0.f; // a: the base, or the power
+    float inv_log_base = 1.f;
+    void load(const ParamDict& pd)
+    {
+        a = pd.get_float(0, kind == AffineThen::Power ? 1.f : -1.f);
+        scale = pd.get_float(1, 1.f);
+        shift = pd.get_float(2, 0.f);
+        if (kind != AffineThen::Power && a != -1.f)
+            check(a > 0.f && a != 1.f, "base (param 0) must be -1 (e) or positive and not 1, got ", a);
+        if (kind == AffineThen::Log && a != -1.f) inv_log_base = 1.f / std::log(a);
+    }
+    float operator()(float x) const
+    {
+        const float t = shift + x * scale;
+        if (kind == AffineThen::Exp) return a == -1.f ? std::exp(t) : std::pow(a, t);
+        if (kind == AffineThen::Log) return a == -1.f ? std::log(t) : std::log(t) * inv_log_base;
+        return std::pow(t, a);
+    }
+};
+
 template <class F> std::unique_ptr<Op> make_pointwise() { return std::make_unique<PointwiseOp<F>>(); }
 
 } // namespace
@@ -128,5 +158,9 @@ std::unique_ptr<Op> make_hard_swish() { return make_pointwise<HardSwishF>(); }
 std::unique_ptr<Op> make_gelu() { return make_pointwise<GeluF>(); }
 std::unique_ptr<Op> make_mish() { return make_pointwise<MishF>(); }
 std::unique_ptr<Op> make_tanh() { return make_pointwise<TanhF>(); }
+std::unique_ptr<Op> make_threshold() { return make_pointwise<ThresholdF>(); }
+std::unique_ptr<Op> make_exp() { return make_pointwise<AffineThenF<AffineThen::Exp>>(); }
+std::unique_ptr<Op> make_log() { return make_pointwise<AffineThenF<AffineThen::Log>>(); }
+std::unique_ptr<Op> make_power() { return make_pointwise<AffineThenF<AffineThen::Power>>(); }
 
 } // namespace kestrel

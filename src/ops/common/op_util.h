@@ -35,6 +35,15 @@ inline void expect_f32(const TensorDesc& d, const char* what = "input")
     check(d.dtype == DType::F32, what, " must be float32, got ", dtype_name(d.dtype));
 }
 
+// A float32 map of one input to an output of its shape (ncnn's activations).
+inline void infer_float_map(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out)
+{
+    expect_input_count(in, 1, 1);
+    expect_output_count(out, 1);
+    expect_f32(in[0]);
+    out[0] = in[0];
+}
+
 // ncnn's view of a rank-1..4 shape: [w,h,d,c] with 1 for absent axes.
 struct NcnnDims {
     int dims = 0;

@@ -551,6 +551,12 @@ void run_binary(int op, const BroadcastPlan& plan, const Tensor& a, const Tensor
 
 int unary_count() { return kUnaryCount; }
 const char* unary_name(int op) { return kUnaryNames[op]; }
+int unary_index(const std::string& name)
+{
+    for (int op = 0; op < kUnaryCount; ++op)
+        if (name == kUnaryNames[op]) return op;
+    fail("no typed unary op named ", name);
+}
 bool unary_bool_out(int op) { return kUnaryBoolOut[static_cast<size_t>(op)]; }
 void check_unary_dtype(int op, DType t) { check_dtype(kUnaryNames[op], kUnaryMasks[static_cast<size_t>(op)], t, "input"); }
 

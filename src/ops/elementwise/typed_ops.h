@@ -44,6 +44,7 @@
 // Variadic steps (Eltwise 21=1): Sum, Max, Min over numeric types, Mean over
 // float types (sum, then divided by the count).
 #pragma once
+#include <string>
 #include <vector>
 
 #include "kernels/broadcast.h"
@@ -75,6 +76,7 @@ void run_binary(int op, const BroadcastPlan& plan, const Tensor& a, const Tensor
 // Unary ops.
 int unary_count();
 const char* unary_name(int op);
+int unary_index(const std::string& name); // the op of that name (fails for none)
 bool unary_bool_out(int op);
 void check_unary_dtype(int op, DType t);
 // The params' defaults per op (LeakyRelu's alpha 0.01, ...).

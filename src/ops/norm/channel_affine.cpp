@@ -1,6 +1,6 @@
-// Per-channel affine maps y = x * s[c] + b[c] (the channel is the outermost
-// axis for ranks 2-4 and each element for rank 1, ncnn's c / h / w), float32,
-// in place. Two ncnn layers are this one op:
+// Per-channel maps y = x * s[c] + b[c], or PReLU's x < 0 ? x * s[c] : x (the
+// channel is the outermost axis for ranks 2-4 and each element for rank 1,
+// ncnn's c / h / w), float32, in place. Four ncnn layers are this one op:
 //   Scale      0=scale_data_size, 1=bias_term. Weights, raw fp32: scale
 //              [scale_data_size], then bias if bias_term. 0=-233: the scales
 //              come from a second input instead (one value per channel, any
@@ -9,6 +9,10 @@
 //   BatchNorm  0=channels, 1=eps (0). Weights, raw fp32 [channels] each:
 //              slope, mean, var, bias. As ncnn, at load: r = sqrtf(var + eps)
 //              (0 replaced by 1e-4), s = slope / r, b = bias - slope * mean / r.
+//   Bias       0=bias_data_size; weights raw fp32 bias: s = 1, b = bias. As
+//              ncnn, ranks 1 and 2 are one channel (ncnn's c is 1 there).
+//   PReLU      0=num_slope; weights raw fp32 slope: one shared, or one per
+//              channel.
 #include <cmath>
 
 #include "ops/common/op_util.h"
@@ -19,12 +23,19 @@ namespace {
 
 constexpr int kFromInput = -233;
 
+enum class Kind { Scale, BatchNorm, Bias, PReLU };
+
 class ChannelAffine : public Op {
 public:
-    explicit ChannelAffine(bool batch_norm) : batch_norm_(batch_norm) {}
+    explicit ChannelAffine(Kind kind) : kind_(kind), batch_norm_(kind == Kind::BatchNorm) {}
 
     void load_param(const ParamDict& pd) override
     {
+        if (kind_ == Kind::Bias || kind_ == Kind::PReLU) {
+            channels_ = positive_param(pd, 0, 0, kind_ == Kind::Bias ? "bias_data_size" : "num_slope");
+            has_bias_ = kind_ == Kind::Bias;
+            return;
+        }
         if (batch_norm_) {
             channels_ = positive_param(pd, 0, 0, "channels");
             eps_ = pd.get_float(1, 0.f);
@@ -44,8 +55,12 @@ public:
     void load_model(WeightReader& wr) override
     {
         if (channels_ == kFromInput) return;
+        if (kind_ == Kind::Bias) {
+            bias_ = f32_weight(wr, "bias");
+            return;
+        }
         if (!batch_norm_) {
-            scale_ = f32_weight(wr, "scale");
+            scale_ = f32_weight(wr, kind_ == Kind::PReLU ? "slope" : "scale");
             if (has_bias_) bias_ = f32_weight(wr, "bias");
             return;
         }
@@ -70,7 +85,12 @@ public:
         expect_f32(in[0]);
         const Shape& s = in[0].shape;
         ncnn_dims(s); // rank 1-4
-        if (channels_ == kFromInput) {
+        if (kind_ == Kind::Bias || kind_ == Kind::PReLU) {
+            const int64_t c = channels_of(s);
+            check(channels_ == 1 || channels_ == c, "input ", shape_str(s), " has ", c,
+                  kind_ == Kind::Bias ? " channels, bias_data_size (param 0) is " : " channels, num_slope (param 0) is ",
+                  channels_);
+        } else if (channels_ == kFromInput) {
             expect_f32(in[1], "scale input");
             check(shape_numel(in[1].shape) == s[0], "scale input ", shape_str(in[1].shape), " must hold ", s[0],
                   " values (one per channel of ", shape_str(s), ")");
@@ -99,7 +119,7 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const int64_t channels = in[0].shape()[0];
+        const int64_t channels = channels_of(in[0].shape());
         const int64_t inner = channels == 0 ? 0 : in[0].numel() / channels;
         const float* x = in[0].data<float>();
         float* y = out[0].data<float>();
@@ -112,15 +132,24 @@ public:
             s = copied;
         }
         const float* b = has_bias_ ? bias_.data<float>() : nullptr;
+        const bool shared = channels_ == 1; // one weight for every channel
         ctx.parallel_for(channels, [&](int64_t begin, int64_t end) {
             for (int64_t q = begin; q < end; ++q) {
-                const float sq = s[q];
+                const int64_t w = shared ? 0 : q;
                 const float* xq = x + q * inner;
                 float* yq = y + q * inner;
-                if (b) {
+                if (kind_ == Kind::PReLU) {
+                    const float slope = s[w];
+                    for (int64_t i = 0; i < inner; ++i) yq[i] = xq[i] < 0.f ? xq[i] * slope : xq[i];
+                } else if (kind_ == Kind::Bias) {
+                    const float bq = b[w];
+                    for (int64_t i = 0; i < inner; ++i) yq[i] = xq[i] + bq;
+                } else if (b) {
+                    const float sq = s[q];
                     const float bq = b[q];
                     for (int64_t i = 0; i < inner; ++i) yq[i] = xq[i] * sq + bq;
                 } else {
+                    const float sq = s[q];
                     for (int64_t i = 0; i < inner; ++i) yq[i] = xq[i] * sq;
                 }
             }
@@ -128,6 +157,10 @@ public:
     }
 
 private:
+    // The channel count of x: its outermost dim (rank 1: each element), or,
+    // for Bias at ranks 1 and 2, one.
+    int64_t channels_of(const Shape& x) const { return kind_ == Kind::Bias && x.size() <= 2 ? 1 : x[0]; }
+
     Tensor f32_weight(WeightReader& wr, const char* what) const
     {
         Tensor t = wr.load(channels_, WeightEncoding::Raw);
@@ -135,6 +168,7 @@ private:
         return t;
     }
 
+    Kind kind_;
     bool batch_norm_;
     int64_t channels_ = 0;
     float eps_ = 0.f;
@@ -144,7 +178,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_scale() { return std::make_unique<ChannelAffine>(false); }
-std::unique_ptr<Op> make_batch_norm() { return std::make_unique<ChannelAffine>(true); }
+std::unique_ptr<Op> make_scale() { return std::make_unique<ChannelAffine>(Kind::Scale); }
+std::unique_ptr<Op> make_batch_norm() { return std::make_unique<ChannelAffine>(Kind::BatchNorm); }
+std::unique_ptr<Op> make_bias() { return std::make_unique<ChannelAffine>(Kind::Bias); }
+std::unique_ptr<Op> make_prelu() { return std::make_unique<ChannelAffine>(Kind::PReLU); }
 
 } // namespace kestrel

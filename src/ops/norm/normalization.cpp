@@ -312,8 +312,242 @@ private:
     int layout_ = kNumpy;
 };
 
+// ncnn's other normalization layers, on the same statistics engine (groups of
+// a view of X, statistics in double, two passes; the affine step from weights):
+//   InstanceNorm  0=channels 1=eps (0.001) 2=affine (1); weights raw gamma,
+//                 beta [channels]. Each channel (ranks 3-4; ranks 1-2 are one
+//                 channel, ncnn's c = 1): (x - mean) / sqrt(var + eps) * gamma[c] + beta[c].
+//   GroupNorm     0=group (1) 1=channels 2=eps (0.001) 3=affine (1); weights
+//                 raw gamma, beta [channels]. The outermost axis (rank 1: each
+//                 element; 2: rows; 3-4: channels) in `group` blocks, each
+//                 normalized as one; gamma/beta per channel.
+//   RMSNorm       0=affine_size 1=eps (0.001) 2=affine (1); weights raw gamma
+//                 [affine_size]. LayerNorm's groups: x / sqrt(mean(x^2) + eps) * gamma[i].
+//   MVN           0=normalize_variance (0) 1=across_channels (0) 2=eps (0.0001).
+//                 Per channel, or the whole tensor: x - mean, then with
+//                 normalize_variance / (sqrt(var) + eps). As ncnn, the output
+//                 of a rank 1 or 2 input is rank 3, (1, h, w).
+//   Normalize     0=across_spatial (0) 4=across_channel (1) 1=channel_shared (0)
+//                 2=eps (0.0001) 9=eps_mode (0) 3=scale_data_size; weights raw
+//                 scale [scale_data_size]. L2: x * scale[c] / norm, the sum of
+//                 squares s over the whole tensor (both), each channel
+//                 (across_spatial), or across channels at each position
+//                 (across_channel); norm = sqrt(s + eps) (eps_mode 0, Caffe),
+//                 max(sqrt(s), eps) (1, PyTorch), sqrt(max(s, eps)) (2,
+//                 TensorFlow). Neither: the input unchanged.
+enum class NcnnNorm { Instance, Group, Rms, Mvn, L2 };
+
+class NcnnNormalization : public Op {
+public:
+    explicit NcnnNormalization(NcnnNorm kind) : kind_(kind) {}
+
+    void load_param(const ParamDict& pd) override
+    {
+        switch (kind_) {
+        case NcnnNorm::Instance: read_affine(pd, 0, 1, 2, 0.001f); break;
+        case NcnnNorm::Group:
+            group_ = positive_param(pd, 0, 1, "group");
+            read_affine(pd, 1, 2, 3, 0.001f);
+            check(channels_ % group_ == 0, "channels (param 1) ", channels_, " is not a multiple of group (param 0) ", group_);
+            break;
+        case NcnnNorm::Rms: read_affine(pd, 0, 1, 2, 0.001f); break;
+        case NcnnNorm::Mvn:
+            normalize_variance_ = flag(pd, 0, 0, "normalize_variance");
+            across_channels_ = flag(pd, 1, 0, "across_channels");
+            eps_ = pd.get_float(2, 0.0001f);
+            break;
+        case NcnnNorm::L2:
+            across_spatial_ = flag(pd, 0, 0, "across_spatial");
+            across_channels_ = flag(pd, 4, 1, "across_channel");
+            channel_shared_ = flag(pd, 1, 0, "channel_shared");
+            eps_ = pd.get_float(2, 0.0001f);
+            eps_mode_ = pd.get_int(9, 0);
+            check(eps_mode_ >= 0 && eps_mode_ <= 2, "eps_mode (param 9) must be 0, 1 or 2, got ", eps_mode_);
+            channels_ = positive_param(pd, 3, 0, "scale_data_size");
+            affine_ = true;
+            break;
+        }
+        check(std::isfinite(eps_) && eps_ >= 0.f, "eps must be finite and >= 0, got ", eps_);
+    }
+
+    void load_model(WeightReader& wr) override
+    {
+        if (!affine_) return;
+        gamma_ = wr.load(channels_, WeightEncoding::Raw);
+        if (kind_ == NcnnNorm::Instance || kind_ == NcnnNorm::Group) beta_ = wr.load(channels_, WeightEncoding::Raw);
+    }
+
+    int64_t weight_bytes() const override
+    {
+        return static_cast<int64_t>((gamma_.defined() ? gamma_.nbytes() : 0) + (beta_.defined() ? beta_.nbytes() : 0));
+    }
+
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        expect_output_count(out, 1);
+        expect_f32(in[0]);
+        view(in[0].shape); // checks the shape against the params
+        Shape y = in[0].shape;
+        if (kind_ == NcnnNorm::Mvn && y.size() < 3) y.insert(y.begin(), 3 - y.size(), 1);
+        out[0] = TensorDesc(y, DType::F32);
+    }
+
+    bool supports_inplace() const override { return true; }
+
+    // Scratch 0 and 1: each group's mean and scaling (double).
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        const View v = view(in[0].shape);
+        const int64_t groups = nd::GroupWalk(v.shape, v.normalized).groups();
+        ctx.request_scratch(groups * 8);
+        ctx.request_scratch(groups * 8);
+        return nullptr;
+    }
+
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
+    {
+        const View v = view(in[0].shape());
+        const float* x = in[0].data<float>();
+        float* y = out[0].data<float>();
+        if (kind_ == NcnnNorm::L2 && !across_spatial_ && !across_channels_) {
+            std::copy_n(x, in[0].numel(), y);
+            return;
+        }
+        const nd::GroupWalk walk(v.shape, v.normalized);
+        double* mean = ctx.scratch_as<double>(0);
+        double* scaling = ctx.scratch_as<double>(1);
+        ctx.parallel_for(walk.groups(), [&](int64_t begin, int64_t end) {
+            for (int64_t g = begin; g < end; ++g) group_statistics(walk, g, x, mean[g], scaling[g]);
+        });
+        Shape stats = v.shape;
+        for (size_t k = 0; k < stats.size(); ++k)
+            if (v.normalized[k]) stats[k] = 1;
+        const Shape stat_strides = nd::broadcast_strides(v.shape, stats);
+        const float* gamma = gamma_.defined() ? gamma_.data<float>() : nullptr;
+        const float* beta = beta_.defined() ? beta_.data<float>() : nullptr;
+        ctx.parallel_for(in[0].numel(), [&](int64_t begin, int64_t end) {
+            nd::Walker w(v.shape, {stat_strides, v.affine_strides}, begin);
+            for (int64_t i = begin; i < end; ++i, w.next()) {
+                double value = (static_cast<double>(x[i]) - mean[w.offset(0)]) * scaling[w.offset(0)];
+                if (gamma) value *= gamma[w.offset(1)];
+                if (beta) value += beta[w.offset(1)];
+                y[i] = static_cast<float>(value);
+            }
+        });
+    }
+
+private:
+    // X seen as ncnn's layer sees it: the groups' axes, and the strides of
+    // the weight each element takes.
+    struct View {
+        Shape shape;
+        std::vector<bool> normalized;
+        Shape affine_strides;
+    };
+
+    View view(const Shape& x) const
+    {
+        const NcnnDims n = ncnn_dims(x);
+        const int64_t total = shape_numel(x);
+        // ncnn's channel count: c for ranks 3-4, one below.
+        const int64_t c = n.dims >= 3 ? x[0] : 1;
+        switch (kind_) {
+        case NcnnNorm::Instance:
+            expect_channels(c, "channels (param 0)");
+            return {{c, total / std::max<int64_t>(c, 1)}, {false, true}, {affine_ ? 1 : 0, 0}};
+        case NcnnNorm::Group: {
+            const int64_t outer = x[0]; // rank 1: elements, 2: rows, 3-4: channels
+            expect_channels(outer, "channels (param 1)");
+            const int64_t per_group = outer / group_;
+            return {{group_, per_group, total / std::max<int64_t>(outer, 1)}, {false, true, true}, {per_group, 1, 0}};
+        }
+        case NcnnNorm::Rms: {
+            const int64_t size = layer_norm_group(x, n);
+            check(!affine_ || size == channels_, "affine_size (param 0) ", channels_,
+                  " does not match the normalized size ", size, " of input ", shape_str(x));
+            return {{total / std::max<int64_t>(size, 1), size}, {false, true}, {0, 1}};
+        }
+        case NcnnNorm::Mvn:
+            return {{c, total / std::max<int64_t>(c, 1)}, {across_channels_, true}, {0, 0}};
+        case NcnnNorm::L2:
+            expect_channels(c, "scale_data_size (param 3)");
+            return {{c, total / std::max<int64_t>(c, 1)}, {across_channels_, across_spatial_}, {channel_shared_ ? 0 : 1, 0}};
+        }
+        fail("unknown normalization");
+    }
+
+    // The size of LayerNorm's groups (its rules, on affine_size).
+    int64_t layer_norm_group(const Shape& x, const NcnnDims& n) const
+    {
+        if (n.dims <= 2) return n.w;
+        if (channels_ == n.w) return n.w;
+        if (n.dims == 4 && channels_ == n.w * n.h) return n.w * n.h;
+        return shape_numel(x) / x[0];
+    }
+
+    void expect_channels(int64_t c, const char* param) const
+    {
+        if (!affine_ || channel_shared_) return;
+        check(channels_ == c, param, " is ", channels_, ", the input has ", c, " channels");
+    }
+
+    // One group's mean (0 when not centred) and the factor that scales it.
+    void group_statistics(const nd::GroupWalk& walk, int64_t g, const float* x, double& mean, double& scaling) const
+    {
+        const bool center = kind_ != NcnnNorm::Rms && kind_ != NcnnNorm::L2;
+        const double count = static_cast<double>(walk.group_size());
+        double sum = 0.0, squares = 0.0;
+        if (center) walk.visit(g, [&](int64_t i) { sum += x[i]; });
+        mean = center ? sum / count : 0.0;
+        walk.visit(g, [&](int64_t i) {
+            const double d = x[i] - mean;
+            squares += d * d;
+        });
+        const double e = eps_;
+        switch (kind_) {
+        case NcnnNorm::Mvn: scaling = normalize_variance_ ? 1.0 / (std::sqrt(squares / count) + e) : 1.0; break;
+        case NcnnNorm::L2:
+            scaling = eps_mode_ == 0 ? 1.0 / std::sqrt(squares + e)
+                    : eps_mode_ == 1 ? 1.0 / std::max(std::sqrt(squares), e)
+                                     : 1.0 / std::sqrt(std::max(squares, e));
+            break;
+        default: scaling = 1.0 / std::sqrt(squares / count + e); break;
+        }
+    }
+
+    void read_affine(const ParamDict& pd, int channels_id, int eps_id, int affine_id, float eps_default)
+    {
+        channels_ = pd.get_int(channels_id, 0);
+        eps_ = pd.get_float(eps_id, eps_default);
+        affine_ = flag(pd, affine_id, 1, "affine");
+        check(channels_ > 0 || !affine_, "param ", channels_id, " must be > 0 with affine, got ", channels_);
+    }
+
+    static bool flag(const ParamDict& pd, int id, int def, const char* name)
+    {
+        const int v = pd.get_int(id, def);
+        check(v == 0 || v == 1, name, " (param ", id, ") must be 0 or 1, got ", v);
+        return v == 1;
+    }
+
+    NcnnNorm kind_;
+    int64_t channels_ = 0, group_ = 1;
+    float eps_ = 0.001f;
+    int eps_mode_ = 0;
+    bool affine_ = false, normalize_variance_ = false, across_channels_ = false, across_spatial_ = false,
+         channel_shared_ = false;
+    Tensor gamma_, beta_;
+};
+
 } // namespace
 
 std::unique_ptr<Op> make_layer_norm() { return std::make_unique<Normalization>(); }
+std::unique_ptr<Op> make_instance_norm() { return std::make_unique<NcnnNormalization>(NcnnNorm::Instance); }
+std::unique_ptr<Op> make_group_norm() { return std::make_unique<NcnnNormalization>(NcnnNorm::Group); }
+std::unique_ptr<Op> make_rms_norm() { return std::make_unique<NcnnNormalization>(NcnnNorm::Rms); }
+std::unique_ptr<Op> make_mvn() { return std::make_unique<NcnnNormalization>(NcnnNorm::Mvn); }
+std::unique_ptr<Op> make_normalize() { return std::make_unique<NcnnNormalization>(NcnnNorm::L2); }
 
 } // namespace kestrel
