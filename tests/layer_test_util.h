@@ -115,6 +115,30 @@ inline ParamDict P(std::initializer_list<std::pair<int, int>> kv)
     return pd;
 }
 
+// pd with int array param `id` set to v.
+inline ParamDict with_ints(ParamDict pd, int id, std::vector<int> v)
+{
+    pd.set_ints(id, std::move(v));
+    return pd;
+}
+
+// Multi-index (outermost first) of linear index i in shape s, and back.
+inline std::vector<int64_t> coords(const Shape& s, int64_t i)
+{
+    std::vector<int64_t> c(s.size());
+    for (size_t k = s.size(); k-- > 0;) {
+        c[k] = i % s[k];
+        i /= s[k];
+    }
+    return c;
+}
+inline int64_t linear(const Shape& s, const std::vector<int64_t>& c)
+{
+    int64_t i = 0;
+    for (size_t k = 0; k < s.size(); ++k) i = i * s[k] + c[k];
+    return i;
+}
+
 #ifdef KESTREL_HAVE_ONNX
 // Converts an in-memory ONNX model and runs it on inputs given in graph order;
 // returns the graph outputs.

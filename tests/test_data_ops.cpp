@@ -147,23 +147,8 @@ NV nv(const Shape& s)
 
 int64_t lin(const NV& v, int64_t w, int64_t h, int64_t d, int64_t c) { return ((c * v.d + d) * v.h + h) * v.w + w; }
 
-// Multi-index (outermost first) of linear index i in shape s.
-std::vector<int64_t> coords(const Shape& s, int64_t i)
-{
-    std::vector<int64_t> c(s.size());
-    for (size_t k = s.size(); k-- > 0;) {
-        c[k] = i % s[k];
-        i /= s[k];
-    }
-    return c;
-}
-
-int64_t linear(const Shape& s, const std::vector<int64_t>& c)
-{
-    int64_t i = 0;
-    for (size_t k = 0; k < s.size(); ++k) i = i * s[k] + c[k];
-    return i;
-}
+using layer_test::coords;
+using layer_test::linear;
 
 } // namespace
 

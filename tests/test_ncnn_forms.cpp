@@ -15,12 +15,6 @@ namespace {
 
 using namespace layer_test;
 
-ParamDict with_ints(ParamDict pd, int id, std::vector<int> v)
-{
-    pd.set_ints(id, std::move(v));
-    return pd;
-}
-
 // A view layer keeps every value in order; only the shape changes.
 void expect_view(const std::string& type, const ParamDict& pd, const Shape& in, const Shape& expected)
 {

@@ -33,6 +33,7 @@ std::unique_ptr<Op> make_elu();
 std::unique_ptr<Op> make_celu();
 std::unique_ptr<Op> make_selu();
 std::unique_ptr<Op> make_shrink();
+std::unique_ptr<Op> make_glu();
 
 std::vector<BuiltinOp> activation_family()
 {
@@ -61,6 +62,7 @@ std::vector<BuiltinOp> activation_family()
         {"CELU", make_celu},
         {"SELU", make_selu},
         {"Shrink", make_shrink},
+        {"GLU", make_glu},
     };
 }
 

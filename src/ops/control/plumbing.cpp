@@ -1,5 +1,9 @@
-// Graph plumbing: Input (a graph input slot), Split (fan-out) and Noop, whose
-// outputs are views of their inputs (the runtime aliases the buffers).
+// Graph plumbing: Input (a graph input slot), Split (fan-out), Noop and
+// Packing, whose outputs are views of their inputs (the runtime aliases the
+// buffers). ncnn's Packing converts between its packed layouts (elempack) and
+// storage types; Kestrel's tensors are always plain float32 here, so the
+// values pass through: 0=out_elempack (1) 1=use_padding 2=cast_type_from
+// 3=cast_type_to 4=storage_type_from 5=storage_type_to are checked only.
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
 
@@ -51,10 +55,30 @@ public:
     void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
 };
 
+class Packing : public Noop {
+public:
+    void load_param(const ParamDict& pd) override
+    {
+        const int pack = pd.get_int(0, 1);
+        check(pack == 1 || pack == 4 || pack == 8 || pack == 16, "out_elempack (param 0) must be 1, 4, 8 or 16, got ", pack);
+        for (int id : {2, 3}) {
+            const int cast = pd.get_int(id, 0);
+            check(cast >= 0 && cast <= 4, "cast type (param ", id, ") must be 0..4, got ", cast);
+        }
+    }
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
+    {
+        expect_input_count(in, 1, 1);
+        expect_output_count(out, 1);
+        out[0] = in[0];
+    }
+};
+
 } // namespace
 
 std::unique_ptr<Op> make_input() { return std::make_unique<Input>(); }
 std::unique_ptr<Op> make_split() { return std::make_unique<Split>(); }
 std::unique_ptr<Op> make_noop() { return std::make_unique<Noop>(); }
+std::unique_ptr<Op> make_packing() { return std::make_unique<Packing>(); }
 
 } // namespace kestrel

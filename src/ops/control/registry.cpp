@@ -7,6 +7,7 @@ namespace kestrel {
 std::unique_ptr<Op> make_input();
 std::unique_ptr<Op> make_split();
 std::unique_ptr<Op> make_noop();
+std::unique_ptr<Op> make_packing();
 std::unique_ptr<Op> make_if();
 std::unique_ptr<Op> make_dropout();
 
@@ -16,6 +17,7 @@ std::vector<BuiltinOp> control_family()
         {"Input", make_input},
         {"Split", make_split},
         {"Noop", make_noop},
+        {"Packing", make_packing},
         {"If", make_if},
         {"Dropout", make_dropout},
     };

@@ -1,8 +1,9 @@
 // The shape family. Layers that move values without computing on them: views (Reshape,
 // Flatten, Squeeze, Unsqueeze), joins and cuts (Concat, Split, Crop/Slice),
-// reorders (Permute/Transpose, ShuffleChannel, DepthToSpace, SpaceToDepth,
-// ReverseSequence), padding, tiling and broadcasting, gathers and scatters,
-// masks (Trilu, Compress), and the shape of a tensor as a value (Shape, Size).
+// reorders (Permute/Transpose, ShuffleChannel, DepthToSpace/PixelShuffle,
+// SpaceToDepth/Reorg, ReverseSequence, Flip), padding, tiling and broadcasting,
+// gathers and scatters, copies (CopyTo, DeepCopy), Diag, masks (Trilu,
+// Compress), and the shape of a tensor as a value (Shape, Size).
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -31,6 +32,12 @@ std::unique_ptr<Op> make_depth_to_space();
 std::unique_ptr<Op> make_space_to_depth();
 std::unique_ptr<Op> make_trilu();
 std::unique_ptr<Op> make_compress();
+std::unique_ptr<Op> make_flip();
+std::unique_ptr<Op> make_pixel_shuffle();
+std::unique_ptr<Op> make_reorg();
+std::unique_ptr<Op> make_copy_to();
+std::unique_ptr<Op> make_deep_copy();
+std::unique_ptr<Op> make_diag();
 
 std::vector<BuiltinOp> shape_family()
 {
@@ -59,6 +66,12 @@ std::vector<BuiltinOp> shape_family()
         {"SpaceToDepth", make_space_to_depth},
         {"Trilu", make_trilu},
         {"Compress", make_compress},
+        {"Flip", make_flip},
+        {"PixelShuffle", make_pixel_shuffle},
+        {"Reorg", make_reorg},
+        {"CopyTo", make_copy_to},
+        {"DeepCopy", make_deep_copy},
+        {"Diag", make_diag},
     };
 }
 
