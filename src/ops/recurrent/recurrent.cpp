@@ -1,7 +1,18 @@
 // RNN, GRU, LSTM: one recurrent layer whose cell is chosen by the registered
-// type. The ONNX form (20=1, params from 21) is read; ncnn's own form of these
-// layers (0=num_output 1=weight_data_size 2=direction, weights in the .bin,
-// its gate order and layout) is not read yet and is refused clearly.
+// type, in ncnn's form or the ONNX form (20=1, params from 21).
+//
+// ncnn's form: 0=num_output (the hidden size) 1=weight_data_size 2=direction
+// (0 forward, 1 reverse, 2 both); LSTM's 3=hidden_size must equal num_output
+// (LSTM projections are not supported), int8 weights (8) are refused.
+// Weights, tagged, per direction: weight_xc (gates*hidden, input), bias
+// (RNN: hidden; LSTM: 4*hidden, the two biases summed; GRU: 4*hidden: r, u,
+// the input part of n, the hidden part of n), weight_hc (gates*hidden,
+// hidden). ncnn's gate orders (LSTM i, f, o, g; GRU r, u, n with the reset
+// gate applied after the hidden matmul, ONNX's linear_before_reset) are
+// reordered once at load into the ONNX form's. Input X (seq, input), then the
+// optional initial states (dirs, hidden) (GRU/RNN: h; LSTM: h and c); output
+// (seq, dirs*hidden), the directions side by side, then with initial states
+// given the final ones.
 //
 // Inputs, float32, in ONNX order; an optional input that is absent is an empty
 // tensor (or left off at the end):
@@ -100,9 +111,11 @@ public:
 
     void load_param(const ParamDict& pd) override
     {
-        check(pd.get_int(20, 0) == 1, "ncnn's ", type,
-              " params (0=num_output, 1=weight_data_size, 2=direction, weights in the .bin) are not supported yet; "
-              "the ONNX form needs 20=1");
+        ncnn_ = pd.get_int(20, 0) != 1;
+        if (ncnn_) {
+            load_ncnn_param(pd);
+            return;
+        }
         hidden_ = pd.get_int(kFirst, 0);
         check(hidden_ >= 0, "hidden_size (param 21) must be >= 0, got ", hidden_);
         direction_ = pd.get_int(kFirst + 1, 0);
@@ -115,8 +128,29 @@ public:
         load_activations(pd);
     }
 
+    void load_model(WeightReader& wr) override
+    {
+        if (!ncnn_) return;
+        const int64_t dirs = direction_ == 2 ? 2 : 1, gates = gate_count(cell_), h = hidden_;
+        input_size_ = weight_data_size_ / dirs / gates / h;
+        check(input_size_ > 0 && input_size_ * dirs * gates * h == weight_data_size_, "weight_data_size (param 1) ",
+              weight_data_size_, " is not directions x ", gates, " gates x num_output x input size");
+        const Tensor wx = ncnn_weight(wr, dirs * gates * h * input_size_, "weight_xc");
+        const Tensor bias = ncnn_weight(wr, dirs * (cell_ == Cell::Rnn ? 1 : 4) * h, "bias_c");
+        const Tensor wh = ncnn_weight(wr, dirs * gates * h * h, "weight_hc");
+        w_ = Tensor({dirs, gates * h, input_size_}, DType::F32);
+        r_ = Tensor({dirs, gates * h, h}, DType::F32);
+        b_ = Tensor({dirs, 2 * gates * h}, DType::F32);
+        std::fill_n(b_.data<float>(), b_.numel(), 0.f);
+        for (int64_t dir = 0; dir < dirs; ++dir) reorder_ncnn_direction(wx, bias, wh, dir);
+    }
+
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
+        if (ncnn_) {
+            infer_ncnn(in, out);
+            return;
+        }
         expect_input_count(in, 3, max_inputs(cell_));
         check(!out.empty() && out.size() <= max_outputs(cell_), "expects 1 to ", max_outputs(cell_), " outputs, got ",
               out.size());
@@ -140,6 +174,30 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
+        if (ncnn_) {
+            forward_ncnn(in, out, ctx);
+            return;
+        }
+        run(in, out, ctx);
+    }
+
+    int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    {
+        if (ncnn_) return w_.numel() == 0 ? 0 : in[0].shape[0] * (w_.numel() + r_.numel());
+        const Dims d = dims_of(in[0].shape, in[1].shape, in[2].shape);
+        return d.dirs * d.seq * d.batch * d.gates * d.hidden * (d.input + d.hidden);
+    }
+
+    int64_t weight_bytes() const override
+    {
+        return static_cast<int64_t>((w_.defined() ? w_.nbytes() : 0) + (r_.defined() ? r_.nbytes() : 0) +
+                                    (b_.defined() ? b_.nbytes() : 0));
+    }
+
+private:
+    // The ONNX form's computation on its inputs (X, W, R, [B, lens, h0, c0, P]).
+    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const
+    {
         const Dims d = dims_of(in[0].shape(), in[1].shape(), in[2].shape());
         const std::vector<int64_t> lens = sequence_lengths(in, d);
         ctx.parallel_for(d.dirs * d.batch, [&](int64_t begin, int64_t end) {
@@ -147,13 +205,86 @@ public:
         });
     }
 
-    int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    void load_ncnn_param(const ParamDict& pd)
     {
-        const Dims d = dims_of(in[0].shape, in[1].shape, in[2].shape);
-        return d.dirs * d.seq * d.batch * d.gates * d.hidden * (d.input + d.hidden);
+        hidden_ = positive_param(pd, 0, 0, "num_output");
+        weight_data_size_ = positive_param(pd, 1, 0, "weight_data_size");
+        direction_ = pd.get_int(2, 0);
+        check(direction_ >= 0 && direction_ <= 2, "direction (param 2) must be 0, 1 or 2, got ", direction_);
+        if (cell_ == Cell::Lstm)
+            check(pd.get_int(3, hidden_) == hidden_, "hidden_size (param 3) ", pd.get_int(3, hidden_),
+                  " differs from num_output (param 0) ", hidden_, ": LSTM projections are not supported");
+        check(pd.get_int(8, 0) == 0, "int8 weights (int8_scale_term, param 8) are not supported");
+        layout_ = 0;
+        clip_ = 0.f;
+        linear_before_reset_ = cell_ == Cell::Gru; // ncnn applies the reset gate after the hidden matmul
+        acts_.clear();
+        load_activations(ParamDict());
     }
 
-private:
+    Tensor ncnn_weight(WeightReader& wr, int64_t count, const char* what) const
+    {
+        Tensor t = wr.load(count, WeightEncoding::Tagged);
+        check(t.dtype() == DType::F32, what, " must be float32 or float16, got ", dtype_name(t.dtype()));
+        return t;
+    }
+
+    // ncnn's gate blocks of one direction into W, R, B (ONNX's orders: RNN
+    // i; GRU z, r, h; LSTM i, o, f, c).
+    void reorder_ncnn_direction(const Tensor& wx, const Tensor& bias, const Tensor& wh, int64_t dir)
+    {
+        const int64_t h = hidden_, gates = gate_count(cell_), in = input_size_;
+        // Our gate k comes from ncnn's gate source[k].
+        static const int kLstm[] = {0, 2, 1, 3}, kGru[] = {1, 0, 2}, kRnn[] = {0};
+        const int* source = cell_ == Cell::Lstm ? kLstm : cell_ == Cell::Gru ? kGru : kRnn;
+        const int64_t bias_blocks = cell_ == Cell::Rnn ? 1 : 4;
+        float* w = w_.data<float>() + dir * gates * h * in;
+        float* r = r_.data<float>() + dir * gates * h * h;
+        float* wb = b_.data<float>() + dir * 2 * gates * h;
+        float* rb = wb + gates * h;
+        for (int64_t k = 0; k < gates; ++k) {
+            const int64_t g = source[k];
+            std::copy_n(wx.data<float>() + (dir * gates + g) * h * in, h * in, w + k * h * in);
+            std::copy_n(wh.data<float>() + (dir * gates + g) * h * h, h * h, r + k * h * h);
+            std::copy_n(bias.data<float>() + (dir * bias_blocks + g) * h, h, wb + k * h);
+        }
+        // GRU: ncnn's fourth bias block is the hidden part of n, inside the reset gate.
+        if (cell_ == Cell::Gru) std::copy_n(bias.data<float>() + (dir * 4 + 3) * h, h, rb + 2 * h);
+    }
+
+    size_t ncnn_state_count() const { return cell_ == Cell::Lstm ? 2 : 1; }
+
+    void infer_ncnn(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const
+    {
+        const size_t states = ncnn_state_count();
+        check(in.size() == 1 || in.size() == 1 + states, "expects 1 or ", 1 + states, " inputs (X",
+              states == 2 ? ", h, c" : ", h", "), got ", in.size());
+        check(out.size() == 1 || out.size() == 1 + states, "expects 1 or ", 1 + states, " outputs, got ", out.size());
+        for (const TensorDesc& d : in) expect_f32(d);
+        const Shape& x = in[0].shape;
+        check(x.size() == 2 && x[1] == input_size_, "X (input 0) must be (seq, ", input_size_, "), got ", shape_str(x));
+        const int64_t dirs = direction_ == 2 ? 2 : 1;
+        for (size_t i = 1; i < in.size(); ++i)
+            check(shape_numel(in[i].shape) == dirs * hidden_, "initial state (input ", i, ") must hold directions x ",
+                  hidden_, " values, got ", shape_str(in[i].shape));
+        out[0] = TensorDesc(Shape{x[0], dirs * hidden_});
+        for (size_t i = 1; i < out.size(); ++i) out[i] = TensorDesc(Shape{dirs, hidden_});
+    }
+
+    // X (seq, input) as the batch of one (seq, 1, input); the states (dirs,
+    // hidden) as (dirs, 1, hidden); Y (seq, dirs, 1, hidden) is ncnn's (seq,
+    // dirs*hidden) as it lies.
+    void forward_ncnn(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const
+    {
+        const int64_t seq = in[0].dim(0), dirs = direction_ == 2 ? 2 : 1;
+        const Shape state = {dirs, 1, hidden_};
+        std::vector<Tensor> onnx_in = {in[0].view_as({seq, 1, input_size_}, DType::F32), w_, r_, b_, Tensor()};
+        for (size_t i = 1; i < in.size(); ++i) onnx_in.push_back(in[i].view_as(state, DType::F32));
+        std::vector<Tensor> onnx_out = {out[0].view_as({seq, dirs, 1, hidden_}, DType::F32)};
+        for (size_t i = 1; i < out.size(); ++i) onnx_out.push_back(out[i].view_as(state, DType::F32));
+        run(onnx_in, onnx_out, ctx);
+    }
+
     void load_activations(const ParamDict& pd)
     {
         const std::vector<int> codes = pd.get_ints(kFirst + 5);
@@ -330,7 +461,11 @@ private:
     }
 
     Cell cell_;
+    bool ncnn_ = false;
     int hidden_ = 0, direction_ = 0, layout_ = 0;
+    // ncnn's form: its params, and its weights in the ONNX form's layout.
+    int64_t weight_data_size_ = 0, input_size_ = 0;
+    Tensor w_, r_, b_;
     float clip_ = 0.f;
     bool linear_before_reset_ = false;
     std::vector<ActivationFn> acts_;
