@@ -1,11 +1,15 @@
 // Pooling: max (0=pooling_type 0) or average (1) over windows, per channel.
 // The windows come in two forms:
-//   ncnn params   input (c,h,w). 1/11=kernel_w/h, 2/12=stride_w/h,
+//   ncnn params   Pooling: input (c,h,w). 1/11=kernel_w/h, 2/12=stride_w/h,
 //                 3/14/13/15=pad left/right/top/bottom, 5=pad_mode (0 Caffe's
 //                 ceil tail, 1 explicit pads, 2 SAME_UPPER, 3 SAME_LOWER),
 //                 6=avgpool_count_include_pad, 4=global (output (c,)),
 //                 7=adaptive with 8/18=out_w/h (-233: the input's). Float32,
 //                 or int8 for max pooling (ncnn has no int8 average).
+//                 Pooling1D: input (c,w), the w params only. Pooling3D: input
+//                 (c,d,h,w), also 21=kernel_d 22=stride_d 23/16=pad
+//                 front/behind 28=out_d; float32. Each omitted size defaults
+//                 to the w one (pad_right to pad_left, pad_bottom to pad_top).
 //   ONNX's        20=1 (MaxPool/AveragePool): input (N, C, spatial...), any
 //                 number of spatial axes. 21=kernel_shape, 22=strides, 23=pads
 //                 (all begins, then all ends), 24=dilations, 25=ceil_mode,
@@ -35,6 +39,7 @@
 // window over the plane; adaptive windows (sizes that vary per output) have a
 // loop of their own.
 #include <algorithm>
+#include <cfloat>
 
 #include "kernels/pool2d.h"
 #include "ops/common/op_util.h"
@@ -55,14 +60,26 @@ struct PoolWindows {
     std::vector<Span> counted;
 };
 
+// ncnn's params of one spatial axis.
+struct NcnnAxisParams {
+    int kernel = 0, stride = 1, pad_begin = 0, pad_end = 0, out = 0;
+};
+
+// ncnn's param ids per spatial axis d, h, w (kernel, stride, pad before, pad after, adaptive out).
+constexpr int kAxisIds[3][5] = {{21, 22, 23, 16, 28}, {11, 12, 13, 15, 18}, {1, 2, 3, 14, 8}};
+constexpr const char* kAxisNames[3][3] = {{"kernel_d", "stride_d", "out_d"}, {"kernel_h", "stride_h", "out_h"},
+                                          {"kernel_w", "stride_w", "out_w"}};
+
 class Pooling : public Op {
 public:
+    explicit Pooling(int spatial) : spatial_(spatial) {}
+
     void load_param(const ParamDict& pd) override
     {
         type_ = pd.get_int(0, 0);
         check(type_ == 0 || type_ == 1, "pooling_type (param 0) must be 0 (max) or 1 (avg), got ", type_);
         count_include_pad_ = pd.get_int(6, 0) != 0;
-        onnx_ = onnx_form(pd, "MaxPool/AveragePool");
+        onnx_ = spatial_ == 2 && onnx_form(pd, "MaxPool/AveragePool");
         if (onnx_) {
             window_.load(pd, 21, true);
             ceil_mode_ = pd.get_int(25, 0) != 0;
@@ -76,23 +93,26 @@ public:
         pad_mode_ = pd.get_int(5, 0);
         check(pad_mode_ >= 0 && pad_mode_ <= 3, "pad_mode (param 5) must be 0..3, got ", pad_mode_);
         if (global_) return;
-        if (adaptive_) {
-            out_w_ = pd.get_int(8, 0);
-            out_h_ = pd.get_int(18, out_w_);
-            check(out_w_ > 0 || out_w_ == -233, "adaptive out_w (param 8) must be > 0 or -233, got ", out_w_);
-            check(out_h_ > 0 || out_h_ == -233, "adaptive out_h (param 18) must be > 0 or -233, got ", out_h_);
-            return;
+        // w first: the others default to it.
+        axes_.assign(static_cast<size_t>(spatial_), NcnnAxisParams{});
+        NcnnAxisParams& w = axes_.back();
+        for (int k = 2; k >= 3 - spatial_; --k) {
+            NcnnAxisParams& a = axes_[static_cast<size_t>(k - (3 - spatial_))];
+            const int* id = kAxisIds[k];
+            const char* const* name = kAxisNames[k];
+            const bool is_w = k == 2;
+            if (adaptive_) {
+                a.out = pd.get_int(id[4], is_w ? 0 : w.out);
+                check(a.out > 0 || a.out == -233, "adaptive ", name[2], " (param ", id[4], ") must be > 0 or -233, got ", a.out);
+                continue;
+            }
+            a.kernel = positive_param(pd, id[0], is_w ? 0 : w.kernel, name[0]);
+            a.stride = positive_param(pd, id[1], is_w ? 1 : w.stride, name[1]);
+            // pad_top defaults to pad_left, pad_bottom to pad_top (front/behind alike).
+            a.pad_begin = pd.get_int(id[2], is_w ? 0 : w.pad_begin);
+            a.pad_end = pd.get_int(id[3], a.pad_begin);
+            check(a.pad_begin >= 0 && a.pad_end >= 0, "pads (params ", id[2], "/", id[3], ") must be >= 0");
         }
-        kernel_w_ = positive_param(pd, 1, 0, "kernel_w");
-        kernel_h_ = positive_param(pd, 11, kernel_w_, "kernel_h");
-        stride_w_ = positive_param(pd, 2, 1, "stride_w");
-        stride_h_ = positive_param(pd, 12, stride_w_, "stride_h");
-        pad_left_ = pd.get_int(3, 0);
-        pad_right_ = pd.get_int(14, pad_left_);
-        pad_top_ = pd.get_int(13, pad_left_);
-        pad_bottom_ = pd.get_int(15, pad_top_);
-        for (int p : {pad_left_, pad_right_, pad_top_, pad_bottom_})
-            check(p >= 0, "pads (params 3/14/13/15) must be >= 0, got ", p);
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
@@ -106,21 +126,20 @@ public:
         const DType dt = in[0].dtype;
         check(dt == DType::F32 || dt == DType::I8, "input must be float32 or int8, got ", dtype_name(dt));
         check(dt == DType::F32 || type_ == 0, "int8 input is only supported by max pooling (ncnn has no int8 average pooling)");
+        check(dt == DType::F32 || spatial_ == 2, "Pooling1D and Pooling3D take float32");
         const Shape& s = in[0].shape;
-        check(s.size() == 3, "expects a (c,h,w) input, got ", shape_str(s));
-        check(s[1] > 0 && s[2] > 0, "expects a non-empty spatial size, got ", shape_str(s));
-        if (global_) {
-            out[0] = make_desc({s[0]}, dt);
-            return;
-        }
-        if (adaptive_) {
-            out[0] = make_desc({s[0], out_h_ == -233 ? s[1] : out_h_, out_w_ == -233 ? s[2] : out_w_}, dt);
-            return;
-        }
-        const Pool2dGeometry g = ncnn_geometry(s[1], s[2]);
-        check(g.out_h > 0 && g.out_w > 0, "kernel ", kernel_h_, "x", kernel_w_, " does not fit the input ", s[1], "x",
-              s[2], " with its padding");
-        out[0] = make_desc({s[0], g.out_h, g.out_w}, dt);
+        check(s.size() == static_cast<size_t>(spatial_) + 1, "expects a ",
+              spatial_ == 1 ? "(c,w)" : spatial_ == 2 ? "(c,h,w)" : "(c,d,h,w)", " input, got ", shape_str(s));
+        for (size_t k = 1; k < s.size(); ++k) check(s[k] > 0, "expects a non-empty spatial size, got ", shape_str(s));
+        Shape o = {s[0]};
+        if (!global_)
+            for (size_t k = 0; k < axes_.size(); ++k) {
+                const int64_t size = adaptive_ ? (axes_[k].out == -233 ? s[k + 1] : axes_[k].out)
+                                               : ncnn_window(s[k + 1], axes_[k]).axis.out;
+                check(size > 0, "kernel ", axes_[k].kernel, " does not fit the input ", shape_str(s), " with its padding");
+                o.push_back(size);
+            }
+        out[0] = make_desc(o, dt);
     }
 
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
@@ -131,7 +150,9 @@ public:
             for (int64_t k : window_.kernel) taps *= k;
             return shape_numel(out[0].shape) * taps;
         }
-        return shape_numel(out[0].shape) * kernel_h_ * kernel_w_;
+        int64_t taps = 1;
+        for (const NcnnAxisParams& a : axes_) taps *= a.kernel;
+        return shape_numel(out[0].shape) * taps;
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
@@ -139,6 +160,10 @@ public:
         const Tensor& x = in[0];
         if (onnx_) {
             forward_onnx(x, out, ctx);
+            return;
+        }
+        if (spatial_ != 2) {
+            forward_ncnn_nd(x, out[0], ctx);
             return;
         }
         const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2);
@@ -164,42 +189,126 @@ public:
     }
 
 private:
-    // ncnn's 2-D windows: pads (the ceil tail or SAME padding included), output
-    // size and the range an average counts.
-    Pool2dGeometry ncnn_geometry(int64_t h, int64_t w) const
+    // One axis of ncnn's windows: its pads (the ceil tail or SAME padding
+    // included), output size, and the input range an average counts.
+    struct NcnnWindow {
+        Axis axis;
+        Span counted;
+    };
+    NcnnWindow ncnn_window(int64_t n, const NcnnAxisParams& p) const
     {
-        Pool2dGeometry g;
-        g.in_h = h, g.in_w = w;
-        g.kernel_h = kernel_h_, g.kernel_w = kernel_w_, g.stride_h = stride_h_, g.stride_w = stride_w_;
-        g.count_include_pad = count_include_pad_;
-        int64_t pad_left = pad_left_, pad_right = pad_right_, pad_top = pad_top_, pad_bottom = pad_bottom_;
+        const int64_t k = p.kernel, s = p.stride;
+        int64_t begin = p.pad_begin, end = p.pad_end;
         if (pad_mode_ == kFull) {
             // Caffe ceil mode: extra tail padding so the last window covers the end.
-            const int64_t wtail = (w + pad_left + pad_right - kernel_w_) % stride_w_;
-            const int64_t htail = (h + pad_top + pad_bottom - kernel_h_) % stride_h_;
-            if (wtail > 0) pad_right += stride_w_ - wtail;
-            if (htail > 0) pad_bottom += stride_h_ - htail;
+            const int64_t tail = (n + begin + end - k) % s;
+            if (tail > 0) end += s - tail;
         } else if (pad_mode_ == kNcnnSameUpper || pad_mode_ == kNcnnSameLower) {
-            const int64_t wpad = std::max<int64_t>(0, kernel_w_ + (w - 1) / stride_w_ * stride_w_ - w);
-            const int64_t hpad = std::max<int64_t>(0, kernel_h_ + (h - 1) / stride_h_ * stride_h_ - h);
-            const bool upper = pad_mode_ == kNcnnSameUpper;
-            pad_left = upper ? wpad / 2 : wpad - wpad / 2;
-            pad_right = wpad - pad_left;
-            pad_top = upper ? hpad / 2 : hpad - hpad / 2;
-            pad_bottom = hpad - pad_top;
+            const int64_t pad = std::max<int64_t>(0, k + (n - 1) / s * s - n);
+            begin = pad_mode_ == kNcnnSameUpper ? pad / 2 : pad - pad / 2;
+            end = pad - begin;
         }
-        g.pad_left = pad_left, g.pad_top = pad_top;
-        const int64_t pw = w + pad_left + pad_right, ph = h + pad_top + pad_bottom;
-        g.out_w = pw >= kernel_w_ ? (pw - kernel_w_) / stride_w_ + 1 : 0;
-        g.out_h = ph >= kernel_h_ ? (ph - kernel_h_) / stride_h_ + 1 : 0;
-        if (pad_mode_ == kNcnnSameUpper || pad_mode_ == kNcnnSameLower) {
-            // ncnn excludes only the param pads here, so SAME padding is counted.
-            g.count_y0 = pad_top_ - pad_top, g.count_y1 = h + pad_bottom - pad_bottom_;
-            g.count_x0 = pad_left_ - pad_left, g.count_x1 = w + pad_right - pad_right_;
-        } else {
+        NcnnWindow win;
+        win.axis.kernel = k, win.axis.stride = s, win.axis.pad_begin = begin;
+        const int64_t padded = n + begin + end;
+        win.axis.out = padded >= k ? (padded - k) / s + 1 : 0;
+        if (count_include_pad_)
+            win.counted = Span{-begin, n + end};
+        else if (pad_mode_ == kNcnnSameUpper || pad_mode_ == kNcnnSameLower)
+            win.counted = Span{p.pad_begin - begin, n + end - p.pad_end}; // ncnn excludes only the param pads
+        else
+            win.counted = Span{0, n};
+        return win;
+    }
+
+    // ncnn's 2-D windows for the plane kernels.
+    Pool2dGeometry ncnn_geometry(int64_t h, int64_t w) const
+    {
+        const NcnnWindow y = ncnn_window(h, axes_[0]), x = ncnn_window(w, axes_[1]);
+        Pool2dGeometry g;
+        g.in_h = h, g.in_w = w;
+        g.kernel_h = y.axis.kernel, g.kernel_w = x.axis.kernel, g.stride_h = y.axis.stride, g.stride_w = x.axis.stride;
+        g.count_include_pad = count_include_pad_;
+        g.pad_left = x.axis.pad_begin, g.pad_top = y.axis.pad_begin;
+        g.out_w = x.axis.out, g.out_h = y.axis.out;
+        if (count_include_pad_) {
             g.count_y0 = 0, g.count_y1 = h, g.count_x0 = 0, g.count_x1 = w;
+        } else {
+            g.count_y0 = y.counted.begin, g.count_y1 = y.counted.end;
+            g.count_x0 = x.counted.begin, g.count_x1 = x.counted.end;
         }
         return g;
+    }
+
+    // Pooling1D / Pooling3D: the channels as planes of the N-d window kernels
+    // (global: one window over all; adaptive: ncnn's windows per output).
+    void forward_ncnn_nd(const Tensor& x, Tensor& y, const ExecContext& ctx) const
+    {
+        const Shape& s = x.shape();
+        if (adaptive_) {
+            adaptive_nd(x, y, ctx);
+            return;
+        }
+        std::vector<Axis> axes;
+        std::vector<Span> counted;
+        for (size_t k = 1; k < s.size(); ++k) {
+            NcnnWindow win;
+            if (global_) {
+                win.axis.kernel = s[k], win.axis.out = 1, win.counted = Span{0, s[k]};
+            } else {
+                win = ncnn_window(s[k], axes_[k - 1]);
+            }
+            axes.push_back(win.axis);
+            counted.push_back(win.counted);
+        }
+        Shape out_planes = window::output_dims(axes);
+        out_planes.insert(out_planes.begin(), s[0]);
+        Tensor planes = y.reshaped(out_planes);
+        if (type_ == 0)
+            window::max_pool(x, axes, window::PoolConvention::Ncnn, planes, nullptr, 0, false, ctx);
+        else
+            window::average_pool(x, axes, counted, window::PoolConvention::Ncnn, planes, ctx);
+    }
+
+    // ncnn's adaptive windows along every spatial axis: output i of n covers
+    // [floor(i*n/o), ceil((i+1)*n/o)).
+    void adaptive_nd(const Tensor& x, Tensor& y, const ExecContext& ctx) const
+    {
+        const Shape& s = x.shape();
+        const Shape& o = y.shape();
+        const int64_t plane = shape_numel(s) / s[0], out_plane = shape_numel(o) / o[0];
+        const size_t r = s.size() - 1;
+        ctx.parallel_for(s[0] * out_plane, [&](int64_t begin, int64_t end) {
+            for (int64_t job = begin; job < end; ++job) {
+                int64_t rest = job % out_plane;
+                Shape lo(r), hi(r);
+                for (size_t k = r; k-- > 0;) {
+                    const int64_t i = rest % o[k + 1], n = s[k + 1], on = o[k + 1];
+                    rest /= on;
+                    lo[k] = n * i / on, hi[k] = (n * (i + 1) + on - 1) / on;
+                }
+                const float* p = x.data<float>() + job / out_plane * plane;
+                float best = -FLT_MAX, sum = 0.f;
+                int64_t count = 0;
+                Shape at = lo;
+                for (bool more = true; more;) {
+                    int64_t flat = 0;
+                    for (size_t k = 0; k < r; ++k) flat = flat * s[k + 1] + at[k];
+                    best = std::max(best, p[flat]);
+                    sum += p[flat];
+                    ++count;
+                    more = false;
+                    for (size_t k = r; k-- > 0;) {
+                        if (++at[k] < hi[k]) {
+                            more = true;
+                            break;
+                        }
+                        at[k] = lo[k];
+                    }
+                }
+                y.data<float>()[job] = type_ == 0 ? best : sum / static_cast<float>(count);
+            }
+        });
     }
 
     // ncnn's adaptive windows: output i covers [floor(i*h/oh), ceil((i+1)*h/oh)).
@@ -302,15 +411,14 @@ private:
         return pw;
     }
 
+    int spatial_; // ncnn's spatial axes: 1 (Pooling1D), 2 (Pooling), 3 (Pooling3D)
     int type_ = 0;
     bool count_include_pad_ = false;
     bool onnx_ = false;
     // ncnn's form
     int pad_mode_ = 0;
     bool global_ = false, adaptive_ = false;
-    int kernel_w_ = 0, kernel_h_ = 0, stride_w_ = 1, stride_h_ = 1;
-    int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0;
-    int out_w_ = 0, out_h_ = 0;
+    std::vector<NcnnAxisParams> axes_; // per spatial axis, outermost first
     // ONNX's form
     OnnxWindow window_;
     bool ceil_mode_ = false, column_major_ = false;
@@ -319,6 +427,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_pooling() { return std::make_unique<Pooling>(); }
+std::unique_ptr<Op> make_pooling() { return std::make_unique<Pooling>(2); }
+std::unique_ptr<Op> make_pooling1d() { return std::make_unique<Pooling>(1); }
+std::unique_ptr<Op> make_pooling3d() { return std::make_unique<Pooling>(3); }
 
 } // namespace kestrel
