@@ -1,6 +1,6 @@
 // ncnn's data-movement layers (Flip, PixelShuffle, Reorg, CopyTo, DeepCopy,
-// Diag, Packing) and GLU against references written here from ncnn's loops:
-// exact for moved values, 1e-5 relative for GLU.
+// Diag, Packing, Unfold, Fold, Embed) and GLU against references written here
+// from ncnn's loops: exact for moved values, 1e-5 relative for GLU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -158,6 +158,90 @@ TEST(NcnnShape, GluAlongEachAxis)
         }
     }
     EXPECT_TRUE(contains(error_of([] { run1("GLU", P({{0, 1}}), {R(random_f32({2, 3}, 1))}); }), "even"));
+}
+
+} // namespace
+} // namespace kestrel
+
+namespace kestrel {
+namespace {
+
+using namespace layer_test;
+
+// torch.nn.Unfold written out: row (c, u, v), column (i, j).
+std::vector<float> unfold_reference(const Tensor& x, int kh, int kw, int dh, int dw, int sh, int sw, int pt, int pb,
+                                    int pl, int pr, float pad, int64_t& oh, int64_t& ow)
+{
+    const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2);
+    oh = (h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
+    ow = (w + pl + pr - dw * (kw - 1) - 1) / sw + 1;
+    std::vector<float> y;
+    for (int64_t ch = 0; ch < c; ++ch)
+        for (int u = 0; u < kh; ++u)
+            for (int v = 0; v < kw; ++v)
+                for (int64_t i = 0; i < oh; ++i)
+                    for (int64_t j = 0; j < ow; ++j) {
+                        const int64_t r = i * sh + u * dh - pt, q = j * sw + v * dw - pl;
+                        y.push_back(r >= 0 && r < h && q >= 0 && q < w ? x.data<float>()[(ch * h + r) * w + q] : pad);
+                    }
+    return y;
+}
+
+TEST(NcnnShape, UnfoldAndFold)
+{
+    const Tensor x = random_f32({2, 7, 6}, 20);
+    // kernel 3x2, dilation 2x1, stride 1x2, pads top 1 bottom 2 left 1 right 0, pad value 0.5.
+    ParamDict pd = P({{1, 2}, {11, 3}, {2, 1}, {12, 2}, {3, 2}, {13, 1}, {4, 1}, {15, 0}, {14, 1}, {16, 2}});
+    pd.set_float(18, 0.5f);
+    int64_t oh = 0, ow = 0;
+    const std::vector<float> want = unfold_reference(x, 3, 2, 2, 1, 1, 2, 1, 2, 1, 0, 0.5f, oh, ow);
+    const Tensor cols = run1("Unfold", pd, {R(x)});
+    ASSERT_EQ(cols.shape(), Shape({2 * 6, oh * ow}));
+    EXPECT_EQ(values<float>(cols), want);
+    // Fold is Unfold's adjoint: <Unfold(x), c> == <x, Fold(c)> for any c.
+    ParamDict fold = pd;
+    fold.set_int(20, 6);
+    fold.set_int(21, 7);
+    const Tensor c = random_f32(cols.shape(), 21);
+    const Tensor folded = run1("Fold", fold, {R(c)});
+    ASSERT_EQ(folded.shape(), x.shape());
+    ParamDict zero_pad = pd;
+    zero_pad.set_float(18, 0.f);
+    const Tensor unfolded = run1("Unfold", zero_pad, {R(x)});
+    double lhs = 0, rhs = 0;
+    for (int64_t i = 0; i < c.numel(); ++i) lhs += static_cast<double>(unfolded.data<float>()[i]) * c.data<float>()[i];
+    for (int64_t i = 0; i < x.numel(); ++i) rhs += static_cast<double>(x.data<float>()[i]) * folded.data<float>()[i];
+    EXPECT_NEAR(lhs, rhs, 1e-4 * std::max(1.0, std::fabs(lhs)));
+    // SAME padding for Unfold: out = ceil(in / stride).
+    const Tensor same = run1("Unfold", P({{1, 3}, {3, 2}, {4, -233}}), {R(x)});
+    EXPECT_EQ(same.shape(), Shape({2 * 9, 4 * 3}));
+    EXPECT_TRUE(contains(error_of([&] { run1("Fold", P({{1, 2}, {20, 5}, {21, 5}}), {R(c)}); }), "windows"));
+    EXPECT_TRUE(contains(error_of([&] { run1("Unfold", P({{1, 0}}), {R(x)}); }), "kernel_w"));
+}
+
+TEST(NcnnShape, EmbedRowsBiasClampAndInt8)
+{
+    const int dim = 5, out = 3;
+    const Tensor table = random_f32({dim * out}, 22), bias = random_f32({out}, 23);
+    ParamDict pd = P({{0, out}, {1, dim}, {2, 1}, {3, dim * out}});
+    const Tensor words = make<int32_t>({5}, DType::I32, {2, 0, 4, -3, 9}); // -3 and 9 clamp to 0 and 4
+    const Tensor y = run1("Embed", pd, {R(words)}, {table, bias});
+    ASSERT_EQ(y.shape(), Shape({5, out}));
+    const int rows[5] = {2, 0, 4, 0, 4};
+    for (int q = 0; q < 5; ++q)
+        for (int p = 0; p < out; ++p)
+            EXPECT_EQ(y.data<float>()[q * out + p], table.data<float>()[rows[q] * out + p] + bias.data<float>()[p]);
+    // An int8 table with its scale: values divided by it.
+    std::vector<int8_t> q8;
+    for (int i = 0; i < dim * out; ++i) q8.push_back(static_cast<int8_t>(i * 7 - 50));
+    ParamDict int8 = P({{0, out}, {1, dim}, {3, dim * out}, {18, 1}});
+    const Tensor y8 = run1("Embed", int8, {R(i64v({3, 1}))}, {make<int8_t>({dim * out}, DType::I8, q8), f32({1}, {4.f})});
+    for (int p = 0; p < out; ++p) {
+        EXPECT_FLOAT_EQ(y8.data<float>()[p], q8[static_cast<size_t>(3 * out + p)] / 4.f);
+        EXPECT_FLOAT_EQ(y8.data<float>()[out + p], q8[static_cast<size_t>(out + p)] / 4.f);
+    }
+    EXPECT_TRUE(contains(error_of([&] { run1("Embed", P({{0, out}, {1, dim}, {3, 7}}), {R(words)}, {table}); }),
+                         "weight_data_size"));
 }
 
 } // namespace

@@ -2,7 +2,7 @@
 // Flatten, Squeeze, Unsqueeze), joins and cuts (Concat, Split, Crop/Slice),
 // reorders (Permute/Transpose, ShuffleChannel, DepthToSpace/PixelShuffle,
 // SpaceToDepth/Reorg, ReverseSequence, Flip), padding, tiling and broadcasting,
-// gathers and scatters, copies (CopyTo, DeepCopy), Diag, masks (Trilu,
+// gathers and scatters (Embed: rows of a table), copies (CopyTo, DeepCopy), Diag, masks (Trilu,
 // Compress), and the shape of a tensor as a value (Shape, Size).
 #include "ops/registry.h"
 
@@ -38,6 +38,7 @@ std::unique_ptr<Op> make_reorg();
 std::unique_ptr<Op> make_copy_to();
 std::unique_ptr<Op> make_deep_copy();
 std::unique_ptr<Op> make_diag();
+std::unique_ptr<Op> make_embed();
 
 std::vector<BuiltinOp> shape_family()
 {
@@ -72,6 +73,7 @@ std::vector<BuiltinOp> shape_family()
         {"CopyTo", make_copy_to},
         {"DeepCopy", make_deep_copy},
         {"Diag", make_diag},
+        {"Embed", make_embed},
     };
 }
 
