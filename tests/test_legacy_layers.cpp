@@ -174,8 +174,16 @@ TEST(LegacyLayers, EinsumGridSampleRecurrent)
     expect_same_as_today({"EinsumND e 2 1 a b y 0=\"ij,jk->ik\"", "Einsum e 2 1 a b y 0=\"ij,jk->ik\"", "Einsum",
                           {{"a", a}, {"b", b}}});
     const Tensor x = random_f32({1, 2, 4, 5}, 15), grid = random_f32({1, 3, 3, 2}, 16, -1.2f, 1.2f);
-    expect_same_as_today({"GridSampleND g 2 1 a b y 0=2 1=1 2=1", "GridSample g 2 1 a b y 0=3 1=2 2=1", "GridSample",
+    expect_same_as_today({"GridSampleND g 2 1 a b y 0=2 1=1 2=1", "GridSample g 2 1 a b y 0=3 1=2 2=1 20=1", "GridSample",
                           {{"a", x}, {"b", grid}}});
+    // ONNX's nearest rounds halves to even: the upgraded layer keeps that.
+    const Tensor halves = f32({1, 1, 1, 2}, {-0.5f, 0.f}), row = f32({1, 1, 1, 3}, {10, 20, 30});
+    expect_same_as_today({"GridSampleND g 2 1 a b y 0=1 1=0 2=1", "GridSample g 2 1 a b y 0=2 1=1 2=1 20=1", "GridSample",
+                          {{"a", row}, {"b", halves}}});
+    const Tensor fmap = random_f32({1, 2, 6, 7}, 20), rois = f32({1, 4}, {1.f, 1.5f, 9.f, 8.f});
+    expect_same_as_today({"RoiAlign r 3 1 a b c y 0=2 1=3 2=2 3=0.5 5=1",
+                          "ROIAlign r 3 1 a b c y 20=1 21=2 22=3 23=2 24=0.5 26=1", "ROIAlign",
+                          {{"a", fmap}, {"b", rois}, {"c", i64({1}, {0})}}});
     const Tensor seq = random_f32({3, 1, 2}, 17), w = random_f32({1, 4, 2}, 18), r = random_f32({1, 4, 4}, 19);
     expect_same_as_today({"RNNND n 3 2 a b c y h 0=4 1=0", "RNN n 3 2 a b c y h 20=1 21=4 22=0", "RNN",
                           {{"a", seq}, {"b", w}, {"c", r}}});

@@ -641,9 +641,9 @@ TEST(SeqMiscRoiAlign, AveragesOfLinearDataAreBinCenters)
     const Tensor batch = i64({2}, {1, 0});
     for (const int half_pixel : {0, 1})
         for (const int ratio : {0, 2}) {
-            ParamDict pd = P({{0, 3}, {1, 2}, {2, ratio}, {5, half_pixel}});
-            pd.set_float(3, 0.5f); // spatial_scale
-            const Tensor y = run_layer("RoiAlign", pd, {x, rois, batch})[0];
+            ParamDict pd = P({{20, 1}, {21, 3}, {22, 2}, {23, ratio}, {26, half_pixel}});
+            pd.set_float(24, 0.5f); // spatial_scale
+            const Tensor y = run_layer("ROIAlign", pd, {x, rois, batch})[0];
             ASSERT_EQ(y.shape(), Shape({2, 2, 3, 2}));
             std::vector<double> want;
             for (int64_t r = 0; r < 2; ++r)
@@ -669,15 +669,15 @@ TEST(SeqMiscRoiAlign, MaxModeAndErrors)
     const Tensor rois = f32({1, 4}, {0.f, 0.f, 2.f, 2.f});
     const Tensor batch = i64({1}, {0});
     for (const int mode : {0, 1}) {
-        const Tensor y = run_layer("RoiAlign", P({{0, 2}, {1, 2}, {2, 1}, {4, mode}, {5, 1}}), {x, rois, batch})[0];
+        const Tensor y = run_layer("ROIAlign", P({{20, 1}, {21, 2}, {22, 2}, {23, 1}, {25, mode}, {26, 1}}), {x, rois, batch})[0];
         EXPECT_EQ(values<float>(y), std::vector<float>({1, 2, 3, 4})) << "mode " << mode;
     }
-    EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", {}, {x, rois, i64({1}, {1})}); }), "batch index 1"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", {}, {x, f32({1, 3}, {0, 0, 1})}, 1); }), "expects 3"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", {}, {x, f32({1, 3}, {0, 0, 1}), batch}); }), "rois (input 1)"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", {}, {x, f32({1, 4}, {0, 0, std::nanf(""), 1}), batch}); }),
+    EXPECT_TRUE(contains(error_of([&] { run_layer("ROIAlign", P({{20, 1}}), {x, rois, i64({1}, {1})}); }), "batch index 1"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("ROIAlign", P({{20, 1}}), {x, f32({1, 3}, {0, 0, 1})}, 1); }), "expects 3"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("ROIAlign", P({{20, 1}}), {x, f32({1, 3}, {0, 0, 1}), batch}); }), "rois (input 1)"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("ROIAlign", P({{20, 1}}), {x, f32({1, 4}, {0, 0, std::nanf(""), 1}), batch}); }),
                          "not finite"));
-    EXPECT_TRUE(contains(error_of([&] { run_layer("RoiAlign", P({{0, 0}}), {x, rois, batch}); }), "output_height"));
+    EXPECT_TRUE(contains(error_of([&] { run_layer("ROIAlign", P({{20, 1}, {21, 0}}), {x, rois, batch}); }), "output_height"));
 }
 
 // ---- converters -----------------------------------------------------------------------------

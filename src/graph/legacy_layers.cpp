@@ -50,6 +50,7 @@ const std::vector<LegacyLayer>& legacy_layers()
     static const std::vector<LegacyLayer> table = {
         {"ArgMaxND", "ArgMax", {{0, 21}, {1, 22}, {2, 23}}, {{20, 1}}}, // axis keepdims select_last_index
         {"CastND", "Cast", {{0, 2}}, {}}, // 0=to
+        {"RoiAlign", "ROIAlign", {{0, 21}, {1, 22}, {2, 23}, {3, 24}, {4, 25}, {5, 26}}, {{20, 1}}}, // ONNX's RoiAlign
         {"ConcatND", "Concat", {}, {}},
         {"ReshapeND", "Reshape", {{0, 21}}, {}}, // 0=allowzero
         {"DropoutND", "Dropout", {{0, 21}}, {{20, 1}}}, // 0=mask dtype
@@ -61,7 +62,7 @@ const std::vector<LegacyLayer>& legacy_layers()
         {"SplitND", "Slice", {{0, 1}}, {}},     // 0=axis
         {"SliceND", "Crop", {{20, 23}}, {{22, 1}}}, // 20=dynamic
         // kernel_shape strides pads dilations ceil_mode auto_pad storage_order; 6=count_include_pad stays
-        {"GridSampleND", "GridSample", {}, {}, ncnn_grid_sample_codes},
+        {"GridSampleND", "GridSample", {}, {{20, 1}}, ncnn_grid_sample_codes}, // ONNX rounding of nearest
         {"Max", "Eltwise", {}, {{21, 1}, {0, 2}}},
         {"Mean", "Eltwise", {}, {{21, 1}, {0, 4}}},
         {"Min", "Eltwise", {}, {{21, 1}, {0, 3}}},

@@ -173,13 +173,14 @@ void convert_roi_align(NodeContext& n)
     n.check(coords == "half_pixel" || coords == "output_half_pixel", "coordinate_transformation_mode '", coords,
             "' is not supported");
     ParamDict pd;
-    pd.set_int(0, static_cast<int>(n.attr_int("output_height", 1)));
-    pd.set_int(1, static_cast<int>(n.attr_int("output_width", 1)));
-    pd.set_int(2, static_cast<int>(n.attr_int("sampling_ratio", 0)));
-    pd.set_float(3, n.attr_float("spatial_scale", 1.f));
-    pd.set_int(4, mode == "max" ? 1 : 0);
-    pd.set_int(5, coords == "half_pixel" ? 1 : 0);
-    n.emit("RoiAlign", {n.input(0), n.input(1), n.input(2)}, {n.output(0)}, pd);
+    pd.set_int(20, 1); // ROIAlign's ONNX form
+    pd.set_int(21, static_cast<int>(n.attr_int("output_height", 1)));
+    pd.set_int(22, static_cast<int>(n.attr_int("output_width", 1)));
+    pd.set_int(23, static_cast<int>(n.attr_int("sampling_ratio", 0)));
+    pd.set_float(24, n.attr_float("spatial_scale", 1.f));
+    pd.set_int(25, mode == "max" ? 1 : 0);
+    pd.set_int(26, coords == "half_pixel" ? 1 : 0);
+    n.emit("ROIAlign", {n.input(0), n.input(1), n.input(2)}, {n.output(0)}, pd);
 }
 
 } // namespace

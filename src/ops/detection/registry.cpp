@@ -1,5 +1,6 @@
 // The detection family. Detection heads and their box logic: PriorBox, DetectionOutput (SSD),
-// YOLO decoders, NonMaxSuppression, RoiAlign; nms.h and yolo.h are shared.
+// YOLO decoders, NonMaxSuppression, Faster R-CNN's Proposal, region pooling (ROIAlign,
+// ROIPooling, PSROIPooling); nms.h and yolo.h are shared.
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -10,6 +11,9 @@ std::unique_ptr<Op> make_yolo_detection_output();
 std::unique_ptr<Op> make_yolov3_detection_output();
 std::unique_ptr<Op> make_non_max_suppression();
 std::unique_ptr<Op> make_roi_align();
+std::unique_ptr<Op> make_roi_pooling();
+std::unique_ptr<Op> make_psroi_pooling();
+std::unique_ptr<Op> make_proposal();
 
 std::vector<BuiltinOp> detection_family()
 {
@@ -19,7 +23,10 @@ std::vector<BuiltinOp> detection_family()
         {"YoloDetectionOutput", make_yolo_detection_output},
         {"Yolov3DetectionOutput", make_yolov3_detection_output},
         {"NonMaxSuppression", make_non_max_suppression},
-        {"RoiAlign", make_roi_align},
+        {"ROIAlign", make_roi_align},
+        {"ROIPooling", make_roi_pooling},
+        {"PSROIPooling", make_psroi_pooling},
+        {"Proposal", make_proposal},
     };
 }
 
