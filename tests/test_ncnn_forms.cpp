@@ -8,6 +8,7 @@
 #include <functional>
 #include <numeric>
 
+#include "graph/ncnn_param.h"
 #include "layer_test_util.h"
 
 namespace kestrel {
@@ -22,6 +23,17 @@ void expect_view(const std::string& type, const ParamDict& pd, const Shape& in, 
     const Tensor y = run1(type, pd, {R(x)});
     EXPECT_EQ(y.shape(), expected) << type << " of " << shape_str(in);
     EXPECT_EQ(values<float>(y), values<float>(x));
+}
+
+// Every layer type of ncnn's registry (what a .param.bin can index) exists.
+TEST(NcnnForms, EveryNcnnLayerTypeIsRegistered)
+{
+    int count = 0;
+    std::string missing;
+    for (int i = 0; ncnn_layer_type_name(i) != nullptr; ++i, ++count)
+        if (!create_op(ncnn_layer_type_name(i))) missing += std::string(" ") + ncnn_layer_type_name(i);
+    EXPECT_EQ(count, 110);
+    EXPECT_EQ(missing, "") << "ncnn layer types without an op:" << missing;
 }
 
 TEST(NcnnForms, SqueezeFlags)

@@ -1,8 +1,8 @@
 // The conv family. Convolution and deconvolution of every rank, with ncnn's params (the
 // ONNX importer targets the same layers): conv_params.h parses them once;
 // 2-D layers run on the GEMM and depthwise kernels (src/kernels/), the others
-// on the N-d sliding-window kernels (common/sliding_window.h); Unfold/Fold, the im2col of
-// a convolution and its adjoint.
+// on the N-d sliding-window kernels (common/sliding_window.h); DeformableConv2D; Unfold/Fold,
+// the im2col of a convolution and its adjoint.
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -21,6 +21,7 @@ std::unique_ptr<Op> make_deconvolution_depthwise_1d();
 std::unique_ptr<Op> make_deconvolution_depthwise_3d();
 std::unique_ptr<Op> make_unfold();
 std::unique_ptr<Op> make_fold();
+std::unique_ptr<Op> make_deformable_conv2d();
 
 std::vector<BuiltinOp> conv_family()
 {
@@ -39,6 +40,7 @@ std::vector<BuiltinOp> conv_family()
         {"DeconvolutionDepthWise3D", make_deconvolution_depthwise_3d},
         {"Unfold", make_unfold},
         {"Fold", make_fold},
+        {"DeformableConv2D", make_deformable_conv2d},
     };
 }
 

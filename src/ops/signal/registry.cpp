@@ -1,4 +1,5 @@
-// The signal family. Signal processing: the Hann, Hamming and Blackman windows.
+// The signal family. Signal processing: the Hann, Hamming and Blackman windows (window_functions.h),
+// ncnn's Spectrogram and InverseSpectrogram (STFT by direct DFT).
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -6,6 +7,8 @@ namespace kestrel {
 std::unique_ptr<Op> make_hann_window();
 std::unique_ptr<Op> make_hamming_window();
 std::unique_ptr<Op> make_blackman_window();
+std::unique_ptr<Op> make_spectrogram();
+std::unique_ptr<Op> make_inverse_spectrogram();
 
 std::vector<BuiltinOp> signal_family()
 {
@@ -13,6 +16,8 @@ std::vector<BuiltinOp> signal_family()
         {"HannWindow", make_hann_window},
         {"HammingWindow", make_hamming_window},
         {"BlackmanWindow", make_blackman_window},
+        {"Spectrogram", make_spectrogram},
+        {"InverseSpectrogram", make_inverse_spectrogram},
     };
 }
 

@@ -12,18 +12,14 @@
 #include "core/dtype_dispatch.h"
 #include "ops/common/tensor_util.h"
 #include "ops/common/op_util.h"
+#include "ops/signal/window_functions.h"
 
 namespace kestrel {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
+using signal::kPi;
 using WindowFn = double (*)(double x);
-
-double hann(double x) { return 0.5 - 0.5 * std::cos(x); }
-double hamming(double x) { return 25.0 / 46.0 - 21.0 / 46.0 * std::cos(x); }
-double blackman(double x) { return 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x); }
 
 template <WindowFn Window>
 class WindowOp : public Op {
@@ -76,8 +72,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Op> make_hann_window() { return std::make_unique<WindowOp<hann>>(); }
-std::unique_ptr<Op> make_hamming_window() { return std::make_unique<WindowOp<hamming>>(); }
-std::unique_ptr<Op> make_blackman_window() { return std::make_unique<WindowOp<blackman>>(); }
+std::unique_ptr<Op> make_hann_window() { return std::make_unique<WindowOp<signal::hann>>(); }
+std::unique_ptr<Op> make_hamming_window() { return std::make_unique<WindowOp<signal::onnx_hamming>>(); }
+std::unique_ptr<Op> make_blackman_window() { return std::make_unique<WindowOp<signal::blackman>>(); }
 
 } // namespace kestrel
