@@ -125,6 +125,18 @@ TEST(NcnnRecurrent, EveryCellDirectionAndInitialState)
     }
 }
 
+// A 1-D input is one step (ncnn's blob with h = 1).
+TEST(NcnnRecurrent, OneDimensionalInputIsOneStep)
+{
+    const std::vector<Tensor> weights = {random_f32({36}, 2), random_f32({16}, 3), random_f32({48}, 4)};
+    const ParamDict pd = P({{0, 4}, {1, 36}, {2, 0}});
+    const Tensor step = random_f32({3}, 5);
+    const Tensor one = run1("GRU", pd, {R(step)}, weights);
+    const Tensor as_seq = run1("GRU", pd, {R(step.reshaped({1, 3}))}, weights);
+    EXPECT_EQ(one.shape(), Shape({1, 4}));
+    EXPECT_EQ(values<float>(one), values<float>(as_seq));
+}
+
 TEST(NcnnRecurrent, BadParamsAndShapes)
 {
     const Tensor x = random_f32({5, 3}, 1);

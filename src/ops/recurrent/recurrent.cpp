@@ -262,12 +262,13 @@ private:
         check(out.size() == 1 || out.size() == 1 + states, "expects 1 or ", 1 + states, " outputs, got ", out.size());
         for (const TensorDesc& d : in) expect_f32(d);
         const Shape& x = in[0].shape;
-        check(x.size() == 2 && x[1] == input_size_, "X (input 0) must be (seq, ", input_size_, "), got ", shape_str(x));
+        check((x.size() == 2 && x[1] == input_size_) || x == Shape{input_size_}, "X (input 0) must be (seq, ",
+              input_size_, ") or one step (", input_size_, "), got ", shape_str(x));
         const int64_t dirs = direction_ == 2 ? 2 : 1;
         for (size_t i = 1; i < in.size(); ++i)
             check(shape_numel(in[i].shape) == dirs * hidden_, "initial state (input ", i, ") must hold directions x ",
                   hidden_, " values, got ", shape_str(in[i].shape));
-        out[0] = TensorDesc(Shape{x[0], dirs * hidden_});
+        out[0] = TensorDesc(Shape{x.size() == 1 ? 1 : x[0], dirs * hidden_}); // a 1-D input is one step, as ncnn
         for (size_t i = 1; i < out.size(); ++i) out[i] = TensorDesc(Shape{dirs, hidden_});
     }
 
@@ -276,7 +277,7 @@ private:
     // dirs*hidden) as it lies.
     void forward_ncnn(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const
     {
-        const int64_t seq = in[0].dim(0), dirs = direction_ == 2 ? 2 : 1;
+        const int64_t seq = in[0].rank() == 1 ? 1 : in[0].dim(0), dirs = direction_ == 2 ? 2 : 1;
         const Shape state = {dirs, 1, hidden_};
         std::vector<Tensor> onnx_in = {in[0].view_as({seq, 1, input_size_}, DType::F32), w_, r_, b_, Tensor()};
         for (size_t i = 1; i < in.size(); ++i) onnx_in.push_back(in[i].view_as(state, DType::F32));
