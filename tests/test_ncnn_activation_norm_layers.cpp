@@ -200,6 +200,8 @@ TEST(NcnnNorms, GroupNorm)
     }
     EXPECT_TRUE(contains(error_of([] { run1("GroupNorm", P({{0, 4}, {1, 6}, {3, 0}}), {R(random_f32({6, 2}, 1))}); }),
                          "multiple"));
+    EXPECT_TRUE(contains(error_of([] { run1("GroupNorm", P({{0, 4}, {1, 0}, {3, 0}}), {R(random_f32({6, 2}, 1))}); }),
+                         "split"));
 }
 
 TEST(NcnnNorms, RMSNorm)

@@ -242,6 +242,13 @@ TEST(NcnnShape, EmbedRowsBiasClampAndInt8)
     }
     EXPECT_TRUE(contains(error_of([&] { run1("Embed", P({{0, out}, {1, dim}, {3, 7}}), {R(words)}, {table}); }),
                          "weight_data_size"));
+    // Float words: NaN and huge values clamp like out-of-range ints (no undefined conversion).
+    const Tensor fw = run1("Embed", P({{0, out}, {1, dim}, {3, dim * out}}), {R(f32({3}, {std::nanf(""), 1e30f, 2.f}))}, {table});
+    for (int p = 0; p < out; ++p) {
+        EXPECT_EQ(fw.data<float>()[p], table.data<float>()[p]);
+        EXPECT_EQ(fw.data<float>()[out + p], table.data<float>()[(dim - 1) * out + p]);
+        EXPECT_EQ(fw.data<float>()[2 * out + p], table.data<float>()[2 * out + p]);
+    }
 }
 
 } // namespace

@@ -24,8 +24,8 @@ public:
         expect_output_count(out, 1);
         for (const TensorDesc& d : in) expect_f32(d);
         const Shape& x = in[0].shape;
-        check((x.size() == 2 || x.size() == 3) && x.back() % 2 == 0,
-              "x (input 0) must be (heads, seq, dim) or (seq, dim) with an even dim, got ", shape_str(x));
+        check((x.size() == 2 || x.size() == 3) && x.back() % 2 == 0 && x.back() > 0,
+              "x (input 0) must be (heads, seq, dim) or (seq, dim) with an even dim > 0, got ", shape_str(x));
         const Shape table = {x[x.size() - 2], x.back() / 2};
         for (int i : {1, 2})
             check(in[static_cast<size_t>(i)].shape == table, i == 1 ? "cos" : "sin", " (input ", i, ") must be ",

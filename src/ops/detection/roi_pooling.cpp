@@ -102,7 +102,10 @@ private:
             y0 = r.y1 + std::floor(fph * r.bin_h), y1 = r.y1 + std::ceil((fph + 1) * r.bin_h);
             x0 = r.x1 + std::floor(fpw * r.bin_w), x1 = r.x1 + std::ceil((fpw + 1) * r.bin_w);
         }
-        auto clamp = [](float v, int64_t n) { return std::clamp<int64_t>(static_cast<int64_t>(v), 0, n); };
+        // Clamped as floats first: a huge or NaN bin edge must not reach the integer cast.
+        auto clamp = [](float v, int64_t n) {
+            return !(v > 0.f) ? int64_t{0} : v >= static_cast<float>(n) ? n : static_cast<int64_t>(v);
+        };
         return Bin{clamp(y0, h), clamp(y1, h), clamp(x0, w), clamp(x1, w)};
     }
 

@@ -460,6 +460,7 @@ private:
         case NcnnNorm::Group: {
             const int64_t outer = x[0]; // rank 1: elements, 2: rows, 3-4: channels
             expect_channels(outer, "channels (param 1)");
+            check(outer % group_ == 0, "the input's ", outer, " channels do not split into group (param 0) ", group_);
             const int64_t per_group = outer / group_;
             return {{group_, per_group, total / std::max<int64_t>(outer, 1)}, {false, true, true}, {per_group, 1, 0}};
         }

@@ -31,7 +31,9 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const int64_t c = channels(in[0].shape()), size = in[0].numel() / c;
+        const int64_t c = channels(in[0].shape());
+        if (c == 0) return;
+        const int64_t size = in[0].numel() / c;
         const float* x = in[0].data<float>();
         float* y = out[0].data<float>();
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {

@@ -68,7 +68,7 @@ public:
         float* y = out[0].data<float>();
         ctx.parallel_for(words.numel(), [&](int64_t begin, int64_t end) {
             for (int64_t q = begin; q < end; ++q) {
-                const int64_t index = std::clamp<int64_t>(word(words, q), 0, input_dim_ - 1);
+                const int64_t index = word(words, q, input_dim_ - 1);
                 const float* row = table_.data<float>() + index * num_output_;
                 float* yq = y + q * num_output_;
                 for (int64_t p = 0; p < num_output_; ++p) yq[p] = bias ? row[p] + bias[p] : row[p];
@@ -77,13 +77,20 @@ public:
     }
 
 private:
-    static int64_t word(const Tensor& words, int64_t q)
+    // Word q clamped into [0, last] (a float one before its conversion: NaN is 0).
+    static int64_t word(const Tensor& words, int64_t q, int64_t last)
     {
-        if (words.dtype() == DType::F32) return static_cast<int64_t>(words.data<float>()[q]);
+        if (words.dtype() == DType::F32) {
+            const float v = words.data<float>()[q];
+            return !(v >= 0.f) ? 0 : v >= static_cast<float>(last) ? last : static_cast<int64_t>(v);
+        }
         int64_t v = 0;
         visit_dtype(words.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
-            if constexpr (std::is_integral_v<T>) v = static_cast<int64_t>(words.data<T>()[q]);
+            if constexpr (std::is_integral_v<T>) {
+                const T w = words.data<T>()[q];
+                v = w <= T(0) ? 0 : static_cast<uint64_t>(w) >= static_cast<uint64_t>(last) ? last : static_cast<int64_t>(w);
+            }
         });
         return v;
     }

@@ -28,6 +28,10 @@ namespace kestrel {
 
 namespace {
 
+// n_fft at most this: the window and twiddle tables are made at load, and a
+// direct DFT of more points per frame would take far too long anyway.
+constexpr int kMaxFft = 1 << 16;
+
 class Spectrogram : public Op {
 public:
     explicit Spectrogram(bool inverse) : inverse_(inverse) {}
@@ -35,6 +39,7 @@ public:
     void load_param(const ParamDict& pd) override
     {
         n_fft_ = positive_param(pd, 0, 0, "n_fft");
+        check(n_fft_ <= kMaxFft, "n_fft (param 0) ", n_fft_, " exceeds ", kMaxFft);
         mode_ = pd.get_int(1, 0);
         check(mode_ >= 0 && mode_ <= 2, inverse_ ? "returns" : "power", " (param 1) must be 0, 1 or 2, got ", mode_);
         hop_ = positive_param(pd, 2, std::max(n_fft_ / 4, 1), "hoplen");
