@@ -1146,6 +1146,27 @@ TEST(ExpressionLayers, ExtraBottomsAreAccepted)
     }), "at least 2"));
 }
 
+// A layer ncnn always runs on its first bottom (one_blob_only) may list more:
+// they are ignored, as ncnn does.
+TEST(ExpressionLayers, OneBlobLayersIgnoreExtraBottoms)
+{
+    const Tensor a = random_tensor({2, 3, 4}, DType::F32, 5), b = random_tensor({7}, DType::F32, 6);
+    auto run = [&](const std::string& layers) {
+        Net net;
+        net.load_param_mem("7767517\n5 5\nInput a 0 1 A\nInput b 0 1 B\n" + layers);
+        Session s(net);
+        s.set_input("A", a);
+        s.set_input("B", b);
+        return std::vector<Tensor>{s.get("r"), s.get("n")};
+    };
+    const auto many = run("ReLU re 2 1 A B r 0=0.1\nInstanceNorm in 2 1 r B n 0=2 2=0\nNoop keep 1 1 B k\n");
+    const auto one = run("ReLU re 1 1 A r 0=0.1\nInstanceNorm in 1 1 r n 0=2 2=0\nNoop keep 1 1 B k\n");
+    for (size_t i = 0; i < many.size(); ++i) {
+        ASSERT_EQ(many[i].shape(), one[i].shape());
+        EXPECT_EQ(std::memcmp(many[i].raw(), one[i].raw(), many[i].nbytes()), 0) << i;
+    }
+}
+
 TEST(Reshape, BatchAxisForms)
 {
     // ncnn's batch-aware form with batch 1: target read outermost first with a batch axis.

@@ -1,6 +1,7 @@
 #include "kestrel/net.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "graph/graph.h"
@@ -74,6 +75,30 @@ void Net::load_param_bin_mem(const void* data, size_t size, const std::string& s
     instantiate_ops();
 }
 
+// Layer types ncnn always runs with their first bottom only (one_blob_only
+// whatever their params): a .param may list more bottoms, which ncnn ignores,
+// and so do we. Our ONNX forms of some of them (params 20 or 21 set) read
+// more inputs and keep them; Cast's second input is CastLike's.
+static void drop_ignored_bottoms(Graph& g)
+{
+    static const std::set<std::string> kOneBlob = {
+        "AbsVal", "ArgMax", "BatchNorm", "Bias", "BNLL", "CELU", "Clip", "Convolution3D", "ConvolutionDepthWise3D",
+        "CumulativeSum", "Deconvolution3D", "DeconvolutionDepthWise3D", "DeepCopy", "Dequantize", "Diag", "Dropout",
+        "ELU", "Embed", "Erf", "Exp", "ExpandDims", "Flatten", "Flip", "Fold", "GELU", "GLU", "GroupNorm",
+        "HardSigmoid", "HardSwish", "InnerProduct", "InstanceNorm", "InverseSpectrogram", "LayerNorm", "Log", "LRN",
+        "Mish", "MVN", "Normalize", "Packing", "Padding", "Permute", "PixelShuffle", "Pooling", "Pooling1D",
+        "Pooling3D", "Power", "PReLU", "Quantize", "Reduction", "ReLU", "Reorg", "Requantize", "RMSNorm", "SELU",
+        "Shrink", "ShuffleChannel", "Sigmoid", "Softmax", "Softplus", "Spectrogram", "SPP", "Squeeze",
+        "StatisticsPooling", "Swish", "TanH", "Threshold", "Tile", "UnaryOp", "Unfold"};
+    bool changed = false;
+    for (Layer& l : g.layers)
+        if (l.bottoms.size() > 1 && kOneBlob.count(l.type) && !l.params.has(20) && !l.params.has(21)) {
+            l.bottoms.resize(1);
+            changed = true;
+        }
+    if (changed) g.finalize();
+}
+
 // Every layer whose type is not registered, in one error: a model converted
 // with layers we lack shows all of them at once, not one per attempt.
 static void check_layer_types_known(const Graph& g)
@@ -99,6 +124,7 @@ void Net::instantiate_ops()
 {
     Graph& g = *graph_;
     weights_loaded_ = true;
+    drop_ignored_bottoms(g);
     for (Layer& l : g.layers) l.op = create_op(l.type);
     check_layer_types_known(g);
     for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
