@@ -168,14 +168,15 @@ def conv_block(w):
 
 
 def recurrent(w):
-    """A bidirectional LSTM, then a GRU, on a batch_first sequence."""
+    """A bidirectional LSTM, a GRU, then an LSTM with a projection (proj_size), on a batch_first sequence."""
     torch.manual_seed(3)
     seq, inp_size = 7, 6
     lstm = nn.LSTM(inp_size, 5, batch_first=True, bidirectional=True)
     gru = nn.GRU(10, 4, batch_first=True)
+    proj = nn.LSTM(4, 6, batch_first=True, proj_size=3)
     x = torch.randn(1, seq, inp_size)
     with torch.no_grad():
-        y = gru(lstm(x)[0])[0][0]
+        y = proj(gru(lstm(x)[0])[0])[0][0]
 
     def ifog(t, hidden):  # PyTorch's gate blocks i, f, g, o as ncnn's i, f, o, g
         i, f, g, o = t.split(hidden, 0)
@@ -187,11 +188,17 @@ def recurrent(w):
     w.tagged(torch.cat([ifog(getattr(lstm, "weight_ih" + s), 5) for s in suffixes]))
     w.tagged(torch.cat([ifog(getattr(lstm, "bias_ih" + s) + getattr(lstm, "bias_hh" + s), 5) for s in suffixes]))
     w.tagged(torch.cat([ifog(getattr(lstm, "weight_hh" + s), 5) for s in suffixes]))
-    w.layer("GRU", [t], f"0=4 1={4 * 10 * 3} 2=0")
+    t = w.layer("GRU", [t], f"0=4 1={4 * 10 * 3} 2=0")
     w.tagged(gru.weight_ih_l0)
     bih, bhh = gru.bias_ih_l0, gru.bias_hh_l0
     w.tagged(torch.cat([bih[:8] + bhh[:8], bih[8:], bhh[8:]]))
     w.tagged(gru.weight_hh_l0)
+    # num_output is the projection's size, hidden_size the cell's; weight_hr last.
+    w.layer("LSTM", [t], f"0=3 1={6 * 4 * 4} 2=0 3=6")
+    w.tagged(ifog(proj.weight_ih_l0, 6))
+    w.tagged(ifog(proj.bias_ih_l0 + proj.bias_hh_l0, 6))
+    w.tagged(ifog(proj.weight_hh_l0, 6))
+    w.tagged(proj.weight_hr_l0)
     return x[0], y
 
 

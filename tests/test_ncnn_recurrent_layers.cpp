@@ -137,11 +137,59 @@ TEST(NcnnRecurrent, OneDimensionalInputIsOneStep)
     EXPECT_EQ(values<float>(one), values<float>(as_seq));
 }
 
+// LSTM with a projection (PyTorch's proj_size): num_output 3 is h's size,
+// hidden_size 5 the cell's; h = weight_hr . (o * tanh(c)). Both directions,
+// initial states given, final states out.
+TEST(NcnnRecurrent, LstmProjection)
+{
+    const int proj = 3, hidden = 5, input = 4, seq = 6, dirs = 2;
+    const Tensor wx = random_f32({dirs * 4 * hidden * input}, 70, -0.5f, 0.5f), bias = random_f32({dirs * 4 * hidden}, 71);
+    const Tensor wh = random_f32({dirs * 4 * hidden * proj}, 72, -0.5f, 0.5f), hr = random_f32({dirs * proj * hidden}, 73);
+    const Tensor x = random_f32({seq, input}, 74), h0 = random_f32({dirs, proj}, 75), c0 = random_f32({dirs, hidden}, 76);
+    const ParamDict pd = P({{0, proj}, {1, dirs * 4 * hidden * input}, {2, 2}, {3, hidden}});
+    const std::vector<Tensor> out = run_layer("LSTM", pd, {R(x), R(h0), R(c0)}, 3, {wx, bias, wh, hr});
+    std::vector<double> y(static_cast<size_t>(seq * dirs * proj)), final_h, final_c;
+    for (int dir = 0; dir < dirs; ++dir) {
+        std::vector<double> h(proj), c(hidden);
+        for (int q = 0; q < proj; ++q) h[q] = h0.data<float>()[dir * proj + q];
+        for (int q = 0; q < hidden; ++q) c[q] = c0.data<float>()[dir * hidden + q];
+        for (int step = 0; step < seq; ++step) {
+            const int t = dir == 1 ? seq - 1 - step : step;
+            std::vector<double> cell_out(hidden);
+            for (int q = 0; q < hidden; ++q) {
+                double g[4];
+                for (int k = 0; k < 4; ++k) { // I F O G
+                    g[k] = bias.data<float>()[(dir * 4 + k) * hidden + q];
+                    for (int i = 0; i < input; ++i)
+                        g[k] += wx.data<float>()[((dir * 4 + k) * hidden + q) * input + i] * x.data<float>()[t * input + i];
+                    for (int i = 0; i < proj; ++i)
+                        g[k] += wh.data<float>()[((dir * 4 + k) * hidden + q) * proj + i] * h[i];
+                }
+                c[q] = sigmoid(g[1]) * c[q] + sigmoid(g[0]) * std::tanh(g[3]);
+                cell_out[q] = sigmoid(g[2]) * std::tanh(c[q]);
+            }
+            for (int p = 0; p < proj; ++p) {
+                h[p] = 0;
+                for (int q = 0; q < hidden; ++q) h[p] += hr.data<float>()[(dir * proj + p) * hidden + q] * cell_out[q];
+                y[static_cast<size_t>((t * dirs + dir) * proj + p)] = h[p];
+            }
+        }
+        final_h.insert(final_h.end(), h.begin(), h.end());
+        final_c.insert(final_c.end(), c.begin(), c.end());
+    }
+    EXPECT_EQ(out[0].shape(), Shape({seq, dirs * proj}));
+    expect_near_all(out[0], y, "y");
+    EXPECT_EQ(out[1].shape(), Shape({dirs, proj}));
+    expect_near_all(out[1], final_h, "final h");
+    EXPECT_EQ(out[2].shape(), Shape({dirs, hidden}));
+    expect_near_all(out[2], final_c, "final c");
+}
+
 TEST(NcnnRecurrent, BadParamsAndShapes)
 {
     const Tensor x = random_f32({5, 3}, 1);
     const std::vector<Tensor> weights = {random_f32({48}, 2), random_f32({16}, 3), random_f32({64}, 4)};
-    EXPECT_TRUE(contains(error_of([&] { run1("LSTM", P({{0, 4}, {1, 48}, {3, 6}}), {R(x)}, weights); }), "projection"));
+    EXPECT_TRUE(contains(error_of([&] { run1("LSTM", P({{0, 4}, {1, 48}, {3, 0}}), {R(x)}, weights); }), "hidden_size"));
     EXPECT_TRUE(contains(error_of([&] { run1("LSTM", P({{0, 4}, {1, 47}}), {R(x)}, weights); }), "weight_data_size"));
     EXPECT_TRUE(contains(error_of([&] { run1("LSTM", P({{0, 4}, {1, 48}, {2, 3}}), {R(x)}, weights); }), "direction"));
     EXPECT_TRUE(contains(error_of([&] { run1("LSTM", P({{0, 4}, {1, 48}}), {R(random_f32({5, 2}, 1))}, weights); }),

@@ -2,12 +2,14 @@
 // type, in ncnn's form or the ONNX form (20=1, params from 21).
 //
 // ncnn's form: 0=num_output (the hidden size) 1=weight_data_size 2=direction
-// (0 forward, 1 reverse, 2 both); LSTM's 3=hidden_size must equal num_output
-// (LSTM projections are not supported), int8 weights (8) are refused.
+// (0 forward, 1 reverse, 2 both); LSTM's 3=hidden_size (num_output): the cell
+// size, with num_output then the size of h, which a projection weight_hr
+// (num_output, hidden_size) makes from the cell's output (PyTorch's
+// proj_size). Int8 weights (8) are refused.
 // Weights, tagged, per direction: weight_xc (gates*hidden, input), bias
 // (RNN: hidden; LSTM: 4*hidden, the two biases summed; GRU: 4*hidden: r, u,
 // the input part of n, the hidden part of n), weight_hc (gates*hidden,
-// hidden). ncnn's gate orders (LSTM i, f, o, g; GRU r, u, n with the reset
+// h size), then with a projection weight_hr. ncnn's gate orders (LSTM i, f, o, g; GRU r, u, n with the reset
 // gate applied after the hidden matmul, ONNX's linear_before_reset) are
 // reordered once at load into the ONNX form's. Input X (seq, input), then the
 // optional initial states (dirs, hidden) (GRU/RNN: h; LSTM: h and c); output
@@ -78,6 +80,7 @@ size_t max_outputs(Cell c) { return c == Cell::Lstm ? 3 : 2; }
 // Sizes of one run, from X and R.
 struct Dims {
     int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, gates = 1;
+    int64_t proj = 0; // the size of h: hidden, or an LSTM projection's
 };
 
 // y[r] += sum_k m[r][k] * v[k] for rows [0, rows).
@@ -98,8 +101,9 @@ struct Step {
     const float* wb = nullptr; // gates*hidden, or null
     const float* rb = nullptr;
     const float* p = nullptr;  // LSTM peepholes (3*hidden), or null
+    const float* hr = nullptr; // LSTM projection (proj, hidden), or null
     const ActivationFn* act = nullptr;
-    std::vector<float> h, c, gx, gh, scratch;
+    std::vector<float> h, c, gx, gh, scratch; // h: proj values; c, scratch: hidden
 };
 
 // The ONNX form's params start here, clear of ncnn's RNN/GRU/LSTM ids.
@@ -131,15 +135,16 @@ public:
     void load_model(WeightReader& wr) override
     {
         if (!ncnn_) return;
-        const int64_t dirs = direction_ == 2 ? 2 : 1, gates = gate_count(cell_), h = hidden_;
+        const int64_t dirs = direction_ == 2 ? 2 : 1, gates = gate_count(cell_), h = hidden_, o = h_size();
         input_size_ = weight_data_size_ / dirs / gates / h;
         check(input_size_ > 0 && input_size_ * dirs * gates * h == weight_data_size_, "weight_data_size (param 1) ",
-              weight_data_size_, " is not directions x ", gates, " gates x num_output x input size");
+              weight_data_size_, " is not directions x ", gates, " gates x hidden size x input size");
         const Tensor wx = ncnn_weight(wr, dirs * gates * h * input_size_, "weight_xc");
         const Tensor bias = ncnn_weight(wr, dirs * (cell_ == Cell::Rnn ? 1 : 4) * h, "bias_c");
-        const Tensor wh = ncnn_weight(wr, dirs * gates * h * h, "weight_hc");
+        const Tensor wh = ncnn_weight(wr, dirs * gates * h * o, "weight_hc");
+        if (proj_ > 0) hr_ = ncnn_weight(wr, dirs * proj_ * h, "weight_hr").reshaped({dirs, proj_, h});
         w_ = Tensor({dirs, gates * h, input_size_}, DType::F32);
-        r_ = Tensor({dirs, gates * h, h}, DType::F32);
+        r_ = Tensor({dirs, gates * h, o}, DType::F32);
         b_ = Tensor({dirs, 2 * gates * h}, DType::F32);
         std::fill_n(b_.data<float>(), b_.numel(), 0.f);
         for (int64_t dir = 0; dir < dirs; ++dir) reorder_ncnn_direction(wx, bias, wh, dir);
@@ -165,11 +170,11 @@ public:
         const Dims d = dims_of(in[0].shape, in[1].shape, in[2].shape);
         expect_optional(in, 3, {d.dirs, 2 * d.gates * d.hidden}, "B (input 3)");
         expect_optional(in, 4, {d.batch}, "sequence_lens (input 4)");
-        expect_optional(in, 5, state_shape(d), "initial_h (input 5)");
-        expect_optional(in, 6, state_shape(d), "initial_c (input 6)");
+        expect_optional(in, 5, state_shape(d, d.proj), "initial_h (input 5)");
+        expect_optional(in, 6, state_shape(d, d.hidden), "initial_c (input 6)");
         expect_optional(in, 7, {d.dirs, 3 * d.hidden}, "P (input 7)");
-        out[0] = TensorDesc(layout_ == 0 ? Shape{d.seq, d.dirs, d.batch, d.hidden} : Shape{d.batch, d.seq, d.dirs, d.hidden});
-        for (size_t i = 1; i < out.size(); ++i) out[i] = TensorDesc(state_shape(d));
+        out[0] = TensorDesc(layout_ == 0 ? Shape{d.seq, d.dirs, d.batch, d.proj} : Shape{d.batch, d.seq, d.dirs, d.proj});
+        for (size_t i = 1; i < out.size(); ++i) out[i] = TensorDesc(state_shape(d, i == 1 ? d.proj : d.hidden));
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
@@ -191,7 +196,7 @@ public:
     int64_t weight_bytes() const override
     {
         return static_cast<int64_t>((w_.defined() ? w_.nbytes() : 0) + (r_.defined() ? r_.nbytes() : 0) +
-                                    (b_.defined() ? b_.nbytes() : 0));
+                                    (b_.defined() ? b_.nbytes() : 0) + (hr_.defined() ? hr_.nbytes() : 0));
     }
 
 private:
@@ -207,13 +212,12 @@ private:
 
     void load_ncnn_param(const ParamDict& pd)
     {
-        hidden_ = positive_param(pd, 0, 0, "num_output");
+        const int num_output = positive_param(pd, 0, 0, "num_output");
         weight_data_size_ = positive_param(pd, 1, 0, "weight_data_size");
         direction_ = pd.get_int(2, 0);
         check(direction_ >= 0 && direction_ <= 2, "direction (param 2) must be 0, 1 or 2, got ", direction_);
-        if (cell_ == Cell::Lstm)
-            check(pd.get_int(3, hidden_) == hidden_, "hidden_size (param 3) ", pd.get_int(3, hidden_),
-                  " differs from num_output (param 0) ", hidden_, ": LSTM projections are not supported");
+        hidden_ = cell_ == Cell::Lstm ? positive_param(pd, 3, num_output, "hidden_size") : num_output;
+        proj_ = hidden_ != num_output ? num_output : 0;
         check(pd.get_int(8, 0) == 0, "int8 weights (int8_scale_term, param 8) are not supported");
         layout_ = 0;
         clip_ = 0.f;
@@ -229,23 +233,26 @@ private:
         return t;
     }
 
+    // The size of h: the projection's, or the hidden size.
+    int64_t h_size() const { return proj_ > 0 ? proj_ : hidden_; }
+
     // ncnn's gate blocks of one direction into W, R, B (ONNX's orders: RNN
     // i; GRU z, r, h; LSTM i, o, f, c).
     void reorder_ncnn_direction(const Tensor& wx, const Tensor& bias, const Tensor& wh, int64_t dir)
     {
-        const int64_t h = hidden_, gates = gate_count(cell_), in = input_size_;
+        const int64_t h = hidden_, gates = gate_count(cell_), in = input_size_, o = h_size();
         // Our gate k comes from ncnn's gate source[k].
         static const int kLstm[] = {0, 2, 1, 3}, kGru[] = {1, 0, 2}, kRnn[] = {0};
         const int* source = cell_ == Cell::Lstm ? kLstm : cell_ == Cell::Gru ? kGru : kRnn;
         const int64_t bias_blocks = cell_ == Cell::Rnn ? 1 : 4;
         float* w = w_.data<float>() + dir * gates * h * in;
-        float* r = r_.data<float>() + dir * gates * h * h;
+        float* r = r_.data<float>() + dir * gates * h * o;
         float* wb = b_.data<float>() + dir * 2 * gates * h;
         float* rb = wb + gates * h;
         for (int64_t k = 0; k < gates; ++k) {
             const int64_t g = source[k];
             std::copy_n(wx.data<float>() + (dir * gates + g) * h * in, h * in, w + k * h * in);
-            std::copy_n(wh.data<float>() + (dir * gates + g) * h * h, h * h, r + k * h * h);
+            std::copy_n(wh.data<float>() + (dir * gates + g) * h * o, h * o, r + k * h * o);
             std::copy_n(bias.data<float>() + (dir * bias_blocks + g) * h, h, wb + k * h);
         }
         // GRU: ncnn's fourth bias block is the hidden part of n, inside the reset gate.
@@ -265,11 +272,14 @@ private:
         check((x.size() == 2 && x[1] == input_size_) || x == Shape{input_size_}, "X (input 0) must be (seq, ",
               input_size_, ") or one step (", input_size_, "), got ", shape_str(x));
         const int64_t dirs = direction_ == 2 ? 2 : 1;
-        for (size_t i = 1; i < in.size(); ++i)
-            check(shape_numel(in[i].shape) == dirs * hidden_, "initial state (input ", i, ") must hold directions x ",
-                  hidden_, " values, got ", shape_str(in[i].shape));
-        out[0] = TensorDesc(Shape{x.size() == 1 ? 1 : x[0], dirs * hidden_}); // a 1-D input is one step, as ncnn
-        for (size_t i = 1; i < out.size(); ++i) out[i] = TensorDesc(Shape{dirs, hidden_});
+        // Initial and final states: h (directions, h size), then LSTM's c (directions, hidden size).
+        for (size_t i = 1; i < in.size(); ++i) {
+            const int64_t size = i == 1 ? h_size() : hidden_;
+            check(shape_numel(in[i].shape) == dirs * size, "initial state (input ", i, ") must hold directions x ", size,
+                  " values, got ", shape_str(in[i].shape));
+        }
+        out[0] = TensorDesc(Shape{x.size() == 1 ? 1 : x[0], dirs * h_size()}); // a 1-D input is one step, as ncnn
+        for (size_t i = 1; i < out.size(); ++i) out[i] = TensorDesc(Shape{dirs, i == 1 ? h_size() : int64_t{hidden_}});
     }
 
     // X (seq, input) as the batch of one (seq, 1, input); the states (dirs,
@@ -278,11 +288,11 @@ private:
     void forward_ncnn(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const
     {
         const int64_t seq = in[0].rank() == 1 ? 1 : in[0].dim(0), dirs = direction_ == 2 ? 2 : 1;
-        const Shape state = {dirs, 1, hidden_};
+        auto state = [&](size_t i) { return Shape{dirs, 1, i == 1 ? h_size() : int64_t{hidden_}}; };
         std::vector<Tensor> onnx_in = {in[0].view_as({seq, 1, input_size_}, DType::F32), w_, r_, b_, Tensor()};
-        for (size_t i = 1; i < in.size(); ++i) onnx_in.push_back(in[i].view_as(state, DType::F32));
-        std::vector<Tensor> onnx_out = {out[0].view_as({seq, dirs, 1, hidden_}, DType::F32)};
-        for (size_t i = 1; i < out.size(); ++i) onnx_out.push_back(out[i].view_as(state, DType::F32));
+        for (size_t i = 1; i < in.size(); ++i) onnx_in.push_back(in[i].view_as(state(i), DType::F32));
+        std::vector<Tensor> onnx_out = {out[0].view_as({seq, dirs, 1, h_size()}, DType::F32)};
+        for (size_t i = 1; i < out.size(); ++i) onnx_out.push_back(out[i].view_as(state(i), DType::F32));
         run(onnx_in, onnx_out, ctx);
     }
 
@@ -320,16 +330,18 @@ private:
         d.gates = gate_count(cell_);
         d.dirs = direction_ == 2 ? 2 : 1;
         d.hidden = hidden_ > 0 ? hidden_ : r[2];
+        d.proj = proj_ > 0 ? proj_ : d.hidden;
         check(w == Shape({d.dirs, d.gates * d.hidden, d.input}), "W (input 1) must have shape ",
               shape_str({d.dirs, d.gates * d.hidden, d.input}), ", got ", shape_str(w));
-        check(r == Shape({d.dirs, d.gates * d.hidden, d.hidden}), "R (input 2) must have shape ",
-              shape_str({d.dirs, d.gates * d.hidden, d.hidden}), ", got ", shape_str(r));
+        check(r == Shape({d.dirs, d.gates * d.hidden, d.proj}), "R (input 2) must have shape ",
+              shape_str({d.dirs, d.gates * d.hidden, d.proj}), ", got ", shape_str(r));
         return d;
     }
 
-    Shape state_shape(const Dims& d) const
+    // A state of `size` values per direction and batch entry (h: d.proj, c: d.hidden).
+    Shape state_shape(const Dims& d, int64_t size) const
     {
-        return layout_ == 0 ? Shape{d.dirs, d.batch, d.hidden} : Shape{d.batch, d.dirs, d.hidden};
+        return layout_ == 0 ? Shape{d.dirs, d.batch, size} : Shape{d.batch, d.dirs, size};
     }
 
     static bool present(const std::vector<Tensor>& in, size_t i) { return i < in.size() && in[i].numel() > 0; }
@@ -365,19 +377,20 @@ private:
         const int64_t gh = d.gates * d.hidden;
         Step s;
         s.w = in[1].data<float>() + dir * gh * d.input;
-        s.r = in[2].data<float>() + dir * gh * d.hidden;
+        s.r = in[2].data<float>() + dir * gh * d.proj;
         if (present(in, 3)) {
             s.wb = in[3].data<float>() + dir * 2 * gh;
             s.rb = s.wb + gh;
         }
         if (present(in, 7)) s.p = in[7].data<float>() + dir * 3 * d.hidden;
+        if (hr_.defined()) s.hr = hr_.data<float>() + dir * d.proj * d.hidden;
         s.act = acts_.data() + dir * activations_per_direction(cell_);
-        const size_t hn = static_cast<size_t>(d.hidden);
-        s.h.assign(hn, 0.f);
+        const size_t hn = static_cast<size_t>(d.hidden), pn = static_cast<size_t>(d.proj);
+        s.h.assign(pn, 0.f);
         s.c.assign(hn, 0.f);
-        const int64_t at = state_row(d, dir, b) * d.hidden;
-        if (present(in, 5)) std::copy_n(in[5].data<float>() + at, hn, s.h.begin());
-        if (present(in, 6)) std::copy_n(in[6].data<float>() + at, hn, s.c.begin());
+        const int64_t row = state_row(d, dir, b);
+        if (present(in, 5)) std::copy_n(in[5].data<float>() + row * d.proj, pn, s.h.begin());
+        if (present(in, 6)) std::copy_n(in[6].data<float>() + row * d.hidden, hn, s.c.begin());
         s.gx.resize(static_cast<size_t>(gh));
         s.gh.resize(static_cast<size_t>(gh));
         s.scratch.resize(hn);
@@ -395,12 +408,12 @@ private:
             const int64_t t = reverse ? len - 1 - i : i;
             const int64_t x_row = layout_ == 0 ? t * d.batch + b : b * d.seq + t;
             step(s, d, in[0].data<float>() + x_row * d.input);
-            std::copy(s.h.begin(), s.h.end(), y + y_row(d, t, dir, b) * d.hidden);
+            std::copy(s.h.begin(), s.h.end(), y + y_row(d, t, dir, b) * d.proj);
         }
-        for (int64_t t = len; t < d.seq; ++t) std::fill_n(y + y_row(d, t, dir, b) * d.hidden, d.hidden, 0.f);
-        const int64_t at = state_row(d, dir, b) * d.hidden;
-        if (out.size() > 1) std::copy(s.h.begin(), s.h.end(), out[1].data<float>() + at);
-        if (out.size() > 2) std::copy(s.c.begin(), s.c.end(), out[2].data<float>() + at);
+        for (int64_t t = len; t < d.seq; ++t) std::fill_n(y + y_row(d, t, dir, b) * d.proj, d.proj, 0.f);
+        const int64_t row = state_row(d, dir, b);
+        if (out.size() > 1) std::copy(s.h.begin(), s.h.end(), out[1].data<float>() + row * d.proj);
+        if (out.size() > 2) std::copy(s.c.begin(), s.c.end(), out[2].data<float>() + row * d.hidden);
     }
 
     // Gate pre-activations: gx = W x + Wb, gh = R h + Rb; then the cell update.
@@ -414,10 +427,10 @@ private:
         add_matvec(s.w, gh, d.input, x, s.gx.data());
         // GRU without linear_before_reset applies R to (r * h) for the h gate: done in gru_step.
         const bool defer_h_gate = cell_ == Cell::Gru && !linear_before_reset_;
-        add_matvec(s.r, defer_h_gate ? 2 * d.hidden : gh, d.hidden, s.h.data(), s.gh.data());
+        add_matvec(s.r, defer_h_gate ? 2 * d.hidden : gh, d.proj, s.h.data(), s.gh.data());
         if (cell_ == Cell::Rnn) rnn_step(s, d.hidden);
         else if (cell_ == Cell::Gru) gru_step(s, d.hidden);
-        else lstm_step(s, d.hidden);
+        else lstm_step(s, d);
     }
 
     float clipped(float v) const { return clip_ > 0.f ? std::clamp(v, -clip_, clip_) : v; }
@@ -445,9 +458,12 @@ private:
         }
     }
 
-    void lstm_step(Step& s, int64_t n) const
+    void lstm_step(Step& s, const Dims& d) const
     {
+        const int64_t n = d.hidden;
         const ActivationFn &f = s.act[0], &g = s.act[1], &h = s.act[2];
+        // With a projection the cell's output goes to scratch, then h = hr . output.
+        float* out = s.hr ? s.scratch.data() : s.h.data();
         for (int64_t j = 0; j < n; ++j) {
             const float c_prev = s.c[j];
             const float pi = s.p ? s.p[j] : 0.f, po = s.p ? s.p[n + j] : 0.f, pf = s.p ? s.p[2 * n + j] : 0.f;
@@ -457,7 +473,11 @@ private:
             const float c = fg * c_prev + i * c_in;
             const float o = f(clipped(s.gx[n + j] + s.gh[n + j] + po * c));
             s.c[j] = c;
-            s.h[j] = o * h(c);
+            out[j] = o * h(c);
+        }
+        if (s.hr) {
+            std::fill(s.h.begin(), s.h.end(), 0.f);
+            add_matvec(s.hr, d.proj, n, out, s.h.data());
         }
     }
 
@@ -466,7 +486,8 @@ private:
     int hidden_ = 0, direction_ = 0, layout_ = 0;
     // ncnn's form: its params, and its weights in the ONNX form's layout.
     int64_t weight_data_size_ = 0, input_size_ = 0;
-    Tensor w_, r_, b_;
+    int64_t proj_ = 0; // LSTM's projected h size (ncnn's num_output when it differs from hidden_size); 0: none
+    Tensor w_, r_, b_, hr_;
     float clip_ = 0.f;
     bool linear_before_reset_ = false;
     std::vector<ActivationFn> acts_;
