@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <initializer_list>
 #include <random>
@@ -120,6 +121,16 @@ inline ParamDict with_ints(ParamDict pd, int id, std::vector<int> v)
 {
     pd.set_ints(id, std::move(v));
     return pd;
+}
+
+// Every value of a float32 tensor within `rel` relative (at least that much
+// absolute) of a reference computed in double.
+inline void expect_near_all(const Tensor& got, const std::vector<double>& want, const std::string& what,
+                            double rel = 1e-5)
+{
+    ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
+    for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got.data<float>()[i], want[i], rel * std::max(1.0, std::fabs(want[i]))) << what << " at " << i;
 }
 
 // Multi-index (outermost first) of linear index i in shape s, and back.

@@ -18,15 +18,6 @@ using namespace layer_test;
 
 const std::vector<Shape> kRanks = {{7}, {3, 5}, {2, 3, 4}, {2, 2, 3, 3}};
 
-void expect_near_all(const Tensor& got, const std::vector<double>& want, const std::string& what)
-{
-    ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
-    for (size_t i = 0; i < want.size(); ++i) {
-        const double tol = 1e-5 * std::max(1.0, std::fabs(want[i]));
-        ASSERT_NEAR(got.data<float>()[i], want[i], tol) << what << " at " << i;
-    }
-}
-
 ParamDict F(std::initializer_list<std::pair<int, float>> kv)
 {
     ParamDict pd;

@@ -15,13 +15,6 @@ using namespace layer_test;
 
 constexpr double kPi = 3.14159265358979323846;
 
-void expect_near_all(const Tensor& got, const std::vector<double>& want, const std::string& what, double tol = 1e-5)
-{
-    ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
-    for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got.data<float>()[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << what << " at " << i;
-}
-
 // torchvision's deform_conv2d for one image, written out.
 std::vector<double> deformable_reference(const Tensor& x, const Tensor& off, const Tensor* mask, const Tensor& w,
                                          const Tensor& b, int kh, int kw, int stride, int pad, int dil, int64_t oh,

@@ -12,13 +12,6 @@ namespace {
 
 using namespace layer_test;
 
-void expect_near_all(const Tensor& got, const std::vector<double>& want, const std::string& what)
-{
-    ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
-    for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got.data<float>()[i], want[i], 1e-5 * std::max(1.0, std::fabs(want[i]))) << what << " at " << i;
-}
-
 // ncnn's bilinear read (roialign.cpp): integer parts, the far neighbour
 // clamped with its weight moved to the near one.
 double ncnn_bilinear(const float* p, int w, int h, double x, double y)

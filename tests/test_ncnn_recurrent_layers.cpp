@@ -70,13 +70,6 @@ void reference_direction(const std::string& type, const NcnnWeights& w, int dir,
     }
 }
 
-void expect_near_all(const Tensor& got, const std::vector<double>& want, const std::string& what)
-{
-    ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
-    for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got.data<float>()[i], want[i], 1e-5 * std::max(1.0, std::fabs(want[i]))) << what << " at " << i;
-}
-
 TEST(NcnnRecurrent, EveryCellDirectionAndInitialState)
 {
     const int hidden = 4, input = 3, seq = 5;

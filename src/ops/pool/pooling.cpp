@@ -39,6 +39,7 @@
 // window over the plane; adaptive windows (sizes that vary per output) have a
 // loop of their own.
 #include <algorithm>
+#include <array>
 #include <cfloat>
 
 #include "kernels/pool2d.h"
@@ -281,7 +282,7 @@ private:
         ctx.parallel_for(s[0] * out_plane, [&](int64_t begin, int64_t end) {
             for (int64_t job = begin; job < end; ++job) {
                 int64_t rest = job % out_plane;
-                Shape lo(r), hi(r);
+                std::array<int64_t, 3> lo{}, hi{}; // r <= 3 spatial axes; no allocation per output
                 for (size_t k = r; k-- > 0;) {
                     const int64_t i = rest % o[k + 1], n = s[k + 1], on = o[k + 1];
                     rest /= on;
@@ -290,7 +291,7 @@ private:
                 const float* p = x.data<float>() + job / out_plane * plane;
                 float best = -FLT_MAX, sum = 0.f;
                 int64_t count = 0;
-                Shape at = lo;
+                std::array<int64_t, 3> at = lo;
                 for (bool more = true; more;) {
                     int64_t flat = 0;
                     for (size_t k = 0; k < r; ++k) flat = flat * s[k + 1] + at[k];
