@@ -3,11 +3,16 @@
 // hashed and compared with tests/data/golden_outputs.txt, recorded by an
 // earlier build (the file's first line names its commit). Bits depend on the
 // kernels' ISA (FMA rounding), so the file names the ISA it was recorded on
-// and the test skips elsewhere.
+// and the test skips elsewhere. The hashes are of the direct kernels
+// (LoadOptions::winograd off); Winograd's outputs, which differ by rounding,
+// are checked against those direct outputs within a tolerance.
 //
 // To record anew (only when a change is meant to alter results):
 //   KESTREL_GOLDEN_RECORD=tests/data/golden_outputs.txt ./build/kestrel_tests --gtest_filter='Golden*'
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -44,8 +49,11 @@ struct Stream {
 // which makes it ncnn's codebook form (256 floats, then a byte per value), so
 // every weight comes out pseudo-random. The stream is cut where the network
 // stops reading (the loader probes one byte past its last weight).
-void load_pseudo_random_weights(Net& net, const std::string& param)
+void load_pseudo_random_weights(Net& net, const std::string& param, bool winograd)
 {
+    LoadOptions options;
+    options.winograd = winograd;
+    net.set_load_options(options);
     Stream s{12345};
     std::vector<uint8_t> bytes;
     Net probe;
@@ -117,18 +125,32 @@ void describe_outputs(const std::string& model, Session& session, const std::vec
     }
 }
 
+// The zoo network's outputs for the pseudo-random weights and input, or
+// (with `describe`) their description.
+std::vector<Tensor> zoo_run(const testing::ZooModel& m, bool winograd,
+                            const std::function<void(const std::string&, Session&, const std::vector<std::string>&)>&
+                                describe = nullptr)
+{
+    Net net;
+    net.load_param(shared_path("zoo/" + m.name + ".param"));
+    load_pseudo_random_weights(net, shared_path("zoo/" + m.name + ".param"), winograd);
+    Options options;
+    options.threads = 2;
+    Session session(net, options);
+    for (const std::string& input : net.input_names()) session.set_input(input, pseudo_random_input(m.shape, 7));
+    if (describe) {
+        describe("zoo/" + m.name, session, net.output_names());
+        return {};
+    }
+    return session.run(net.output_names());
+}
+
 void zoo_outputs(std::map<std::string, std::string>& lines)
 {
-    for (const testing::ZooModel& m : testing::zoo_models()) {
-        Net net;
-        net.load_param(shared_path("zoo/" + m.name + ".param"));
-        load_pseudo_random_weights(net, shared_path("zoo/" + m.name + ".param"));
-        Options options;
-        options.threads = 2;
-        Session session(net, options);
-        for (const std::string& input : net.input_names()) session.set_input(input, pseudo_random_input(m.shape, 7));
-        describe_outputs("zoo/" + m.name, session, net.output_names(), lines);
-    }
+    for (const testing::ZooModel& m : testing::zoo_models())
+        zoo_run(m, false, [&](const std::string& model, Session& session, const std::vector<std::string>& outs) {
+            describe_outputs(model, session, outs, lines);
+        });
 }
 
 void shared_model_outputs(std::map<std::string, std::string>& lines)
@@ -136,8 +158,11 @@ void shared_model_outputs(std::map<std::string, std::string>& lines)
     for (const char* name : {"broadcasts", "dynamic_reshape", "mobilenet_v2", "resizes", "resnet18", "shufflenet_v2_x0_5",
                              "squeezenet1_1", "tiny_vit"}) {
         const std::string dir = shared_path(std::string("models/") + name + "/");
+        LoadOptions direct;
+        direct.winograd = false;
         if (std::ifstream(dir + "ncnn.param").good()) {
             Net net;
+            net.set_load_options(direct);
             net.load_param(dir + "ncnn.param");
             net.load_model(dir + "ncnn.bin");
             Session session(net);
@@ -146,6 +171,7 @@ void shared_model_outputs(std::map<std::string, std::string>& lines)
         }
 #ifdef KESTREL_HAVE_ONNX
         Net net;
+        net.set_load_options(direct);
         load_onnx(net, dir + "model.onnx");
         Session session(net);
         session.set_input(net.input_names().at(0), read_npy(dir + "input.npy"));
@@ -205,6 +231,40 @@ TEST(Golden, OutputsAreBitIdenticalToTheRecordedOnes)
             continue;
         }
         EXPECT_EQ(it->second, kv.second) << kv.first;
+    }
+}
+
+// Winograd (the default) against the direct kernels on every zoo network:
+// within 1e-4 of each output's scale (its largest magnitude).
+TEST(Golden, WinogradOutputsMatchTheDirectOnes)
+{
+#ifdef KESTREL_TESTS_UNDER_ASAN
+    GTEST_SKIP() << "too slow under AddressSanitizer; covered by the optimized build";
+#endif
+    for (const testing::ZooModel& m : testing::zoo_models()) {
+        if (m.name.find("int8") != std::string::npos) continue; // no float 3x3 layers to compare
+        SCOPED_TRACE(m.name);
+        std::vector<Tensor> direct, winograd;
+        try {
+            direct = zoo_run(m, false);
+            winograd = zoo_run(m, true);
+        } catch (const Error&) {
+            continue; // the golden hashes record the error; nothing to compare
+        }
+        ASSERT_EQ(direct.size(), winograd.size());
+        for (size_t i = 0; i < direct.size(); ++i) {
+            ASSERT_EQ(direct[i].shape(), winograd[i].shape());
+            if (direct[i].dtype() != DType::F32) continue;
+            const float* a = direct[i].data<float>();
+            const float* b = winograd[i].data<float>();
+            float scale = 0;
+            for (int64_t j = 0; j < direct[i].numel(); ++j) scale = std::max(scale, std::fabs(a[j]));
+            int bad = 0;
+            for (int64_t j = 0; j < direct[i].numel(); ++j)
+                if (!(std::fabs(a[j] - b[j]) <= 1e-4f * scale) && ++bad <= 3)
+                    ADD_FAILURE() << "output " << i << "[" << j << "] = " << b[j] << ", direct " << a[j];
+            EXPECT_EQ(bad, 0);
+        }
     }
 }
 

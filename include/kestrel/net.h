@@ -81,9 +81,13 @@ public:
     // Any single weight larger than this is refused before it is allocated
     // (a "too large" kestrel::TooLargeError). Default 4 GiB.
     void set_max_weight_bytes(int64_t bytes) { max_weight_bytes_ = bytes; }
+    // How weights are prepared (options.h); takes effect for weights loaded after it.
+    void set_load_options(const LoadOptions& options);
+    const LoadOptions& load_options() const { return load_options_; }
 
 private:
     int64_t max_weight_bytes_ = int64_t(4) << 30;
+    LoadOptions load_options_;
     friend class Session;
     std::unique_ptr<Graph> graph_;
     bool weights_loaded_ = false;

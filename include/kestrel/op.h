@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kestrel/error.h"
+#include "kestrel/options.h"
 #include "kestrel/param_dict.h"
 #include "kestrel/tensor.h"
 
@@ -48,6 +49,8 @@ public:
     virtual Tensor load(int64_t count, WeightEncoding encoding) = 0;
     // Reads a tensor of any dtype stored as raw values (WeightEncoding::Typed).
     virtual Tensor load_typed(const Shape& shape, DType dtype) = 0;
+    // The Net's load options, for ops that keep a transformed copy of their weights.
+    LoadOptions options;
 };
 
 // What an op computes once per input shapes (TFLite's Prepare, XNNPACK's

@@ -3,6 +3,17 @@
 
 namespace kestrel {
 
+// Choices fixed when a Net loads its weights (Net::set_load_options, before
+// load_model).
+struct LoadOptions {
+    // 3x3 stride-1 convolutions by Winograd's minimal filtering (F(4,3), or
+    // F(6,3) for wide layers): 2-4x fewer multiplications, and a transformed
+    // copy of those weights 4-7x their size in place of the packed one. The
+    // results differ from the direct sum by rounding (about 1e-6 of the output's
+    // scale), so turn it off for outputs bit-identical to the direct kernels.
+    bool winograd = true;
+};
+
 struct Options {
     // Threads a session may use (the process-wide pool is bounded by the core count).
     int threads = 1;

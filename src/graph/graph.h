@@ -55,6 +55,7 @@ struct Graph {
     std::vector<int> inputs;  // tops of Input layers
     std::vector<int> outputs; // produced, never consumed (or as declared)
     std::vector<std::string> declared_outputs; // front-ends that name their outputs (ONNX)
+    LoadOptions load_options; // the Net's, for layers rebuilt with new weights (optimizer)
 
     int find_blob(const std::string& name) const; // -1 when absent
     // "file:line: Convolution 'conv1'" for messages.

@@ -112,6 +112,7 @@ void rebuild_layer(Graph& g, int li, const std::vector<Tensor>& weights)
     op->name = l.name;
     op->load_param(l.params);
     TensorListReader reader(weights);
+    reader.options = g.load_options;
     op->load_model(reader);
     check(reader.unused() == 0, g.where(li), ": rebuilt with unused weights");
     l.weights = reader.recorded;

@@ -349,6 +349,7 @@ Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::v
     if (std::any_of(graph.node().begin(), graph.node().end(), [](const auto& n) { return has_subgraphs(n); }))
         infer_shapes_safely(sub, what + " of " + where);
     Net net;
+    net.set_load_options(net_.load_options());
     ModelConverter converter(sub, base_dir_, what + " of " + where, net);
     converter.depth_ = depth_ + 1;
     converter.subgraph_count_ = subgraph_count_;
@@ -442,6 +443,7 @@ void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_di
 {
     check_and_infer(model, source);
     Net fresh;
+    fresh.set_load_options(net.load_options());
     onnx_import::ModelConverter converter(model, base_dir, source, fresh);
     converter.convert();
     if (options.optimize) fresh.optimize(converter.shape_hints());

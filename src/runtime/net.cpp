@@ -159,6 +159,7 @@ void Net::load_model(const std::string& path)
     check(graph_ != nullptr, "load_model: load the .param first");
     FileSource source(path);
     NcnnWeightReader reader(source, path, max_weight_bytes_);
+    reader.options = load_options_;
     load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
     reader.expect_end();
     weights_loaded_ = true;
@@ -169,6 +170,7 @@ void Net::load_model_mem(const void* data, size_t size, const std::string& sourc
     check(graph_ != nullptr, "load_model: load the .param first");
     MemorySource source(data, size);
     NcnnWeightReader reader(source, source_name, max_weight_bytes_);
+    reader.options = load_options_;
     load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
     reader.expect_end();
     weights_loaded_ = true;
@@ -179,6 +181,7 @@ void Net::load_model(const std::function<size_t(void*, size_t)>& fn, const std::
     check(graph_ != nullptr, "load_model: load the .param first");
     CallbackSource source(fn);
     NcnnWeightReader reader(source, source_name, max_weight_bytes_);
+    reader.options = load_options_;
     load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
     reader.expect_end();
     weights_loaded_ = true;
@@ -188,6 +191,7 @@ void Net::load_model_zeros()
 {
     check(graph_ != nullptr, "load_model_zeros: load the .param first");
     ZeroWeightReader reader(max_weight_bytes_);
+    reader.options = load_options_;
     load_weights(*graph_, reader, [&] {
         std::vector<StoredWeight> w;
         w.swap(reader.recorded);
@@ -230,6 +234,7 @@ void Net::add_layer(const std::string& type, const std::string& name, const std:
     with_layer_context(g, li, [&] {
         added.op->load_param(added.params);
         TensorListReader reader(weights);
+        reader.options = load_options_;
         added.op->load_model(reader);
         check(reader.unused() == 0, reader.unused(), " weights given but not used by the layer");
         added.weights = reader.recorded;
@@ -253,8 +258,11 @@ std::vector<std::string> Net::optimize(const std::map<std::string, Shape>& shape
 {
     check(graph_ != nullptr, "optimize: no model loaded");
     check(weights_loaded_, "optimize: load the weights first");
+    graph_->load_options = load_options_;
     return optimize_graph(*graph_, shape_hints).applied;
 }
+
+void Net::set_load_options(const LoadOptions& options) { load_options_ = options; }
 
 std::string Net::param_text() const { return write_ncnn_param_text(graph()); }
 

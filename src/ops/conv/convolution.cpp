@@ -31,6 +31,7 @@
 
 #include "kernels/conv2d_gemm.h"
 #include "kernels/conv2d_int8_gemm.h"
+#include "kernels/conv2d_winograd.h"
 #include "kernels/depthwise_conv2d.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
@@ -38,6 +39,7 @@
 #include "ops/conv/conv_params.h"
 #include "ops/quant/int8.h"
 #include "ops/common/op_util.h"
+#include "ops/common/packed_weights.h"
 
 namespace kestrel {
 
@@ -99,9 +101,16 @@ public:
             top_scale_ = scales.top;
         }
         if (int8_scale_term_ != 0) prepare_int8_kernels();
-        if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
-            const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
-            packed_weights_ = conv2d_gemm_pack_weights(gemm_kernel(), weight.data<float>(), gemm_geometry(k, {}));
+        const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
+        gemm_weights_.reset();
+        for (PackedWeights& w : winograd_weights_) w.reset();
+        winograd_ok_ = false;
+        if (int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k)) {
+            // Which form is fastest depends on the plane's size: kept as they
+            // are, packed by prepare() for the first shape that wants each form.
+            winograd_ok_ = true;
+        } else if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
+            gemm_weights_.get([&] { return conv2d_gemm_pack_weights(gemm_kernel(), weight.data<float>(), gemm_geometry(k, {})); });
             // The packed copy replaces the weights, except for a 1x1 kernel,
             // whose 1-D input path (forward_flat) reads them as they are.
             if (p_.window.kernel[0] != 1 || p_.window.kernel[1] != 1) weight = Tensor();
@@ -147,7 +156,8 @@ public:
 
     int64_t weight_bytes() const override
     {
-        size_t floats = w_scale_.size() + packed_weights_.size() + int8_depthwise_weights_.size();
+        size_t floats = w_scale_.size() + gemm_weights_.floats() + int8_depthwise_weights_.size();
+        for (const PackedWeights& w : winograd_weights_) floats += w.floats();
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
         return weights_.bytes() + static_cast<int64_t>(floats * sizeof(float));
     }
@@ -184,7 +194,21 @@ public:
                 return st;
             }
             if (pads) st->padded = ctx.request_scratch(padded_values * 4);
+            const int m = winograd_ok_ ? winograd_pick_tile(gemm_kernel(), k.inch_g, k.outch, g.rows.out, g.cols.out) : 0;
+            if (m > 0) {
+                st->path = Path::Winograd;
+                st->wg = WinogradGeometry{m, k.inch_g, k.outch, st->gg.in_h, st->gg.in_w, g.rows.out, g.cols.out};
+                st->winograd = ctx.request_scratch(winograd_scratch_floats(gemm_kernel(), st->wg) * 4);
+                st->packed = winograd_weights_[m == 6].get([&] {
+                    return winograd_pack_weights(gemm_kernel(), m, weights_.weight.data<float>(), k.outch, k.inch_g);
+                });
+                return st;
+            }
             st->path = uses_gemm(k.outch / p_.group) ? Path::Gemm : Path::Plain;
+            if (st->path == Path::Gemm && !p_.dynamic)
+                st->packed = gemm_weights_.get([&] {
+                    return conv2d_gemm_pack_weights(gemm_kernel(), weights_.weight.data<float>(), st->gg);
+                });
             if (st->path == Path::Gemm && p_.dynamic)
                 st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
             return st;
@@ -220,6 +244,7 @@ public:
         switch (st.path) {
         case Path::Flat: forward_flat(x, st, out[0], ctx); return;
         case Path::Depthwise: forward_depthwise(x, st.dg, weights_.weight_data(p_, in), bias, out[0], ctx); return;
+        case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, out[0], ctx); return;
         case Path::Gemm: forward_gemm(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
         case Path::Reference:
@@ -232,7 +257,7 @@ public:
 
 private:
     // How a forward runs, chosen in prepare for the input's shape and dtype.
-    enum class Path { Flat, Depthwise, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
+    enum class Path { Flat, Depthwise, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
 
     // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
     struct ConvState : OpState {
@@ -241,6 +266,9 @@ private:
         ConvGeometry g;
         Depthwise2dGeometry dg;
         Conv2dGemmGeometry gg; // with the padded input's size
+        WinogradGeometry wg;
+        int winograd = -1;     // Winograd's V and M
+        const float* packed = nullptr; // the GEMM's or Winograd's packed weights (static weights)
         std::vector<window::Axis> axes; // the reference kernel's windows (1-D, 3-D)
         int padded = -1;       // the padded input (none: no padding)
         int quantized = -1;    // int8: the input quantized (when it is float)
@@ -335,6 +363,24 @@ private:
         }
     }
 
+    // 3x3 stride-1 layers with enough channels for the transforms to pay off
+    // (static float weights, one group).
+    bool takes_winograd(const KernelDims& k) const
+    {
+        return !p_.dynamic && p_.group == 1 && k.kh == 3 && k.kw == 3 && p_.window.stride[0] == 1 &&
+               p_.window.stride[1] == 1 && p_.window.dilation[0] == 1 && p_.window.dilation[1] == 1 &&
+               k.inch_g >= 8 && k.outch >= 8;
+    }
+    void forward_winograd(const Tensor& padded, const ConvState& st, const float* bias, Tensor& y,
+                          const ExecContext& ctx) const
+    {
+        std::function<void(int64_t, float*, int64_t)> post;
+        if (p_.activation.type != Activation::None)
+            post = [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
+        conv2d_winograd(gemm_kernel(), winograd_kernel(), st.wg, st.packed, padded.data<float>(), bias,
+                        y.data<float>(), ctx.scratch_as<float>(st.winograd), post, ctx);
+    }
+
     // GEMMs pay off from a few output channels per group; below that (depthwise)
     // the per-channel loops are as fast.
     static bool uses_gemm(int64_t outch_per_group) { return outch_per_group >= 4; }
@@ -354,7 +400,7 @@ private:
                       Tensor& y, const ExecContext& ctx) const
     {
         const GemmKernel& kern = gemm_kernel();
-        const float* packed = packed_weights_.data();
+        const float* packed = st.packed;
         if (p_.dynamic) {
             float* dst = ctx.scratch_as<float>(st.dynamic_packed);
             conv2d_gemm_pack_weights_into(kern, weights_.weight_data(p_, in), st.gg, dst);
@@ -621,7 +667,11 @@ private:
     int int8_scale_term_ = 0;
     ConvWeights weights_; // weight int8 with int8_scale_term
     std::vector<float> w_scale_; // per output channel (int8)
-    std::vector<float> packed_weights_; // for the GEMM path (static fp32 weights)
+    // Static fp32 weights packed for the GEMM path (at load, or by prepare()
+    // for layers that may take Winograd), and for Winograd F(4,3) and F(6,3).
+    bool winograd_ok_ = false;
+    PackedWeights gemm_weights_;
+    PackedWeights winograd_weights_[2];
     std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
     Conv2dInt8Gemm int8_gemm_;                  // int8 GEMM path (chunk_channels 0: not used)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;

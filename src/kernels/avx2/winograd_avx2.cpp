@@ -1,0 +1,12 @@
+// The Winograd tile transforms for avx2: 8 tiles per vector.
+#include "kernels/winograd_tiles.h"
+
+namespace kestrel::detail {
+
+const WinogradKernel& winograd_kernel_avx2()
+{
+    static const WinogradKernel k{"avx2", 8, winograd_input<VectorOf<8>>, winograd_output<VectorOf<8>>};
+    return k;
+}
+
+} // namespace kestrel::detail

@@ -1,0 +1,181 @@
+#include "kernels/conv2d_winograd.h"
+
+#include <algorithm>
+
+#include "kernels/isa.h"
+#include "kernels/winograd_tables.h"
+#include "kestrel/error.h"
+
+namespace kestrel {
+
+KESTREL_KERNEL_FAMILY(WinogradKernel, winograd)
+
+namespace {
+
+// u[xi] = (G g GT)[xi] for one 3x3 kernel g, in double.
+template <class T> void transform_kernel(const float* g, float* u, int64_t point_stride)
+{
+    constexpr int A = T::alpha;
+    double gg[A][3]; // G g
+    for (int i = 0; i < A; ++i)
+        for (int c = 0; c < 3; ++c)
+            gg[i][c] = T::G[i][0] * g[c] + T::G[i][1] * g[3 + c] + T::G[i][2] * g[6 + c];
+    for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j)
+            u[(i * A + j) * point_stride] =
+                static_cast<float>(gg[i][0] * T::G[j][0] + gg[i][1] * T::G[j][1] + gg[i][2] * T::G[j][2]);
+}
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+} // namespace
+
+std::vector<float> winograd_pack_weights(const GemmKernel& gemm, int m, const float* weights, int64_t outch,
+                                         int64_t inch)
+{
+    check(m == 4 || m == 6, "internal: Winograd F(", m, ",3) is not implemented");
+    const int alpha = m + 2, points = alpha * alpha;
+    const int64_t matrix = outch * inch;
+    std::vector<float> u(static_cast<size_t>(points * matrix)); // u[xi][oc][ic]
+    for (int64_t i = 0; i < matrix; ++i) {
+        if (m == 4)
+            transform_kernel<winograd::F43>(weights + i * 9, u.data() + i, matrix);
+        else
+            transform_kernel<winograd::F63>(weights + i * 9, u.data() + i, matrix);
+    }
+    const int64_t per_point = gemm_packed_a_floats(gemm, outch, inch);
+    std::vector<float> packed(static_cast<size_t>(points * per_point));
+    for (int xi = 0; xi < points; ++xi)
+        gemm_pack_a_into(gemm, u.data() + xi * matrix, outch, inch, inch, 1, packed.data() + xi * per_point);
+    return packed;
+}
+
+int64_t winograd_chunk_tiles(const GemmKernel& gemm, const WinogradGeometry& g)
+{
+    // V and M of a chunk within about 4 MiB: the GEMMs find V in L2 and the
+    // transforms M in L3, while U streams once per chunk.
+    constexpr int64_t kChunkFloats = int64_t(1) << 20;
+    const int64_t per_tile = int64_t(g.alpha()) * g.alpha() * (g.inch + g.outch);
+    const int64_t chunk = std::max<int64_t>(gemm.nr, kChunkFloats / per_tile / gemm.nr * gemm.nr);
+    return std::min(chunk, round_up(g.tiles(), gemm.nr));
+}
+
+int64_t winograd_scratch_floats(const GemmKernel& gemm, const WinogradGeometry& g)
+{
+    return int64_t(g.alpha()) * g.alpha() * winograd_chunk_tiles(gemm, g) * (g.inch + g.outch);
+}
+
+int winograd_pick_tile(const GemmKernel& gemm, int64_t inch, int64_t outch, int64_t out_h, int64_t out_w)
+{
+    // Costs in GEMM multiply-adds, measured on AVX-512 (docs/benchmarks.md):
+    // a transformed value costs about 40 of them (gather, transform, scatter),
+    // a weight byte streamed from memory about 4.
+    constexpr double kTransformCost = 40, kWeightByteCost = 4;
+    const double channels = double(inch) * outch;
+    double best = double(round_up(out_h * out_w, gemm.nr)) * 9 * channels + kWeightByteCost * 9 * 4 * channels;
+    int pick = 0;
+    for (int m : {4, 6}) {
+        const WinogradGeometry g{m, inch, outch, out_h + 2, out_w + 2, out_h, out_w};
+        const double points = g.alpha() * g.alpha(), cols = double(round_up(g.tiles(), gemm.nr));
+        const double cost = points * cols * channels + kTransformCost * points * cols * (inch + outch) +
+                            kWeightByteCost * points * 4 * channels;
+        if (cost < best) best = cost, pick = m;
+    }
+    return pick;
+}
+
+namespace {
+
+// One chunk of tiles [tile0, tile0 + cols) (cols a multiple of nr): the three passes.
+class WinogradChunk {
+public:
+    WinogradChunk(const GemmKernel& gemm, const WinogradKernel& kern, const WinogradGeometry& g, float* scratch,
+                  int64_t tile0, int64_t cols)
+        : gemm_(gemm), kern_(kern), g_(g), tile0_(tile0), cols_(cols), points_(g.alpha() * g.alpha()),
+          v_(scratch), m_(scratch + points_ * cols * g.inch)
+    {
+    }
+
+    // V[xi]: panels of nr tiles, v[((xi * panels + p) * inch + ic) * nr + j].
+    void transform_input(const float* x, const ExecContext& ctx) const
+    {
+        const int64_t plane = g_.in_h * g_.in_w, point = cols_ * g_.inch, nr = gemm_.nr;
+        ctx.parallel_for(g_.inch, [&](int64_t begin, int64_t end) {
+            for (int64_t ic = begin; ic < end; ++ic)
+                for (int64_t j = 0; j < cols_; j += kern_.lanes)
+                    kern_.input(g_, x + ic * plane, tile0_ + j, v_ + (j / nr * g_.inch + ic) * nr + j % nr, point);
+        });
+    }
+
+    // M[xi] (outch x cols, row-major) = U[xi] V[xi], a task per (xi, A panel).
+    void multiply(const float* packed_weights, const ExecContext& ctx) const
+    {
+        const int64_t mr = gemm_.mr, nr = gemm_.nr, inch = g_.inch;
+        const int64_t a_panels = (g_.outch + mr - 1) / mr, per_point = gemm_packed_a_floats(gemm_, g_.outch, inch);
+        ctx.parallel_for(points_ * a_panels, [&](int64_t begin, int64_t end) {
+            for (int64_t task = begin; task < end; ++task) {
+                const int64_t xi = task / a_panels, row0 = task % a_panels * mr;
+                const int rows = static_cast<int>(std::min(mr, g_.outch - row0));
+                const float* a = packed_weights + xi * per_point + row0 * inch;
+                const float* v = v_ + xi * cols_ * inch;
+                float* c = m_ + (xi * g_.outch + row0) * cols_;
+                for (int64_t p = 0; p < cols_ / nr; ++p)
+                    gemm_.tile(inch, a, v + p * inch * nr, GemmStart::Zero, nullptr, c + p * nr, cols_, rows,
+                               static_cast<int>(nr));
+            }
+        });
+    }
+
+    // Y = AT M A + bias, the activation, and the tiles' values into y.
+    void transform_output(const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
+                          const ExecContext& ctx) const
+    {
+        const int m = g_.m, lanes = kern_.lanes;
+        const int64_t tiles = g_.tiles(), tiles_w = g_.tiles_w(), plane = g_.out_h * g_.out_w;
+        const int64_t count = std::min(cols_, tiles - tile0_);
+        ctx.parallel_for(g_.outch, [&](int64_t begin, int64_t end) {
+            float out[6 * 6 * 16];
+            for (int64_t oc = begin; oc < end; ++oc)
+                for (int64_t j = 0; j < count; j += lanes) {
+                    kern_.output(g_, m_ + oc * cols_ + j, g_.outch * cols_, bias ? bias[oc] : 0.f, out);
+                    if (post) post(oc, out, int64_t(m) * m * lanes);
+                    for (int l = 0; l < lanes && j + l < count; ++l) {
+                        const int64_t t = tile0_ + j + l, y0 = t / tiles_w * m, x0 = t % tiles_w * m;
+                        const int rows = static_cast<int>(std::min<int64_t>(m, g_.out_h - y0));
+                        const int cols = static_cast<int>(std::min<int64_t>(m, g_.out_w - x0));
+                        float* dst = y + oc * plane + y0 * g_.out_w + x0;
+                        for (int r = 0; r < rows; ++r)
+                            for (int c = 0; c < cols; ++c) dst[r * g_.out_w + c] = out[(r * m + c) * lanes + l];
+                    }
+                }
+        });
+    }
+
+private:
+    const GemmKernel& gemm_;
+    const WinogradKernel& kern_;
+    const WinogradGeometry& g_;
+    int64_t tile0_, cols_;
+    int points_;
+    float* v_;
+    float* m_;
+};
+
+} // namespace
+
+void conv2d_winograd(const GemmKernel& gemm, const WinogradKernel& kern, const WinogradGeometry& g,
+                     const float* packed_weights, const float* x, const float* bias, float* y, float* scratch,
+                     const std::function<void(int64_t, float*, int64_t)>& post, const ExecContext& ctx)
+{
+    check(gemm.nr % kern.lanes == 0 && kern.lanes <= 16, "internal: Winograd lanes ", kern.lanes,
+          " do not divide the GEMM's ", gemm.nr, " columns");
+    const int64_t tiles = g.tiles(), chunk = winograd_chunk_tiles(gemm, g);
+    for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
+        const WinogradChunk c(gemm, kern, g, scratch, t0, std::min(chunk, round_up(tiles - t0, gemm.nr)));
+        c.transform_input(x, ctx);
+        c.multiply(packed_weights, ctx);
+        c.transform_output(bias, y, post, ctx);
+    }
+}
+
+} // namespace kestrel
