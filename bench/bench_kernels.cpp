@@ -1,0 +1,190 @@
+// Compute kernels against the machine's FMA peak, measured in the same run
+// (issue 18's target 4; docs/benchmarks.md has the recorded figures):
+//   BM_FmaPeak        independent fused multiply-adds in the widest vectors
+//                     this CPU runs (no memory): the peak the others are a
+//                     fraction of
+//   BM_Gemm           C = A B, 1024^3, A packed once (as weights are), B packed
+//                     per call (as a convolution's input is)
+//   BM_GemmConv       a convolution-shaped GEMM: resnet's 3x3, 256 channels on
+//                     a 14x14 plane (M 256, K 2304, N 196)
+//   BM_Conv3x3Direct  a 3x3 convolution, 128 channels, 56x56, by the direct
+//                     GEMM (kernels/conv2d_gemm.h)
+//   BM_Conv3x3Winograd  the same layer by Winograd F(4,3) and F(6,3)
+//   BM_Depthwise3x3   a depthwise 3x3 plane set, 256 channels, 56x56
+// Counters: GFLOPS (2 per multiply-add of the direct algorithm, so Winograd's
+// figure is its effective rate) and, for the peak, the same. Arg = threads.
+// The FMA-peak fraction is printed by bench/summarize_kernels.py from the JSON.
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/conv2d_gemm.h"
+#include "kernels/conv2d_winograd.h"
+#include "kernels/depthwise_conv2d.h"
+#include "kernels/gemm.h"
+#include "kernels/isa.h"
+
+namespace {
+
+using namespace kestrel;
+
+ExecContext context(const benchmark::State& state)
+{
+    const int threads = static_cast<int>(state.range(0));
+    return ExecContext(threads > 1 ? &ThreadPool::global() : nullptr, threads);
+}
+
+std::vector<float> values(int64_t n, float scale = 0.01f)
+{
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>((i * 7919) % 97 - 48);
+    return v;
+}
+
+void report(benchmark::State& state, double macs_per_iteration)
+{
+    state.counters["GFLOPS"] =
+        benchmark::Counter(2 * macs_per_iteration * static_cast<double>(state.iterations()),
+                           benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+// 12 independent accumulator chains: enough to cover the FMA latency on both
+// pipes of the CPUs we run on.
+__attribute__((target("avx512f"), noinline)) float fma_peak_avx512(int64_t iterations)
+{
+    __m512 acc[12];
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(0.001f * i);
+    const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.0001f);
+    for (int64_t it = 0; it < iterations; ++it)
+        for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    __m512 s = acc[0];
+    for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, acc[i]);
+    float lanes[16];
+    _mm512_storeu_ps(lanes, s);
+    return lanes[0];
+}
+
+__attribute__((target("avx2,fma"), noinline)) float fma_peak_avx2(int64_t iterations)
+{
+    __m256 acc[12];
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(0.001f * i);
+    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.0001f);
+    for (int64_t it = 0; it < iterations; ++it)
+        for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    __m256 s = acc[0];
+    for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, acc[i]);
+    float lanes[8];
+    _mm256_storeu_ps(lanes, s);
+    return lanes[0];
+}
+
+void BM_FmaPeak(benchmark::State& state)
+{
+    const Isa isa = isas_available().back();
+    if (isa == Isa::Generic) {
+        state.SkipWithError("no FMA on this CPU");
+        return;
+    }
+    const int width = isa == Isa::Avx512 ? 16 : 8;
+    constexpr int64_t kIterations = 1 << 20;
+    const ExecContext ctx = context(state);
+    for (auto _ : state)
+        ctx.parallel_for(ctx.threads(), [&](int64_t begin, int64_t end) {
+            for (int64_t t = begin; t < end; ++t)
+                benchmark::DoNotOptimize(isa == Isa::Avx512 ? fma_peak_avx512(kIterations)
+                                                            : fma_peak_avx2(kIterations));
+        });
+    report(state, double(kIterations) * 12 * width * ctx.threads());
+}
+
+void gemm_case(benchmark::State& state, int64_t m, int64_t n, int64_t k)
+{
+    const GemmKernel& kern = gemm_kernel();
+    const std::vector<float> a = values(m * k), b = values(k * n);
+    std::vector<float> c(static_cast<size_t>(m * n));
+    const std::vector<float> packed = gemm_pack_a(kern, a.data(), m, k, k);
+    const GemmRowMajorB pack_b{b.data(), k, n, kern.nr};
+    const ExecContext ctx = context(state);
+    for (auto _ : state) {
+        gemm_f32(kern, m, n, k, packed.data(), GemmStart::Zero, nullptr, c.data(), n, pack_b,
+                 [](int64_t, float*, int64_t) {}, ctx);
+        benchmark::ClobberMemory();
+    }
+    report(state, double(m) * n * k);
+}
+
+void BM_Gemm(benchmark::State& state) { gemm_case(state, 1024, 1024, 1024); }
+void BM_GemmConv(benchmark::State& state) { gemm_case(state, 256, 196, 2304); }
+
+constexpr int64_t kConvChannels = 128, kConvSide = 56;
+
+void BM_Conv3x3Direct(benchmark::State& state)
+{
+    const GemmKernel& kern = gemm_kernel();
+    Conv2dGemmGeometry g;
+    g.inch_g = g.outch_g = kConvChannels;
+    g.in_h = g.in_w = kConvSide + 2, g.out_h = g.out_w = kConvSide, g.kh = g.kw = 3;
+    const std::vector<float> w = values(kConvChannels * kConvChannels * 9), x = values(kConvChannels * 58 * 58, 1.f);
+    const std::vector<float> packed = conv2d_gemm_pack_weights(kern, w.data(), g);
+    std::vector<float> y(static_cast<size_t>(kConvChannels * kConvSide * kConvSide));
+    const ExecContext ctx = context(state);
+    for (auto _ : state) {
+        conv2d_gemm(kern, g, packed.data(), x.data(), nullptr, y.data(), {}, ctx);
+        benchmark::ClobberMemory();
+    }
+    report(state, double(kConvChannels) * kConvChannels * 9 * kConvSide * kConvSide);
+}
+
+void BM_Conv3x3Winograd(benchmark::State& state)
+{
+    const GemmKernel& gemm = gemm_kernel();
+    const int m = static_cast<int>(state.range(1));
+    const WinogradGeometry g{m, kConvChannels, kConvChannels, kConvSide + 2, kConvSide + 2, kConvSide, kConvSide};
+    const std::vector<float> w = values(kConvChannels * kConvChannels * 9), x = values(kConvChannels * 58 * 58, 1.f);
+    const std::vector<float> packed = winograd_pack_weights(gemm, m, w.data(), kConvChannels, kConvChannels);
+    std::vector<float> y(static_cast<size_t>(kConvChannels * kConvSide * kConvSide));
+    std::vector<float> scratch(static_cast<size_t>(winograd_scratch_floats(gemm, g)));
+    const ExecContext ctx = context(state);
+    for (auto _ : state) {
+        conv2d_winograd(gemm, winograd_kernel(), g, packed.data(), x.data(), nullptr, y.data(), scratch.data(), {},
+                        ctx);
+        benchmark::ClobberMemory();
+    }
+    report(state, double(kConvChannels) * kConvChannels * 9 * kConvSide * kConvSide);
+}
+
+void BM_Depthwise3x3(benchmark::State& state)
+{
+    constexpr int64_t channels = 256, side = 56;
+    Depthwise2dGeometry g;
+    g.in_h = g.in_w = g.out_h = g.out_w = side, g.kh = g.kw = 3, g.pad_top = g.pad_left = 1;
+    const std::vector<float> w = values(channels * 9), x = values(channels * side * side, 1.f);
+    std::vector<float> y(static_cast<size_t>(channels * side * side));
+    const DepthwiseKernel& kern = depthwise_kernel();
+    const ExecContext ctx = context(state);
+    for (auto _ : state) {
+        ctx.parallel_for(channels, [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch(static_cast<size_t>(g.scratch_floats()));
+            for (int64_t c = begin; c < end; ++c)
+                kern.plane(g, x.data() + c * side * side, w.data() + c * 9, 0.f, y.data() + c * side * side,
+                           scratch.data());
+        });
+        benchmark::ClobberMemory();
+    }
+    report(state, double(channels) * 9 * side * side);
+}
+
+#define KESTREL_KERNEL_BENCH(fn) BENCHMARK(fn)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond)
+
+KESTREL_KERNEL_BENCH(BM_FmaPeak);
+KESTREL_KERNEL_BENCH(BM_Gemm);
+KESTREL_KERNEL_BENCH(BM_GemmConv);
+KESTREL_KERNEL_BENCH(BM_Conv3x3Direct);
+BENCHMARK(BM_Conv3x3Winograd)->Args({1, 4})->Args({1, 6})->Args({2, 4})->Args({2, 6})->UseRealTime()->Unit(benchmark::kMillisecond);
+KESTREL_KERNEL_BENCH(BM_Depthwise3x3);
+
+} // namespace
+
+BENCHMARK_MAIN();
