@@ -15,7 +15,6 @@
 // figure is its effective rate) and, for the peak, the same. Arg = threads.
 // The FMA-peak fraction is printed by bench/summarize_kernels.py from the JSON.
 #include <benchmark/benchmark.h>
-#include <immintrin.h>
 
 #include <vector>
 
@@ -25,6 +24,7 @@
 #include "kernels/depthwise_conv2d.h"
 #include "kernels/gemm.h"
 #include "kernels/isa.h"
+#include "kernels/vector_of.h"
 
 namespace {
 
@@ -50,35 +50,27 @@ void report(benchmark::State& state, double macs_per_iteration)
                            benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-// 12 independent accumulator chains: enough to cover the FMA latency on both
-// pipes of the CPUs we run on.
-__attribute__((target("avx512f"), noinline)) float fma_peak_avx512(int64_t iterations)
+// 12 independent accumulator chains of W-float vectors: enough to cover the
+// FMA latency on both pipes of the CPUs we run on. (This file is compiled with
+// -ffp-contract=fast: acc * a + b is one fused multiply-add.)
+template <int W> __attribute__((always_inline)) inline float fma_chains(int64_t iterations)
 {
-    __m512 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(0.001f * i);
-    const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.0001f);
+    using vec = typename detail::VectorOf<W>::vec;
+    vec acc[12];
+    for (int i = 0; i < 12; ++i) acc[i] = vec{} + 0.001f * static_cast<float>(i);
+    const vec a = vec{} + 0.999f, b = vec{} + 0.0001f;
     for (int64_t it = 0; it < iterations; ++it)
-        for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-    __m512 s = acc[0];
-    for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, acc[i]);
-    float lanes[16];
-    _mm512_storeu_ps(lanes, s);
-    return lanes[0];
+        for (int i = 0; i < 12; ++i) acc[i] = acc[i] * a + b;
+    vec s = acc[0];
+    for (int i = 1; i < 12; ++i) s += acc[i];
+    return s[0];
 }
 
-__attribute__((target("avx2,fma"), noinline)) float fma_peak_avx2(int64_t iterations)
+__attribute__((target("avx512f"), noinline)) float fma_peak_avx512(int64_t iterations)
 {
-    __m256 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(0.001f * i);
-    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.0001f);
-    for (int64_t it = 0; it < iterations; ++it)
-        for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-    __m256 s = acc[0];
-    for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, acc[i]);
-    float lanes[8];
-    _mm256_storeu_ps(lanes, s);
-    return lanes[0];
+    return fma_chains<16>(iterations);
 }
+__attribute__((target("avx2,fma"), noinline)) float fma_peak_avx2(int64_t iterations) { return fma_chains<8>(iterations); }
 
 void BM_FmaPeak(benchmark::State& state)
 {
