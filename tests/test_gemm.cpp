@@ -26,10 +26,17 @@ ThreadPool& pool()
     return p;
 }
 
-// B (k x n, row-major) packed the way gemm_f32 asks for.
+// B (k x n, row-major) packed the way gemm_f32 asks for, or (in_place) read
+// where it lies.
 struct RowMajorPacker {
     const std::vector<float>& b;
     int64_t k, n, nr;
+    bool in_place;
+    const float* direct(int64_t col0, int64_t& ldb) const
+    {
+        ldb = n;
+        return in_place ? b.data() + col0 : nullptr;
+    }
     void operator()(int64_t col0, int64_t cols, float* dst) const
     {
         for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k)
@@ -47,7 +54,7 @@ struct GemmRun {
 // With GemmStart::C, C starts as c_start (m x n) and NaN past n.
 GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldc,
                  const std::vector<float>& a, const std::vector<float>& b, GemmStart start, const float* init,
-                 const std::vector<float>& c_start, int threads)
+                 const std::vector<float>& c_start, int threads, bool in_place = false)
 {
     const std::vector<float> packed = gemm_pack_a(kern, a.data(), m, k, lda);
     GemmRun r;
@@ -57,7 +64,7 @@ GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_
     r.post_seen.assign(static_cast<size_t>(m * n), 0);
     float* c = r.c.data();
     std::vector<int>& seen = r.post_seen;
-    gemm_f32(kern, m, n, k, packed.data(), start, init, c, ldc, RowMajorPacker{b, k, n, kern.nr},
+    gemm_f32(kern, m, n, k, packed.data(), start, init, c, ldc, RowMajorPacker{b, k, n, kern.nr, in_place},
              [&](int64_t row, float* values, int64_t count) {
                  const int64_t col0 = values - (c + row * ldc);
                  for (int64_t j = 0; j < count; ++j) ++seen[row * n + col0 + j]; // tasks own disjoint pieces
@@ -66,14 +73,15 @@ GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_
     return r;
 }
 
-void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed)
+void check_gemm_run(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed,
+                    bool in_place)
 {
     SCOPED_TRACE(::testing::Message() << kern.isa << " m=" << m << " n=" << n << " k=" << k
-                                      << " start=" << static_cast<int>(start));
+                                      << " start=" << static_cast<int>(start) << (in_place ? " B in place" : ""));
     const int64_t lda = k + 3, ldc = n + 2; // strides wider than the rows
     const std::vector<float> a = random_values(m * lda, seed), b = random_values(k * n, seed + 1);
     const std::vector<float> init = random_values(m, seed + 2), c_start = random_values(m * n, seed + 3);
-    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, start, init.data(), c_start, 1);
+    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, start, init.data(), c_start, 1, in_place);
     int bad = 0;
     for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
@@ -91,6 +99,13 @@ void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, Ge
         for (int64_t j = n; j < ldc; ++j) EXPECT_TRUE(std::isnan(r.c[i * ldc + j])) << "wrote past row " << i;
     }
     EXPECT_EQ(bad, 0);
+}
+
+// B packed, and read in place by whole panels.
+void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed)
+{
+    check_gemm_run(kern, m, n, k, start, seed, false);
+    check_gemm_run(kern, m, n, k, start, seed, true);
 }
 
 TEST(Gemm, EveryKernelMatchesDoubleSumsOnTilesAndTails)
@@ -124,6 +139,9 @@ TEST(Gemm, ResultsAreBitIdenticalAtAnyThreadCount)
             const GemmRun many = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, threads);
             EXPECT_EQ(0, std::memcmp(one.c.data(), many.c.data(), one.c.size() * sizeof(float))) << threads;
         }
+        // Reading B in place gives the same bits as packing it.
+        const GemmRun in_place = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, 2, true);
+        EXPECT_EQ(0, std::memcmp(one.c.data(), in_place.c.data(), one.c.size() * sizeof(float)));
     }
 }
 

@@ -46,6 +46,16 @@ public:
             pack_panel(col0 + j0, std::min<int64_t>(nr_, cols - j0), dst);
     }
 
+    // A 1x1 stride-1 kernel over an unpadded plane: B is the input itself,
+    // row ic at x + ic * plane.
+    const float* direct(int64_t col0, int64_t& ldb) const
+    {
+        const bool pointwise = g_.kh == 1 && g_.kw == 1 && g_.stride_h == 1 && g_.stride_w == 1 &&
+                               g_.in_h == g_.out_h && g_.in_w == g_.out_w;
+        ldb = g_.in_h * g_.in_w;
+        return pointwise && gemm_direct_b_ok(ldb) ? x_ + col0 : nullptr;
+    }
+
 private:
     struct Run {
         int64_t j, len, src; // panel column, pixels, offset in the input plane

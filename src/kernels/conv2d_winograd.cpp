@@ -120,7 +120,7 @@ public:
                 const float* v = v_ + xi * cols_ * inch;
                 float* c = m_ + (xi * g_.outch + row0) * cols_;
                 for (int64_t p = 0; p < cols_ / nr; ++p)
-                    gemm_.tile(inch, a, v + p * inch * nr, GemmStart::Zero, nullptr, c + p * nr, cols_, rows,
+                    gemm_.tile(inch, a, v + p * inch * nr, nr, GemmStart::Zero, nullptr, c + p * nr, cols_, rows,
                                static_cast<int>(nr));
             }
         });

@@ -30,11 +30,12 @@ enum class GemmStart {
 struct GemmKernel {
     const char* isa;
     int mr, nr;
-    // c[i*ldc + j] = start + sum_k a[k*mr + i] * b[k*nr + j] for i < rows <= mr
-    // and j < cols <= nr, the sum taken in k order from the start; `a` and `b`
-    // are full panels (zero-padded past rows/cols), init has `rows` values.
-    void (*tile)(int64_t k, const float* a, const float* b, GemmStart start, const float* init, float* c, int64_t ldc,
-                 int rows, int cols);
+    // c[i*ldc + j] = start + sum_k a[k*mr + i] * b[k*ldb + j] for i < rows <= mr
+    // and j < cols <= nr, the sum taken in k order from the start; `a` is a
+    // full panel (zero-padded past rows), b holds nr readable columns per k
+    // (a packed panel: ldb = nr), init has `rows` values.
+    void (*tile)(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
+                 int64_t ldc, int rows, int cols);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA).
@@ -61,6 +62,7 @@ struct GemmRowMajorB {
     int64_t k, ldb;
     int nr;
     void operator()(int64_t col0, int64_t cols, float* dst) const;
+    const float* direct(int64_t, int64_t&) const { return nullptr; }
 };
 
 // pack_b for B stored transposed: B[kk][j] = b[j*ldb + kk] (a weight matrix
@@ -70,7 +72,13 @@ struct GemmTransposedB {
     int64_t k, ldb;
     int nr;
     void operator()(int64_t col0, int64_t cols, float* dst) const;
+    const float* direct(int64_t, int64_t&) const { return nullptr; }
 };
+
+// Whether the tile may read B's rows in place at row stride ldb floats: not
+// when rows lie a multiple of 4 KiB apart, where the k rows a panel reads
+// would fall into the same few cache sets.
+inline bool gemm_direct_b_ok(int64_t ldb) { return ldb % 1024 >= 64 && ldb % 1024 <= 960; }
 
 // Pixels (columns of B) per block a task packs at once: the block's k*cols
 // floats stay within about 256 KiB (in L2 while every A panel passes over it).
@@ -78,7 +86,9 @@ int64_t gemm_block_cols(const GemmKernel& kern, int64_t k);
 
 // C (m x n, row stride ldc) = start + A*B with A from gemm_pack_a and B produced
 // by pack_b(col0, cols, dst): columns [col0, col0+cols) as ceil(cols/nr) panels
-// of k*nr floats, zero past `cols`. post(row, col0, cols) runs on each finished
+// of k*nr floats, zero past `cols`; or, where pack_b.direct(col0, ldb) gives a
+// pointer, read in place: column col0 + j, row kk at ptr[kk*ldb + j] (whole
+// panels only; a last partial one is still packed). post(row, col0, cols) runs on each finished
 // piece of a C row (activation). Tasks are (column block, range of A panels),
 // split across the context's threads.
 template <class PackB, class Post>
@@ -98,8 +108,11 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
             const int64_t cb = task / row_splits, rs = task % row_splits;
             const int64_t col0 = cb * block, cols = std::min(block, n - col0);
             const int64_t col_panels = (cols + kern.nr - 1) / kern.nr;
-            b_packed.resize(static_cast<size_t>(col_panels * kern.nr * k));
-            pack_b(col0, cols, b_packed.data());
+            int64_t ldb = 0;
+            const float* direct = pack_b.direct(col0, ldb);
+            const int64_t packed_from = direct ? cols / kern.nr * kern.nr : 0; // columns before it read in place
+            b_packed.resize(static_cast<size_t>((col_panels - packed_from / kern.nr) * kern.nr * k));
+            if (packed_from < cols) pack_b(col0 + packed_from, cols - packed_from, b_packed.data());
             const int64_t p_begin = panels * rs / row_splits, p_end = panels * (rs + 1) / row_splits;
             for (int64_t p = p_begin; p < p_end; ++p) {
                 const int64_t row0 = p * kern.mr;
@@ -107,8 +120,10 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                 for (int64_t cp = 0; cp < col_panels; ++cp) {
                     const int64_t j0 = cp * kern.nr;
                     const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                    kern.tile(k, a_packed + p * kern.mr * k, b_packed.data() + cp * kern.nr * k, start,
-                              start == GemmStart::RowInit ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc,
+                    const bool in_place = j0 < packed_from;
+                    kern.tile(k, a_packed + p * kern.mr * k,
+                              in_place ? direct + j0 : b_packed.data() + (j0 - packed_from) * k, in_place ? ldb : kern.nr,
+                              start, start == GemmStart::RowInit ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc,
                               rows, w);
                 }
                 for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);

@@ -16,8 +16,8 @@ namespace kestrel {
 namespace detail {
 
 template <class V, int MR, int NV>
-void gemm_tile(int64_t k, const float* a, const float* b, GemmStart start, const float* init, float* c, int64_t ldc,
-               int rows, int cols)
+void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
+               int64_t ldc, int rows, int cols)
 {
     using vec = typename V::vec;
     constexpr int NR = NV * V::width;
@@ -46,7 +46,7 @@ void gemm_tile(int64_t k, const float* a, const float* b, GemmStart start, const
             for (int v = 0; v < NV; ++v) acc[i][v] = V::fmadd(av, bv[v], acc[i][v]);
         }
         a += MR;
-        b += NR;
+        b += ldb;
     }
     if (full) {
 #pragma GCC unroll 16
