@@ -54,7 +54,8 @@ struct GemmRun {
 // With GemmStart::C, C starts as c_start (m x n) and NaN past n.
 GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldc,
                  const std::vector<float>& a, const std::vector<float>& b, GemmStart start, const float* init,
-                 const std::vector<float>& c_start, int threads, bool in_place = false)
+                 const std::vector<float>& c_start, int threads, bool in_place = false,
+                 const float* clamp = nullptr)
 {
     const std::vector<float> packed = gemm_pack_a(kern, a.data(), m, k, lda);
     GemmRun r;
@@ -69,19 +70,19 @@ GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_
                  const int64_t col0 = values - (c + row * ldc);
                  for (int64_t j = 0; j < count; ++j) ++seen[row * n + col0 + j]; // tasks own disjoint pieces
              },
-             ExecContext(threads > 1 ? &pool() : nullptr, threads));
+             ExecContext(threads > 1 ? &pool() : nullptr, threads), clamp);
     return r;
 }
 
 void check_gemm_run(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed,
-                    bool in_place)
+                    bool in_place, const float* clamp = nullptr)
 {
     SCOPED_TRACE(::testing::Message() << kern.isa << " m=" << m << " n=" << n << " k=" << k
-                                      << " start=" << static_cast<int>(start) << (in_place ? " B in place" : ""));
+                                      << " start=" << static_cast<int>(start) << (in_place ? " B in place" : "") << (clamp ? " clamped" : ""));
     const int64_t lda = k + 3, ldc = n + 2; // strides wider than the rows
     const std::vector<float> a = random_values(m * lda, seed), b = random_values(k * n, seed + 1);
     const std::vector<float> init = random_values(m, seed + 2), c_start = random_values(m * n, seed + 3);
-    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, start, init.data(), c_start, 1, in_place);
+    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, start, init.data(), c_start, 1, in_place, clamp);
     int bad = 0;
     for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
@@ -91,6 +92,7 @@ void check_gemm_run(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, Gem
                 want += static_cast<double>(a[i * lda + kk]) * b[kk * n + j];
                 scale += std::fabs(static_cast<double>(a[i * lda + kk]) * b[kk * n + j]);
             }
+            if (clamp) want = std::min(std::max(want, double(clamp[0])), double(clamp[1]));
             const float got = r.c[i * ldc + j];
             if (!(std::fabs(got - want) <= 1e-6 * (scale + 1.0)) && ++bad <= 5)
                 ADD_FAILURE() << "c[" << i << "][" << j << "] = " << got << ", expected " << want;
@@ -101,11 +103,13 @@ void check_gemm_run(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, Gem
     EXPECT_EQ(bad, 0);
 }
 
-// B packed, and read in place by whole panels.
+// B packed, read in place by whole panels, and the values clamped as they are stored.
 void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed)
 {
+    const float clamp[2] = {-0.3f, 0.4f};
     check_gemm_run(kern, m, n, k, start, seed, false);
     check_gemm_run(kern, m, n, k, start, seed, true);
+    check_gemm_run(kern, m, n, k, start, seed, false, clamp);
 }
 
 TEST(Gemm, EveryKernelMatchesDoubleSumsOnTilesAndTails)

@@ -97,7 +97,7 @@ private:
 
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
                  const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                 const ExecContext& ctx)
+                 const ExecContext& ctx, const float* clamp)
 {
     const int64_t k = g.depth(), pixels = g.out_h * g.out_w;
     const int64_t panels = (g.outch_g + kern.mr - 1) / kern.mr;
@@ -109,7 +109,7 @@ void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const floa
                  [&](int64_t row, float* values, int64_t count) {
                      if (post) post(oc0 + row, values, count);
                  },
-                 ctx);
+                 ctx, clamp);
     }
 }
 

@@ -31,9 +31,10 @@ int64_t conv2d_gemm_packed_floats(const GemmKernel& kern, const Conv2dGemmGeomet
 
 // y [groups*outch_g][out_h][out_w] = bias + convolution of x [groups*inch_g][in_h][in_w]
 // (already padded). post(out_channel, values, count) runs on each finished
-// piece of an output plane (the fused activation); it may be empty.
+// piece of an output plane (the fused activation); it may be empty. `clamp`
+// (see GemmKernel::tile) bounds the values before post sees them.
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
                  const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                 const ExecContext& ctx);
+                 const ExecContext& ctx, const float* clamp = nullptr);
 
 } // namespace kestrel

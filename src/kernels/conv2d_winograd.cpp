@@ -121,7 +121,7 @@ public:
                 float* c = m_ + (xi * g_.outch + row0) * cols_;
                 for (int64_t p = 0; p < cols_ / nr; ++p)
                     gemm_.tile(inch, a, v + p * inch * nr, nr, GemmStart::Zero, nullptr, c + p * nr, cols_, rows,
-                               static_cast<int>(nr));
+                               static_cast<int>(nr), nullptr);
             }
         });
     }

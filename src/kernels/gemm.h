@@ -33,9 +33,10 @@ struct GemmKernel {
     // c[i*ldc + j] = start + sum_k a[k*mr + i] * b[k*ldb + j] for i < rows <= mr
     // and j < cols <= nr, the sum taken in k order from the start; `a` is a
     // full panel (zero-padded past rows), b holds nr readable columns per k
-    // (a packed panel: ldb = nr), init has `rows` values.
+    // (a packed panel: ldb = nr), init has `rows` values. With `clamp`, each
+    // value is stored as std::min(std::max(value, clamp[0]), clamp[1]).
     void (*tile)(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
-                 int64_t ldc, int rows, int cols);
+                 int64_t ldc, int rows, int cols, const float* clamp);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA).
@@ -89,11 +90,13 @@ int64_t gemm_block_cols(const GemmKernel& kern, int64_t k);
 // of k*nr floats, zero past `cols`; or, where pack_b.direct(col0, ldb) gives a
 // pointer, read in place: column col0 + j, row kk at ptr[kk*ldb + j] (whole
 // panels only; a last partial one is still packed). post(row, col0, cols) runs on each finished
-// piece of a C row (activation). Tasks are (column block, range of A panels),
-// split across the context's threads.
+// piece of a C row (activation), after the tile's clamp (see GemmKernel::tile)
+// if any. Tasks are (column block, range of A panels), split across the
+// context's threads.
 template <class PackB, class Post>
 void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* a_packed, GemmStart start,
-              const float* init, float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ExecContext& ctx)
+              const float* init, float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ExecContext& ctx,
+              const float* clamp = nullptr)
 {
     if (m <= 0 || n <= 0) return;
     const int64_t block = gemm_block_cols(kern, k);
@@ -124,7 +127,7 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                     kern.tile(k, a_packed + p * kern.mr * k,
                               in_place ? direct + j0 : b_packed.data() + (j0 - packed_from) * k, in_place ? ldb : kern.nr,
                               start, start == GemmStart::RowInit ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc,
-                              rows, w);
+                              rows, w, clamp);
                 }
                 for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);
             }

@@ -17,24 +17,25 @@ namespace detail {
 
 template <class V, int MR, int NV>
 void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
-               int64_t ldc, int rows, int cols)
+               int64_t ldc, int rows, int cols, const float* clamp)
 {
     using vec = typename V::vec;
     constexpr int NR = NV * V::width;
     const bool full = rows == MR && cols == NR;
-    float buf[MR * NR]; // a partial tile goes through here, keeping only rows x cols
     vec acc[MR][NV];
-    if (start == GemmStart::C && !full)
-        for (int i = 0; i < rows; ++i) std::memcpy(buf + i * NR, c + i * ldc, sizeof(float) * cols);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
         const vec row_start = V::set1(start == GemmStart::RowInit && i < rows ? init[i] : 0.f);
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
-            acc[i][v] = start != GemmStart::C ? row_start
-                        : full               ? V::load(c + i * ldc + v * V::width)
-                                             : V::load(buf + i * NR + v * V::width);
+            acc[i][v] = start != GemmStart::C ? row_start : full ? V::load(c + i * ldc + v * V::width) : V::set1(0.f);
     }
+    if (start == GemmStart::C && !full)
+        for (int i = 0; i < rows; ++i) {
+            float row[NR] = {}; // the row's values, zero past `cols` (never stored)
+            std::memcpy(row, c + i * ldc, sizeof(float) * cols);
+            for (int v = 0; v < NV; ++v) acc[i][v] = V::load(row + v * V::width);
+        }
     for (int64_t kk = 0; kk < k; ++kk) {
         vec bv[NV];
 #pragma GCC unroll 4
@@ -48,6 +49,16 @@ void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart
         a += MR;
         b += ldb;
     }
+    if (clamp) {
+        const vec lo = V::set1(clamp[0]), hi = V::set1(clamp[1]);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+                const vec x = acc[i][v] < lo ? lo : acc[i][v]; // std::max(x, lo)
+                acc[i][v] = hi < x ? hi : x;                   // std::min(x, hi)
+            }
+    }
     if (full) {
 #pragma GCC unroll 16
         for (int i = 0; i < MR; ++i)
@@ -55,6 +66,7 @@ void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart
             for (int v = 0; v < NV; ++v) V::store(c + i * ldc + v * V::width, acc[i][v]);
         return;
     }
+    float buf[MR * NR]; // a partial tile goes through here, keeping only rows x cols
     for (int i = 0; i < MR; ++i)
         for (int v = 0; v < NV; ++v) V::store(buf + i * NR + v * V::width, acc[i][v]);
     for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(float) * cols);

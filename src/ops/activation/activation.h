@@ -35,6 +35,16 @@ struct Activation {
         return act;
     }
 
+    // ReLU and Clip as bounds {lo, hi} (std::min(std::max(x, lo), hi), the
+    // same bits), which GEMM tiles apply before they store; nullptr for the others.
+    const float* as_clamp(float (&bounds)[2]) const
+    {
+        if (type != ReLU && type != Clip) return nullptr;
+        bounds[0] = type == ReLU ? 0.f : a;
+        bounds[1] = type == ReLU ? INFINITY : b;
+        return bounds;
+    }
+
     float operator()(float x) const
     {
         return dispatch([&](auto t) { return eval<decltype(t)::value>(x); });

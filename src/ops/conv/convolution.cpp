@@ -406,10 +406,13 @@ private:
             conv2d_gemm_pack_weights_into(kern, weights_.weight_data(p_, in), st.gg, dst);
             packed = dst;
         }
+        // ReLU and Clip are applied by the GEMM tile as it stores; the others after it.
+        float bounds[2];
+        const float* clamp = p_.activation.as_clamp(bounds);
         std::function<void(int64_t, float*, int64_t)> post;
-        if (p_.activation.type != Activation::None)
+        if (p_.activation.type != Activation::None && !clamp)
             post = [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
-        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), post, ctx);
+        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), post, ctx, clamp);
     }
 
     Depthwise2dGeometry depthwise_geometry(int64_t h, int64_t w, const ConvGeometry& g, const KernelDims& k) const
