@@ -12,7 +12,9 @@
 #include "kernels/broadcast.h"
 #include "kernels/vector_of.h"
 
+// Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel::detail {
+namespace {
 
 struct RowAdd {
     template <class T> static T apply(T a, T b) { return a + b; }
@@ -71,4 +73,5 @@ template <class V> BroadcastRowKernel broadcast_rows_for(const char* isa)
                                rows_of<V, RowDiv>(), rows_of<V, RowMax>(), rows_of<V, RowMin>()}};
 }
 
+} // namespace
 } // namespace kestrel::detail

@@ -21,8 +21,10 @@
 #include "kernels/depthwise_conv2d.h"
 #include "kernels/vector_of.h"
 
+// Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel {
 namespace detail {
+namespace {
 
 // N vectors of outputs from x on: src[t] + x is where tap t reads them.
 template <class V, int N>
@@ -192,13 +194,16 @@ void depthwise_plane(const Depthwise2dGeometry& g, const float* in, const float*
                      float* scratch)
 {
     constexpr int64_t W = V::width;
-    if (g.kh == 3 && g.kw == 3 && g.dilation_h == 1 && g.dilation_w == 1 && g.stride_w <= 2 &&
-        g.out_w >= W + (g.stride_w == 2 ? 1 : 0)) {
-        if (g.stride_w == 1)
-            depthwise3x3_rows<V, 1>(g, in, weights, bias, out, scratch);
-        else
-            depthwise3x3_rows<V, 2>(g, in, weights, bias, out, scratch);
-        return;
+    if (g.kh == 3 && g.kw == 3 && g.dilation_h == 1 && g.dilation_w == 1 && g.stride_w <= 2) {
+        if (g.out_w >= W + (g.stride_w == 2 ? 1 : 0)) {
+            if (g.stride_w == 1)
+                depthwise3x3_rows<V, 1>(g, in, weights, bias, out, scratch);
+            else
+                depthwise3x3_rows<V, 2>(g, in, weights, bias, out, scratch);
+            return;
+        }
+        // Rows narrower than this vector (14x14, 7x7 planes): half-width vectors.
+        if constexpr (W > 4) return depthwise_plane<VectorOf<W / 2>>(g, in, weights, bias, out, scratch);
     }
     const int64_t taps = g.kh * g.kw, pw = g.padded_w(), ph = g.padded_h();
     const float* rows[kMaxDepthwiseTaps];
@@ -248,5 +253,6 @@ void depthwise_plane(const Depthwise2dGeometry& g, const float* in, const float*
     }
 }
 
+} // namespace
 } // namespace detail
 } // namespace kestrel

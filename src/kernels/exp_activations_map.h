@@ -8,7 +8,9 @@
 #include "kernels/exp_activations.h"
 #include "kernels/vector_exp.h"
 
+// Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel::detail {
+namespace {
 
 // y = f(x) a vector at a time; the tail is padded into one more vector.
 template <class V, class F> void map_vectors(const float* x, float* y, int64_t n, F f)
@@ -56,4 +58,5 @@ template <class V> void map_exp_activation(ExpActivation f, const float* x, floa
     }
 }
 
+} // namespace
 } // namespace kestrel::detail

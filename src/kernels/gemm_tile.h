@@ -12,8 +12,10 @@
 #include "kernels/gemm.h"
 #include "kernels/vector_of.h"
 
+// Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel {
 namespace detail {
+namespace {
 
 template <class V, int MR, int NV>
 void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
@@ -72,5 +74,6 @@ void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart
     for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(float) * cols);
 }
 
+} // namespace
 } // namespace detail
 } // namespace kestrel

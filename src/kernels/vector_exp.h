@@ -12,7 +12,9 @@
 
 #include "kernels/vector_of.h"
 
+// Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel::detail {
+namespace {
 
 template <class V> struct VectorMask {
     using vec = typename V::vec;
@@ -63,4 +65,5 @@ template <class V> typename V::vec exp_vec(typename V::vec x)
     return M::select(nan, x, y);
 }
 
+} // namespace
 } // namespace kestrel::detail

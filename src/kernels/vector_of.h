@@ -7,7 +7,11 @@
 #include <cstdint>
 #include <cstring>
 
+// Everything here has internal linkage (an unnamed namespace): each kernels/<isa>/
+// file compiles its own copy with its own flags, which the linker never merges
+// with another ISA's (an AVX-512 copy of a helper must not serve the generic kernel).
 namespace kestrel::detail {
+namespace {
 
 template <int W> struct VectorOf {
     typedef float vec __attribute__((vector_size(W * sizeof(float))));
@@ -28,4 +32,5 @@ template <int W> struct VectorOf {
     static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
 };
 
+} // namespace
 } // namespace kestrel::detail

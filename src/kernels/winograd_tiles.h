@@ -10,7 +10,9 @@
 #include "kernels/vector_of.h"
 #include "kernels/winograd_tables.h"
 
+// Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel::detail {
+namespace {
 
 // sum_k w[k] * x(k) over the nonzero w[k].
 template <class V, int K, class X>
@@ -108,4 +110,5 @@ void winograd_output(const WinogradGeometry& g, const float* src, int64_t xi_str
         winograd_output_tiles<V, winograd::F43>(g, src, xi_stride, bias, out);
 }
 
+} // namespace
 } // namespace kestrel::detail
