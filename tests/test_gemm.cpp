@@ -32,10 +32,10 @@ struct RowMajorPacker {
     const std::vector<float>& b;
     int64_t k, n, nr;
     bool in_place;
-    const float* direct(int64_t col0, int64_t& ldb) const
+    const float* direct(int64_t col, int64_t cols, int64_t& ldb) const
     {
         ldb = n;
-        return in_place ? b.data() + col0 : nullptr;
+        return in_place && cols == nr ? b.data() + col : nullptr;
     }
     void operator()(int64_t col0, int64_t cols, float* dst) const
     {
@@ -46,6 +46,9 @@ struct RowMajorPacker {
     }
 };
 
+// Where the tile finds B: packed per call, read in place, or packed once.
+enum class BSource { Packed, InPlace, Prepacked };
+
 struct GemmRun {
     std::vector<float> c;       // m x ldc
     std::vector<int> post_seen; // m x n: times post() covered the element
@@ -54,7 +57,7 @@ struct GemmRun {
 // With GemmStart::C, C starts as c_start (m x n) and NaN past n.
 GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldc,
                  const std::vector<float>& a, const std::vector<float>& b, GemmStart start, const float* init,
-                 const std::vector<float>& c_start, int threads, bool in_place = false,
+                 const std::vector<float>& c_start, int threads, BSource source = BSource::Packed,
                  const float* clamp = nullptr)
 {
     const std::vector<float> packed = gemm_pack_a(kern, a.data(), m, k, lda);
@@ -65,24 +68,31 @@ GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_
     r.post_seen.assign(static_cast<size_t>(m * n), 0);
     float* c = r.c.data();
     std::vector<int>& seen = r.post_seen;
-    gemm_f32(kern, m, n, k, packed.data(), start, init, c, ldc, RowMajorPacker{b, k, n, kern.nr, in_place},
-             [&](int64_t row, float* values, int64_t count) {
-                 const int64_t col0 = values - (c + row * ldc);
-                 for (int64_t j = 0; j < count; ++j) ++seen[row * n + col0 + j]; // tasks own disjoint pieces
-             },
-             ExecContext(threads > 1 ? &pool() : nullptr, threads), clamp);
+    const auto post = [&](int64_t row, float* values, int64_t count) {
+        const int64_t col0 = values - (c + row * ldc);
+        for (int64_t j = 0; j < count; ++j) ++seen[row * n + col0 + j]; // tasks own disjoint pieces
+    };
+    const ExecContext ctx(threads > 1 ? &pool() : nullptr, threads);
+    const RowMajorPacker packer{b, k, n, kern.nr, source == BSource::InPlace};
+    if (source == BSource::Prepacked) {
+        const std::vector<float> panels = gemm_pack_b(kern, n, k, packer);
+        gemm_f32(kern, m, n, k, packed.data(), start, init, c, ldc, GemmPackedB{panels.data(), k, kern.nr}, post, ctx,
+                 clamp);
+    } else {
+        gemm_f32(kern, m, n, k, packed.data(), start, init, c, ldc, packer, post, ctx, clamp);
+    }
     return r;
 }
 
 void check_gemm_run(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed,
-                    bool in_place, const float* clamp = nullptr)
+                    BSource source, const float* clamp = nullptr)
 {
     SCOPED_TRACE(::testing::Message() << kern.isa << " m=" << m << " n=" << n << " k=" << k
-                                      << " start=" << static_cast<int>(start) << (in_place ? " B in place" : "") << (clamp ? " clamped" : ""));
+                                      << " start=" << static_cast<int>(start) << " B source " << static_cast<int>(source) << (clamp ? " clamped" : ""));
     const int64_t lda = k + 3, ldc = n + 2; // strides wider than the rows
     const std::vector<float> a = random_values(m * lda, seed), b = random_values(k * n, seed + 1);
     const std::vector<float> init = random_values(m, seed + 2), c_start = random_values(m * n, seed + 3);
-    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, start, init.data(), c_start, 1, in_place, clamp);
+    const GemmRun r = run_gemm(kern, m, n, k, lda, ldc, a, b, start, init.data(), c_start, 1, source, clamp);
     int bad = 0;
     for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
@@ -103,13 +113,13 @@ void check_gemm_run(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, Gem
     EXPECT_EQ(bad, 0);
 }
 
-// B packed, read in place by whole panels, and the values clamped as they are stored.
+// B from every source, and the values clamped as they are stored.
 void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed)
 {
     const float clamp[2] = {-0.3f, 0.4f};
-    check_gemm_run(kern, m, n, k, start, seed, false);
-    check_gemm_run(kern, m, n, k, start, seed, true);
-    check_gemm_run(kern, m, n, k, start, seed, false, clamp);
+    for (BSource source : {BSource::Packed, BSource::InPlace, BSource::Prepacked})
+        check_gemm_run(kern, m, n, k, start, seed, source);
+    check_gemm_run(kern, m, n, k, start, seed, BSource::Packed, clamp);
 }
 
 TEST(Gemm, EveryKernelMatchesDoubleSumsOnTilesAndTails)
@@ -143,9 +153,11 @@ TEST(Gemm, ResultsAreBitIdenticalAtAnyThreadCount)
             const GemmRun many = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, threads);
             EXPECT_EQ(0, std::memcmp(one.c.data(), many.c.data(), one.c.size() * sizeof(float))) << threads;
         }
-        // Reading B in place gives the same bits as packing it.
-        const GemmRun in_place = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, 2, true);
-        EXPECT_EQ(0, std::memcmp(one.c.data(), in_place.c.data(), one.c.size() * sizeof(float)));
+        // Reading B in place or packed once gives the same bits as packing it per call.
+        for (BSource source : {BSource::InPlace, BSource::Prepacked}) {
+            const GemmRun other = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, 2, source);
+            EXPECT_EQ(0, std::memcmp(one.c.data(), other.c.data(), one.c.size() * sizeof(float)));
+        }
     }
 }
 

@@ -47,13 +47,13 @@ public:
     }
 
     // A 1x1 stride-1 kernel over an unpadded plane: B is the input itself,
-    // row ic at x + ic * plane.
-    const float* direct(int64_t col0, int64_t& ldb) const
+    // row ic at x + ic * plane (whole panels: a partial one would read past it).
+    const float* direct(int64_t col, int64_t cols, int64_t& ldb) const
     {
         const bool pointwise = g_.kh == 1 && g_.kw == 1 && g_.stride_h == 1 && g_.stride_w == 1 &&
                                g_.in_h == g_.out_h && g_.in_w == g_.out_w;
         ldb = g_.in_h * g_.in_w;
-        return pointwise && gemm_direct_b_ok(ldb) ? x_ + col0 : nullptr;
+        return pointwise && cols == nr_ && gemm_direct_b_ok(ldb) ? x_ + col : nullptr;
     }
 
 private:

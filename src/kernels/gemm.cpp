@@ -71,6 +71,15 @@ void GemmTransposedB::operator()(int64_t col0, int64_t cols, float* dst) const
     }
 }
 
+void GemmPackedB::operator()(int64_t col0, int64_t cols, float* dst) const
+{
+    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k) {
+        int64_t ldb = 0;
+        const float* src = direct(col0 + j0, 0, ldb);
+        std::copy(src, src + nr * k, dst);
+    }
+}
+
 int64_t gemm_block_cols(const GemmKernel& kern, int64_t k)
 {
     constexpr int64_t kBlockFloats = 64 * 1024; // 256 KiB of B per task

@@ -63,7 +63,7 @@ struct GemmRowMajorB {
     int64_t k, ldb;
     int nr;
     void operator()(int64_t col0, int64_t cols, float* dst) const;
-    const float* direct(int64_t, int64_t&) const { return nullptr; }
+    const float* direct(int64_t, int64_t, int64_t&) const { return nullptr; }
 };
 
 // pack_b for B stored transposed: B[kk][j] = b[j*ldb + kk] (a weight matrix
@@ -73,13 +73,41 @@ struct GemmTransposedB {
     int64_t k, ldb;
     int nr;
     void operator()(int64_t col0, int64_t cols, float* dst) const;
-    const float* direct(int64_t, int64_t&) const { return nullptr; }
+    const float* direct(int64_t, int64_t, int64_t&) const { return nullptr; }
 };
+
+// pack_b for a B packed once (constant weights, gemm_pack_b): every panel is
+// read where it lies.
+struct GemmPackedB {
+    const float* panels;
+    int64_t k;
+    int nr;
+    void operator()(int64_t col0, int64_t cols, float* dst) const;
+    const float* direct(int64_t col, int64_t, int64_t& ldb) const
+    {
+        ldb = nr;
+        return panels + col / nr * nr * k;
+    }
+};
+
+// All of B (n columns) packed by pack_b into ceil(n/nr) panels, for GemmPackedB.
+template <class PackB> std::vector<float> gemm_pack_b(const GemmKernel& kern, int64_t n, int64_t k, const PackB& pack_b)
+{
+    std::vector<float> panels(static_cast<size_t>((n + kern.nr - 1) / kern.nr * kern.nr * k));
+    if (n > 0) pack_b(0, n, panels.data());
+    return panels;
+}
 
 // Whether the tile may read B's rows in place at row stride ldb floats: not
 // when rows lie a multiple of 4 KiB apart, where the k rows a panel reads
 // would fall into the same few cache sets.
 inline bool gemm_direct_b_ok(int64_t ldb) { return ldb % 1024 >= 64 && ldb % 1024 <= 960; }
+
+// Where the tile reads one panel of B.
+struct GemmPanel {
+    const float* b;
+    int64_t ldb;
+};
 
 // Pixels (columns of B) per block a task packs at once: the block's k*cols
 // floats stay within about 256 KiB (in L2 while every A panel passes over it).
@@ -107,15 +135,24 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
     const int64_t row_splits = std::min(panels, std::max<int64_t>(1, (want + col_blocks - 1) / col_blocks));
     ctx.parallel_for(col_blocks * row_splits, [&](int64_t begin, int64_t end) {
         std::vector<float> b_packed;
+        std::vector<GemmPanel> b_panels;
         for (int64_t task = begin; task < end; ++task) {
             const int64_t cb = task / row_splits, rs = task % row_splits;
             const int64_t col0 = cb * block, cols = std::min(block, n - col0);
             const int64_t col_panels = (cols + kern.nr - 1) / kern.nr;
-            int64_t ldb = 0;
-            const float* direct = pack_b.direct(col0, ldb);
-            const int64_t packed_from = direct ? cols / kern.nr * kern.nr : 0; // columns before it read in place
-            b_packed.resize(static_cast<size_t>((col_panels - packed_from / kern.nr) * kern.nr * k));
-            if (packed_from < cols) pack_b(col0 + packed_from, cols - packed_from, b_packed.data());
+            // Each panel read in place when pack_b allows it, else packed here.
+            b_panels.resize(static_cast<size_t>(col_panels));
+            for (int64_t cp = 0; cp < col_panels; ++cp) {
+                const int64_t j0 = cp * kern.nr, w = std::min<int64_t>(kern.nr, cols - j0);
+                GemmPanel& panel = b_panels[cp];
+                panel.b = pack_b.direct(col0 + j0, w, panel.ldb);
+                if (panel.b) continue;
+                // Sized before any panel points into it, for every panel of the block.
+                b_packed.resize(std::max(b_packed.size(), static_cast<size_t>(col_panels * kern.nr * k)));
+                float* dst = b_packed.data() + j0 * k;
+                pack_b(col0 + j0, w, dst);
+                panel = GemmPanel{dst, kern.nr};
+            }
             const int64_t p_begin = panels * rs / row_splits, p_end = panels * (rs + 1) / row_splits;
             for (int64_t p = p_begin; p < p_end; ++p) {
                 const int64_t row0 = p * kern.mr;
@@ -123,9 +160,7 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                 for (int64_t cp = 0; cp < col_panels; ++cp) {
                     const int64_t j0 = cp * kern.nr;
                     const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                    const bool in_place = j0 < packed_from;
-                    kern.tile(k, a_packed + p * kern.mr * k,
-                              in_place ? direct + j0 : b_packed.data() + (j0 - packed_from) * k, in_place ? ldb : kern.nr,
+                    kern.tile(k, a_packed + p * kern.mr * k, b_panels[cp].b, b_panels[cp].ldb,
                               start, start == GemmStart::RowInit ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc,
                               rows, w, clamp);
                 }

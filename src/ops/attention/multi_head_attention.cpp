@@ -42,13 +42,12 @@ std::pair<int64_t, int64_t> rows_cols(const Shape& s, const char* what)
     return s.size() == 1 ? std::make_pair(int64_t(1), s[0]) : std::make_pair(s[0], s[1]);
 }
 
-// Transposes a row-major [rows][cols] weight into [cols][rows].
-Tensor transposed(const Tensor& w, int64_t rows, int64_t cols)
+// A projection's weight W [out][in] as the B of x W^T, packed once into the
+// GEMM's panels (kernels/gemm.h).
+std::vector<float> packed_projection(const Tensor& w, int64_t out, int64_t in)
 {
-    Tensor t({cols, rows}, DType::F32);
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) t.data<float>()[c * rows + r] = w.data<float>()[r * cols + c];
-    return t;
+    const GemmKernel& kern = gemm_kernel();
+    return gemm_pack_b(kern, out, in, GemmTransposedB{w.data<float>(), in, in, kern.nr});
 }
 
 class MultiHeadAttention : public Op {
@@ -75,14 +74,13 @@ public:
     void load_model(WeightReader& wr) override
     {
         const int64_t E = embed_dim_;
-        // Weights are kept transposed ([in][out]) so projections use contiguous row updates.
-        WqT_ = transposed(weight(wr, E * qdim_, "q_weight"), E, qdim_);
+        Wq_ = packed_projection(weight(wr, E * qdim_, "q_weight"), E, qdim_);
         bq_ = bias(wr, E, "q_bias");
-        WkT_ = transposed(weight(wr, E * kdim_, "k_weight"), E, kdim_);
+        Wk_ = packed_projection(weight(wr, E * kdim_, "k_weight"), E, kdim_);
         bk_ = bias(wr, E, "k_bias");
-        WvT_ = transposed(weight(wr, E * vdim_, "v_weight"), E, vdim_);
+        Wv_ = packed_projection(weight(wr, E * vdim_, "v_weight"), E, vdim_);
         bv_ = bias(wr, E, "v_bias");
-        WoT_ = transposed(weight(wr, int64_t(qdim_) * E, "out_weight"), qdim_, E);
+        Wo_ = packed_projection(weight(wr, int64_t(qdim_) * E, "out_weight"), qdim_, E);
         bo_ = bias(wr, qdim_, "out_bias");
     }
 
@@ -111,7 +109,8 @@ public:
     int64_t weight_bytes() const override
     {
         int64_t n = 0;
-        for (const Tensor* t : {&WqT_, &bq_, &WkT_, &bk_, &WvT_, &bv_, &WoT_, &bo_}) n += static_cast<int64_t>(t->nbytes());
+        for (const Tensor* t : {&bq_, &bk_, &bv_, &bo_}) n += static_cast<int64_t>(t->nbytes());
+        for (const std::vector<float>* w : {&Wq_, &Wk_, &Wv_, &Wo_}) n += static_cast<int64_t>(w->size() * sizeof(float));
         return n;
     }
 
@@ -143,7 +142,7 @@ public:
 
         // Q (src, E), scaled after the bias as ncnn.
         Tensor Q = Tensor::wrap(ctx.scratch(st.q), {src, E});
-        project(in[l.q].data<float>(), src, qdim_, WqT_, bq_, E, scale_, Q.data<float>(), packed, ctx);
+        project(in[l.q].data<float>(), src, qdim_, Wq_, bq_, E, scale_, Q.data<float>(), packed, ctx);
 
         // K and V rows (dst, E): cached rows first (stored transposed, (E, past)), then new ones.
         Tensor K = Tensor::wrap(ctx.scratch(st.k), {dst, E}), V = Tensor::wrap(ctx.scratch(st.v), {dst, E});
@@ -158,7 +157,7 @@ public:
             }
             if (use_new) {
                 const float* x = in[which == 0 ? l.k : l.v].data<float>();
-                project(x, cur, which == 0 ? kdim_ : vdim_, which == 0 ? WkT_ : WvT_, which == 0 ? bk_ : bv_, E, 1.f,
+                project(x, cur, which == 0 ? kdim_ : vdim_, which == 0 ? Wk_ : Wv_, which == 0 ? bk_ : bv_, E, 1.f,
                         rows + (self_attention ? past : 0) * E, packed, ctx);
             }
         }
@@ -198,7 +197,7 @@ public:
             }
         });
 
-        project(o, src, E, WoT_, bo_, qdim_, 1.f, out[0].data<float>(), packed, ctx);
+        project(o, src, E, Wo_, bo_, qdim_, 1.f, out[0].data<float>(), packed, ctx);
 
         if (kv_cache_) {
             for (int which = 0; which < 2; ++which) {
@@ -298,11 +297,11 @@ private:
         return t;
     }
 
-    // y[r][o] = (b[o] + sum_i x[r][i] * W[o][i]) * scale for r < rows, with WT =
-    // W transposed ([in][out]): a GEMM (kernels/gemm.h) starting from the bias;
+    // y[r][o] = (b[o] + sum_i x[r][i] * W[o][i]) * scale for r < rows, with W
+    // from packed_projection: a GEMM (kernels/gemm.h) starting from the bias;
     // `packed` holds x packed for it.
-    static void project(const float* x, int64_t rows, int64_t in_dim, const Tensor& WT, const Tensor& b, int64_t out_dim,
-                        float scale, float* y, float* packed, const ExecContext& ctx)
+    static void project(const float* x, int64_t rows, int64_t in_dim, const std::vector<float>& W, const Tensor& b,
+                        int64_t out_dim, float scale, float* y, float* packed, const ExecContext& ctx)
     {
         const float* bias = b.data<float>();
         ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
@@ -311,7 +310,7 @@ private:
         const GemmKernel& kern = gemm_kernel();
         gemm_pack_a_into(kern, x, rows, in_dim, in_dim, 1, packed, ctx);
         gemm_f32(kern, rows, out_dim, in_dim, packed, GemmStart::C, nullptr, y, out_dim,
-                 GemmRowMajorB{WT.data<float>(), in_dim, out_dim, kern.nr},
+                 GemmPackedB{W.data(), in_dim, kern.nr},
                  [&](int64_t, float* values, int64_t count) {
                      if (scale != 1.f)
                          for (int64_t j = 0; j < count; ++j) values[j] *= scale;
@@ -321,7 +320,8 @@ private:
 
     int embed_dim_ = 0, num_heads_ = 1, qdim_ = 0, kdim_ = 0, vdim_ = 0, attn_mask_ = 0, kv_cache_ = 0;
     float scale_ = 1.f;
-    Tensor WqT_, bq_, WkT_, bk_, WvT_, bv_, WoT_, bo_;
+    std::vector<float> Wq_, Wk_, Wv_, Wo_; // packed_projection
+    Tensor bq_, bk_, bv_, bo_;
 };
 
 } // namespace

@@ -81,14 +81,10 @@ public:
         }
         if (constantB_) {
             const Tensor b = f32_weight(wr.load(int64_t(N_) * K_, WeightEncoding::Tagged), "B");
-            // Kept as [K][N] so rows of the output are built with contiguous inner loops.
-            if (transB_) {
-                Bkn_ = Tensor({K_, N_}, DType::F32);
-                for (int64_t n = 0; n < N_; ++n)
-                    for (int64_t k = 0; k < K_; ++k) Bkn_.data<float>()[k * N_ + n] = b.data<float>()[n * K_ + k];
-            } else {
-                Bkn_ = b;
-            }
+            // Packed once into the GEMM's B panels; only the packed copy is kept.
+            const GemmKernel& kern = gemm_kernel();
+            B_packed_ = transB_ ? gemm_pack_b(kern, N_, K_, GemmTransposedB{b.data<float>(), K_, K_, kern.nr})
+                                : gemm_pack_b(kern, N_, K_, GemmRowMajorB{b.data<float>(), K_, N_, kern.nr});
         }
         if (constantC_ && typeC_ != -1) {
             const int64_t sizes[5] = {1, M_, M_, int64_t(M_) * N_, N_};
@@ -117,9 +113,8 @@ public:
     int64_t weight_bytes() const override
     {
         int64_t n = 0;
-        for (const Tensor* t : {&Bkn_, &C_})
-            if (t->defined()) n += static_cast<int64_t>(t->nbytes());
-        return n + static_cast<int64_t>(A_packed_.size() * sizeof(float));
+        if (C_.defined()) n += static_cast<int64_t>(C_.nbytes());
+        return n + static_cast<int64_t>((A_packed_.size() + B_packed_.size()) * sizeof(float));
     }
 
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
@@ -129,7 +124,6 @@ public:
         st->g = dims(in);
         const int64_t M = st->g.M, N = st->g.N, K = st->g.K, floats = 4;
         if (!constantA_) st->a_packed = ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), M, K) * floats);
-        if (!constantB_ && transB_) st->b_kn = ctx.request_scratch(K * N * floats);
         if (output_transpose_) st->untransposed = ctx.request_scratch(M * N * floats);
         return st;
     }
@@ -146,20 +140,7 @@ public:
             gemm_pack_a_into(kern, in[next++].data<float>(), M, K, transA_ ? 1 : K, transA_ ? M : 1, packed, ctx);
             a_packed = packed;
         }
-        const float* B = nullptr; // [K][N]
-        if (constantB_) {
-            B = Bkn_.data<float>();
-        } else if (transB_) {
-            const float* b = in[next++].data<float>(); // [N][K]
-            float* t = ctx.scratch_as<float>(st.b_kn);
-            ctx.parallel_for(K, [&](int64_t begin, int64_t end) {
-                for (int64_t k = begin; k < end; ++k)
-                    for (int64_t n = 0; n < N; ++n) t[k * N + n] = b[n * K + k];
-            });
-            B = t;
-        } else {
-            B = in[next++].data<float>();
-        }
+        const float* B = constantB_ ? nullptr : in[next++].data<float>(); // [K][N], or [N][K] with transB
         const float* C = constantC_ ? (typeC_ == -1 ? nullptr : C_.data<float>())
                                     : (next < in.size() ? in[next].data<float>() : nullptr);
         // y = beta * C, then + A B (kernels/gemm.h: each sum in k order from
@@ -167,12 +148,19 @@ public:
         // (M, N) first.
         float* y = output_transpose_ ? ctx.scratch_as<float>(st.untransposed) : out[0].data<float>();
         fill_beta_c(C, st.g.typeC, M, N, y, ctx);
-        gemm_f32(kern, M, N, K, a_packed, GemmStart::C, nullptr, y, N, GemmRowMajorB{B, K, N, kern.nr},
-                 [&](int64_t, float* values, int64_t count) {
-                     if (alpha_ != 1.f)
-                         for (int64_t j = 0; j < count; ++j) values[j] *= alpha_;
-                 },
-                 ctx);
+        const auto scale = [&](int64_t, float* values, int64_t count) {
+            if (alpha_ != 1.f)
+                for (int64_t j = 0; j < count; ++j) values[j] *= alpha_;
+        };
+        const auto multiply = [&](const auto& pack_b) {
+            gemm_f32(kern, M, N, K, a_packed, GemmStart::C, nullptr, y, N, pack_b, scale, ctx);
+        };
+        if (constantB_)
+            multiply(GemmPackedB{B_packed_.data(), K, kern.nr});
+        else if (transB_)
+            multiply(GemmTransposedB{B, K, K, kern.nr});
+        else
+            multiply(GemmRowMajorB{B, K, N, kern.nr});
         if (output_transpose_) {
             float* t = out[0].data<float>();
             ctx.parallel_for(N, [&](int64_t begin, int64_t end) {
@@ -214,7 +202,7 @@ private:
     // at load), B untransposed, and the output before its transposition.
     struct GemmState : OpState {
         Dims g;
-        int a_packed = -1, b_kn = -1, untransposed = -1;
+        int a_packed = -1, untransposed = -1;
     };
 
 
@@ -282,7 +270,8 @@ private:
     int M_ = 0, N_ = 0, K_ = 0, typeC_ = 0;
     int output_N1M_ = 0, output_transpose_ = 0;
     std::vector<float> A_packed_; // constant A, packed for gemm_kernel()
-    Tensor Bkn_, C_;
+    std::vector<float> B_packed_; // constant B in the GEMM's panels
+    Tensor C_;
 };
 
 } // namespace

@@ -12,6 +12,7 @@
 
 #include "kernels/dot.h"
 #include "kernels/gemm.h"
+#include "ops/common/packed_weights.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
 #include "ops/quant/int8.h"
@@ -48,6 +49,7 @@ public:
             bottom_scale_ = scales.bottom;
         }
         weight_ = weight;
+        gemm_weights_.reset();
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
@@ -76,11 +78,12 @@ public:
     int64_t weight_bytes() const override
     {
         return static_cast<int64_t>(weight_.nbytes() + (bias_.defined() ? bias_.nbytes() : 0) +
-                                    w_scale_.size() * sizeof(float));
+                                    (w_scale_.size() + gemm_weights_.floats()) * sizeof(float));
     }
 
     // From this many input rows, a GEMM (kernels/gemm.h) beats one dot product
-    // per output: the weights are packed per call, which takes a few rows to repay.
+    // per output (its copy of the weights, packed by the first prepare() that
+    // wants it, is kept beside them).
     static constexpr int64_t kGemmRows = 16;
 
     bool uses_gemm(int64_t rows) const { return int8_scale_term_ == 0 && rows >= kGemmRows; }
@@ -90,11 +93,23 @@ public:
                                      PrepareContext& ctx) const override
     {
         const int64_t rows = shape_numel(in[0].shape) / num_input_;
-        if (uses_gemm(rows))
+        if (uses_gemm(rows)) {
             ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), rows, num_input_) * 4);
+            packed_weights();
+        }
         else if (int8_scale_term_ != 0 && in[0].dtype != DType::I8)
             ctx.request_scratch(shape_numel(in[0].shape));
         return nullptr;
+    }
+
+    // The weights as the GEMM's B panels (B = W^T).
+    const float* packed_weights() const
+    {
+        return gemm_weights_.get([&] {
+            const GemmKernel& kern = gemm_kernel();
+            return gemm_pack_b(kern, num_output_, num_input_,
+                               GemmTransposedB{weight_.data<float>(), num_input_, num_input_, kern.nr});
+        });
     }
 
     // y (rows x out) = bias, then + x W^T in input order, then the activation.
@@ -113,7 +128,7 @@ public:
         float* a_packed = ctx.scratch_as<float>(0);
         gemm_pack_a_into(kern, x, rows, num_input_, num_input_, 1, a_packed, ctx);
         gemm_f32(kern, rows, num_output_, num_input_, a_packed, GemmStart::C, nullptr, y, num_output_,
-                 GemmTransposedB{weight_.data<float>(), num_input_, num_input_, kern.nr},
+                 GemmPackedB{packed_weights(), num_input_, kern.nr},
                  [&](int64_t, float* values, int64_t count) { activation_.apply(values, count); }, ctx);
     }
 
@@ -175,6 +190,7 @@ private:
     bool bias_term_ = false;
     Activation activation_;
     Tensor weight_, bias_;
+    PackedWeights gemm_weights_;
     std::vector<float> w_scale_;
     float bottom_scale_ = 0.f;
 };
