@@ -27,6 +27,7 @@
 #include "core/dtype_dispatch.h"
 
 #include "kernels/exp_activations.h"
+#include "kernels/softmax_row.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
@@ -83,7 +84,7 @@ public:
 
         if (inner == 1) {
             ctx.parallel_for(outer, [&](int64_t begin, int64_t end) {
-                for (int64_t o = begin; o < end; ++o) softmax_contiguous(x + o * n, y + o * n, n);
+                for (int64_t o = begin; o < end; ++o) softmax_row(x + o * n, y + o * n, n);
             });
             return;
         }
@@ -120,18 +121,6 @@ public:
     }
 
 private:
-    // y may alias x: every x[i] is read before y[i] is written, and never after.
-    static void softmax_contiguous(const float* x, float* y, int64_t n)
-    {
-        float mx = -FLT_MAX;
-        for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] - mx;
-        exp_activation_kernel().map(ExpActivation::Exp, y, y, n);
-        float sum = 0.f;
-        for (int64_t i = 0; i < n; ++i) sum += y[i];
-        for (int64_t i = 0; i < n; ++i) y[i] /= sum;
-    }
-
     int resolve_axis(const Shape& s) const
     {
         const int rank = static_cast<int>(s.size());

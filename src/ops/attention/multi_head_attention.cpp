@@ -19,7 +19,7 @@
 #include <cfloat>
 #include <cmath>
 
-#include "kernels/dot.h"
+#include "kernels/attention.h"
 #include "kernels/gemm.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
@@ -162,38 +162,25 @@ public:
             }
         }
 
-        // Per head and query row: scores over dst, mask, softmax, weighted sum of V.
+        // Per head and block of query rows: the attention kernel (Q already scaled).
         float* o = ctx.scratch_as<float>(st.o);
-        const float* q = Q.data<float>();
-        const float* k = K.data<float>();
-        const float* v = V.data<float>();
         const float* mask = attn_mask_ ? in[l.mask].data<float>() : nullptr;
         const bool mask_per_head = attn_mask_ && in[l.mask].rank() == 3;
-        ctx.parallel_for(H * src, [&](int64_t begin, int64_t end) {
-            std::vector<float> p(static_cast<size_t>(dst));
+        const int64_t blocks = (src + kAttentionRowBlock - 1) / kAttentionRowBlock;
+        ctx.parallel_for(H * blocks, [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch;
             for (int64_t item = begin; item < end; ++item) {
-                const int64_t h = item / src, i = item % src;
-                const float* qi = q + i * E + h * D;
-                for (int64_t j = 0; j < dst; ++j) p[j] = dot_f32(qi, k + j * E + h * D, D);
+                const int64_t h = item / blocks, i0 = item % blocks * kAttentionRowBlock;
+                const AttentionHead head{Q.data<float>() + h * D, E, K.data<float>() + h * D, E,
+                                         V.data<float>() + h * D, E, o + h * D, E, src, dst, D, D};
+                AttentionMask add_mask;
                 if (mask) {
-                    const float* m = mask + (mask_per_head ? h * src * dst : 0) + i * dst;
-                    for (int64_t j = 0; j < dst; ++j) p[j] += m[j];
+                    const float* m = mask + (mask_per_head ? h * src * dst : 0);
+                    add_mask = [m, dst](int64_t i, float* s) {
+                        for (int64_t j = 0; j < dst; ++j) s[j] += m[i * dst + j];
+                    };
                 }
-                float mx = -FLT_MAX;
-                for (int64_t j = 0; j < dst; ++j) mx = std::max(mx, p[j]);
-                float sum = 0.f;
-                for (int64_t j = 0; j < dst; ++j) {
-                    p[j] = std::exp(p[j] - mx);
-                    sum += p[j];
-                }
-                for (int64_t j = 0; j < dst; ++j) p[j] /= sum;
-                float* oi = o + i * E + h * D;
-                std::fill(oi, oi + D, 0.f);
-                for (int64_t j = 0; j < dst; ++j) {
-                    const float pj = p[j];
-                    const float* vj = v + j * E + h * D;
-                    for (int64_t d = 0; d < D; ++d) oi[d] += pj * vj[d];
-                }
+                attention_rows(head, 1.f, add_mask, i0, std::min(kAttentionRowBlock, src - i0), scratch);
             }
         });
 
@@ -201,7 +188,7 @@ public:
 
         if (kv_cache_) {
             for (int which = 0; which < 2; ++which) {
-                const float* rows = which == 0 ? k : v;
+                const float* rows = (which == 0 ? K : V).data<float>();
                 float* cache = out[1 + which].data<float>();
                 ctx.parallel_for(E, [&](int64_t begin, int64_t end) {
                     for (int64_t e = begin; e < end; ++e)

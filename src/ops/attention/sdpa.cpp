@@ -18,13 +18,15 @@
 // attention). ncnn's 3-D blobs (c = heads, h = sequence, w = embedding) are
 // exactly these shapes. The past and current keys share their batch axes.
 //
-// The work item is a block of query rows of one batch: their scores live in
-// a per-thread buffer, so the (..., Lq, Lk) score matrix is never
-// materialized, and results do not depend on the thread count.
+// The work item is a block of query rows of one batch, computed by the
+// attention kernel (kernels/attention.h): their scores live in a per-thread
+// buffer, so the (..., Lq, Lk) score matrix is never materialized, and results
+// do not depend on the thread count.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "kernels/attention.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
 
@@ -133,82 +135,32 @@ public:
         const Geometry g = geometry(shapes);
         const Rows keys = rows(in, out, kKey, g.E), values = rows(in, out, kValue, g.Ev);
         const float scale = scale_ != 0.f ? scale_ : 1.f / std::sqrt(static_cast<float>(g.E));
-        const int64_t blocks = (g.Lq + kRowBlock - 1) / kRowBlock;
+        const int64_t blocks = (g.Lq + kAttentionRowBlock - 1) / kAttentionRowBlock;
         ctx.parallel_for(shape_numel(g.map.batch) * blocks, [&](int64_t begin, int64_t end) {
-            Scratch scratch;
+            std::vector<float> scratch;
             for (int64_t item = begin; item < end; ++item) {
-                const int64_t b = item / blocks, i0 = item % blocks * kRowBlock;
-                attend_block(g, in, keys, values, scale, b, i0, std::min(kRowBlock, g.Lq - i0), scratch, out[0]);
+                const int64_t b = item / blocks, i0 = item % blocks * kAttentionRowBlock;
+                const AttentionHead head{in[kQuery].data<float>() + g.map.matrix_of[kQuery][b] * g.Lq * g.E, g.E,
+                                         keys.row(g.map.matrix_of[kKey][b], 0), g.E,
+                                         values.row(g.map.matrix_of[kValue][b], 0), g.Ev,
+                                         out[0].data<float>() + b * g.Lq * g.Ev, g.Ev,
+                                         g.Lq, g.Lk, g.E, g.Ev};
+                attention_rows(head, scale, mask_of(g, in, b), i0, std::min(kAttentionRowBlock, g.Lq - i0), scratch);
             }
         });
     }
 
 private:
-    // Query rows per work item: they share each key and value row loaded.
-    static constexpr int64_t kRowBlock = 16;
-
-    // Per-thread buffers: one key matrix transposed, the block's scores.
-    struct Scratch {
-        std::vector<float> keys_t, scores;
-        int64_t keys_of = -1; // which key matrix keys_t holds
-    };
-
-    // Rows [i0, i0 + rows) of output batch b. Scores are row updates over a
-    // transposed key matrix, so the inner loops run along contiguous memory.
-    void attend_block(const Geometry& g, const std::vector<Tensor>& in, const Rows& keys, const Rows& values, float scale,
-                      int64_t b, int64_t i0, int64_t rows, Scratch& t, Tensor& out) const
+    // Adds the mask (input 3; rows and columns may broadcast) to batch b's scores.
+    AttentionMask mask_of(const Geometry& g, const std::vector<Tensor>& in, int64_t b) const
     {
-        const int64_t Lk = g.Lk, E = g.E, Ev = g.Ev;
-        const int64_t kb = g.map.matrix_of[kKey][b];
-        if (t.keys_of != kb) {
-            t.keys_t.resize(static_cast<size_t>(E * Lk));
-            for (int64_t j = 0; j < Lk; ++j)
-                for (int64_t e = 0; e < E; ++e) t.keys_t[static_cast<size_t>(e * Lk + j)] = keys.row(kb, j)[e];
-            t.keys_of = kb;
-        }
-        t.scores.assign(static_cast<size_t>(rows * Lk), 0.f);
-        const float* q = in[kQuery].data<float>() + (g.map.matrix_of[kQuery][b] * g.Lq + i0) * E;
-        for (int64_t e = 0; e < E; ++e) {
-            const float* ke = t.keys_t.data() + e * Lk;
-            for (int64_t r = 0; r < rows; ++r) {
-                const float qe = q[r * E + e];
-                float* s = t.scores.data() + r * Lk;
-                for (int64_t j = 0; j < Lk; ++j) s[j] += qe * ke[j];
-            }
-        }
-        for (int64_t r = 0; r < rows; ++r) softmax_row(g, in, b, i0 + r, scale, t.scores.data() + r * Lk);
-        float* y = out.data<float>() + (b * g.Lq + i0) * Ev;
-        std::fill(y, y + rows * Ev, 0.f);
-        const int64_t vb = g.map.matrix_of[kValue][b];
-        for (int64_t j = 0; j < Lk; ++j) {
-            const float* vj = values.row(vb, j);
-            for (int64_t r = 0; r < rows; ++r) {
-                const float w = t.scores[static_cast<size_t>(r * Lk + j)];
-                float* yr = y + r * Ev;
-                for (int64_t e = 0; e < Ev; ++e) yr[e] += w * vj[e];
-            }
-        }
+        if (!has_mask_) return nullptr;
+        const float* m = in[3].data<float>() + g.map.matrix_of[3][b] * g.mask_rows * g.mask_cols;
+        return [&g, m](int64_t i, float* s) {
+            const float* row = m + (g.mask_rows == 1 ? 0 : i) * g.mask_cols;
+            for (int64_t j = 0; j < g.Lk; ++j) s[j] += row[g.mask_cols == 1 ? 0 : j];
+        };
     }
-
-    // Dot products -> probabilities: scale, add the mask row, softmax.
-    void softmax_row(const Geometry& g, const std::vector<Tensor>& in, int64_t b, int64_t i, float scale, float* s) const
-    {
-        const float* mask = nullptr;
-        if (has_mask_)
-            mask = in[3].data<float>() + g.map.matrix_of[3][b] * g.mask_rows * g.mask_cols +
-                   (g.mask_rows == 1 ? 0 : i) * g.mask_cols;
-        float top = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < g.Lk; ++j) {
-            s[j] *= scale;
-            if (mask != nullptr) s[j] += mask[g.mask_cols == 1 ? 0 : j];
-            top = std::max(top, s[j]);
-        }
-        float sum = 0.f;
-        for (int64_t j = 0; j < g.Lk; ++j) sum += (s[j] = std::exp(s[j] - top));
-        const float inv = 1.f / sum;
-        for (int64_t j = 0; j < g.Lk; ++j) s[j] *= inv;
-    }
-
 
     static bool flag(const ParamDict& pd, int id, const char* what)
     {
