@@ -91,6 +91,57 @@ TEST(Optimizer, RewritesConvBatchNormActivationChainsWithEqualOutputs)
     testing::expect_close_to_reference(b.get("y"), a.get("y"), 1e-5);
 }
 
+// Conv -> x * 1.7 -> x + 0.3 -> x - 0.1 -> HardSwish (PaddleOCR's learnable
+// affine blocks): the three scalar BinaryOps fold into the conv, then the
+// HardSwish fuses into it. And a scalar op the conv's output is not the left
+// operand of (0.5 - x, ncnn's reversed subtract) is left alone.
+TEST(Optimizer, FoldsScalarAffineOpsIntoConvolutions)
+{
+    const auto build_affine = [](Net& net) {
+        ParamDict conv;
+        conv.set_int(0, 4);
+        conv.set_int(1, 3);
+        conv.set_int(4, 1);
+        conv.set_int(5, 1);
+        conv.set_int(6, 4 * 3 * 9);
+        const auto scalar = [](int op, float c) {
+            ParamDict pd;
+            pd.set_int(0, op);
+            pd.set_int(1, 1);
+            pd.set_float(2, c);
+            return pd;
+        };
+        ParamDict hs;
+        hs.set_float(0, 1.f / 6.f);
+        hs.set_float(1, 0.5f);
+        net.add_layer("Input", "in", {}, {"x"});
+        net.add_layer("Convolution", "conv", {"x"}, {"c"}, conv, {random_tensor({4 * 3 * 9}, 1), random_tensor({4}, 2)});
+        net.add_layer("BinaryOp", "mul", {"c"}, {"m"}, scalar(2, 1.7f));
+        net.add_layer("BinaryOp", "add", {"m"}, {"a"}, scalar(0, 0.3f));
+        net.add_layer("BinaryOp", "sub", {"a"}, {"s"}, scalar(1, 0.1f));
+        net.add_layer("HardSwish", "hs", {"s"}, {"h"}, hs);
+        ParamDict conv2 = conv;
+        conv2.set_int(6, 4 * 4 * 9);
+        net.add_layer("Convolution", "conv2", {"h"}, {"c2"}, conv2, {random_tensor({4 * 4 * 9}, 3), random_tensor({4}, 4)});
+        net.add_layer("BinaryOp", "rsub", {"c2"}, {"y"}, scalar(7, 0.5f));
+        net.set_output_names({"y"});
+    };
+    Net plain, optimized;
+    build_affine(plain);
+    build_affine(optimized);
+    const std::vector<std::string> applied = optimized.optimize();
+    std::vector<std::string> types;
+    for (const Layer& l : optimized.graph().layers) types.push_back(l.type);
+    EXPECT_EQ(types, std::vector<std::string>({"Input", "Convolution", "Convolution", "BinaryOp"}));
+    EXPECT_EQ(optimized.graph().layers[1].params.get_int(9, 0), 6) << "HardSwish fused";
+
+    const Tensor x = random_tensor({3, 9, 9}, 99);
+    Session a(plain), b(optimized);
+    a.set_input("x", x);
+    b.set_input("x", x);
+    testing::expect_close_to_reference(b.get("y"), a.get("y"), 1e-5);
+}
+
 TEST(Optimizer, SharedModelsKeepTheirOutputs)
 {
     for (const char* model : {"mobilenet_v2", "resnet18"}) {

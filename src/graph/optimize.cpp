@@ -1,6 +1,7 @@
 #include "graph/optimize.h"
 
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "graph/ncnn_model_bin.h"
@@ -214,42 +215,90 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
     return n;
 }
 
-int fold_batchnorm_into_conv(Graph& g, OptimizeReport& report)
+namespace {
+
+// The convolution-like layer li, with weights of its own and no activation,
+// whose output only `follower` reads (-1 when not so).
+int foldable_follower(const Graph& g, size_t li)
+{
+    const Layer& l = g.layers[li];
+    if (!is_conv_like(l) || l.params.get_int(9, 0) != 0) return -1;
+    if (l.params.get_int(8, 0) != 0 || l.params.get_int(19, 0) != 0) return -1;
+    // Weights given as inputs are not ours to edit; a batched InnerProduct gives rows
+    // per sample, which a per-channel affine would scale per row, not per output.
+    if (l.weights.empty() || l.bottoms.size() != 1) return -1;
+    if (l.type == "InnerProduct" && l.batched()) return -1;
+    const int64_t channels = l.params.get_int(0, 0);
+    const Tensor& w = l.weights[0].value;
+    if (channels <= 0 || w.dtype() != DType::F32 || w.numel() % channels != 0) return -1;
+    return sole_consumer(g, static_cast<int>(li));
+}
+
+// y = k(c) * conv(x) + ... folded into the conv: weights of channel c times
+// k(c), bias(c, b) the new bias from the old one b; the follower is removed.
+void fold_affine(Graph& g, int li, int follower, const std::function<float(int64_t)>& k,
+                 const std::function<float(int64_t, float)>& bias, OptimizeReport& report)
+{
+    Layer& conv = g.layers[li];
+    const int64_t channels = conv.params.get_int(0, 0);
+    const int bias_term = conv.type == "InnerProduct" ? 1 : 5;
+    const Tensor& w = conv.weights[0].value;
+    Tensor new_w = w.clone(), new_b = Tensor::zeros({channels});
+    const int64_t per_channel = w.numel() / channels;
+    for (int64_t c = 0; c < channels; ++c) {
+        const float kc = k(c);
+        for (int64_t i = 0; i < per_channel; ++i) new_w.data<float>()[c * per_channel + i] *= kc;
+        new_b.data<float>()[c] = bias(c, conv.params.get_int(bias_term, 0) ? conv.weights[1].value.data<float>()[c] : 0.f);
+    }
+    conv.params.set_int(bias_term, 1);
+    rebuild_layer(g, li, {new_w, new_b});
+    report.applied.push_back("folded " + g.layers[follower].type + " '" + g.layers[follower].name + "' into " +
+                             conv.type + " '" + conv.name + "'");
+    absorb_follower(g, li, follower);
+}
+
+// BinaryOp x op scalar, x the conv's output: Mul, Add or Sub (ncnn op types 2, 0, 1).
+bool scalar_affine(const Layer& l, int& op, float& c)
+{
+    if (l.type != "BinaryOp" || l.params.get_int(1, 0) != 1 || l.bottoms.size() != 1) return false;
+    op = l.params.get_int(0, 0);
+    c = l.params.get_float(2, 0.f);
+    return op == 0 || op == 1 || op == 2;
+}
+
+} // namespace
+
+// BatchNorm, and a Mul/Add/Sub by a scalar (PaddleOCR's learnable affine
+// blocks), after a convolution: folded into its weights and bias.
+int fold_affine_into_conv(Graph& g, OptimizeReport& report)
 {
     int n = 0;
     for (size_t li = 0; li < g.layers.size(); ++li) {
-        if (!is_conv_like(g.layers[li]) || g.layers[li].params.get_int(9, 0) != 0) continue;
-        if (g.layers[li].params.get_int(8, 0) != 0 || g.layers[li].params.get_int(19, 0) != 0) continue;
-        // Weights given as inputs are not ours to edit; a batched InnerProduct gives rows
-        // per sample, which a BatchNorm would scale per row, not per output.
-        if (g.layers[li].weights.empty() || g.layers[li].bottoms.size() != 1) continue;
-        if (g.layers[li].type == "InnerProduct" && g.layers[li].batched()) continue;
-        const int bn = sole_consumer(g, static_cast<int>(li));
-        if (bn < 0 || g.layers[bn].type != "BatchNorm" || g.layers[bn].weights.size() != 4) continue;
-        Layer& conv = g.layers[li];
-        const int64_t channels = conv.params.get_int(0, 0);
-        const Tensor& w = conv.weights[0].value;
-        if (w.dtype() != DType::F32 || w.numel() % channels != 0) continue;
-        const float eps = g.layers[bn].params.get_float(1, 0.f);
-        const float* slope = g.layers[bn].weights[0].value.data<float>();
-        const float* mean = g.layers[bn].weights[1].value.data<float>();
-        const float* var = g.layers[bn].weights[2].value.data<float>();
-        const float* beta = g.layers[bn].weights[3].value.data<float>();
-        if (g.layers[bn].weights[0].value.numel() != channels) continue;
-        Tensor new_w = w.clone(), new_b = Tensor::zeros({channels});
-        const int64_t per_channel = w.numel() / channels;
-        for (int64_t c = 0; c < channels; ++c) {
-            float sd = std::sqrt(var[c] + eps);
-            if (sd == 0.f) sd = 0.0001f; // as BatchNorm itself does
-            const float k = slope[c] / sd;
-            for (int64_t i = 0; i < per_channel; ++i) new_w.data<float>()[c * per_channel + i] *= k;
-            const float b = conv.params.get_int(conv.type == "InnerProduct" ? 1 : 5, 0) ? conv.weights[1].value.data<float>()[c] : 0.f;
-            new_b.data<float>()[c] = (b - mean[c]) * k + beta[c];
+        const int f = foldable_follower(g, li);
+        if (f < 0) continue;
+        const Layer& next = g.layers[f];
+        const int64_t channels = g.layers[li].params.get_int(0, 0);
+        int op = 0;
+        float c = 0.f;
+        if (next.type == "BatchNorm" && next.weights.size() == 4 && next.weights[0].value.numel() == channels) {
+            const float eps = next.params.get_float(1, 0.f);
+            const float* slope = next.weights[0].value.data<float>();
+            const float* mean = next.weights[1].value.data<float>();
+            const float* var = next.weights[2].value.data<float>();
+            const float* beta = next.weights[3].value.data<float>();
+            const auto k = [&](int64_t ch) {
+                float sd = std::sqrt(var[ch] + eps);
+                if (sd == 0.f) sd = 0.0001f; // as BatchNorm itself does
+                return slope[ch] / sd;
+            };
+            fold_affine(g, static_cast<int>(li), f, k, [&](int64_t ch, float b) { return (b - mean[ch]) * k(ch) + beta[ch]; },
+                        report);
+        } else if (scalar_affine(next, op, c)) {
+            fold_affine(g, static_cast<int>(li), f, [&](int64_t) { return op == 2 ? c : 1.f; },
+                        [&](int64_t, float b) { return op == 2 ? b * c : op == 0 ? b + c : b - c; }, report);
+        } else {
+            continue;
         }
-        conv.params.set_int(conv.type == "InnerProduct" ? 1 : 5, 1);
-        rebuild_layer(g, static_cast<int>(li), {new_w, new_b});
-        report.applied.push_back("folded BatchNorm '" + g.layers[bn].name + "' into " + conv.type + " '" + conv.name + "'");
-        absorb_follower(g, static_cast<int>(li), bn);
         ++n;
     }
     return n;
@@ -307,7 +356,7 @@ OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
         changes += fuse_swish_pattern(g, report);
         changes += fuse_hard_swish_pattern(g, report);
         changes += fuse_attention_pattern(g, hints, report);
-        changes += fold_batchnorm_into_conv(g, report);
+        changes += fold_affine_into_conv(g, report);
         changes += fuse_activation_into_conv(g, report);
         changes += remove_dead_layers(g, report);
         if (changes == 0) break;

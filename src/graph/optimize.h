@@ -22,7 +22,7 @@ using ShapeHints = std::map<std::string, Shape>;
 // Each pass returns how many rewrites it made.
 int remove_identity_layers(Graph& g, OptimizeReport& report);   // Noop, Dropout with scale 1
 int fold_constant_layers(Graph& g, OptimizeReport& report);     // layers whose inputs are all Constant
-int fold_batchnorm_into_conv(Graph& g, OptimizeReport& report); // Conv/ConvDW/InnerProduct -> BatchNorm
+int fold_affine_into_conv(Graph& g, OptimizeReport& report); // Conv/ConvDW/InnerProduct -> BatchNorm or x*c, x+c, x-c
 int fuse_activation_into_conv(Graph& g, OptimizeReport& report);// Conv/ConvDW/InnerProduct -> ReLU/Clip/...
 int remove_dead_layers(Graph& g, OptimizeReport& report);       // nothing reaches a graph output
 // MatMul (constant 2-D B) [+ Add of a bias along the last axis] -> InnerProduct (fuse_matmul.cpp).

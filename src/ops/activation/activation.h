@@ -68,7 +68,7 @@ struct Activation {
         });
     }
 
-private:
+    // One value of type T (a compile-time type: loops over it vectorize).
     template <int T> float eval(float x) const
     {
         if constexpr (T == ReLU) return std::max(x, 0.f);
@@ -88,6 +88,7 @@ private:
         return x;
     }
 
+private:
     // f(std::integral_constant<int, type>{}).
     template <class F> float dispatch(const F& f) const
     {

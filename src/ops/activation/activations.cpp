@@ -91,7 +91,7 @@ struct HardSwishF : Elementwise<HardSwishF> {
         act = Activation::from_ncnn(Activation::HardSwish, {pd.get_float(0, 0.2f), pd.get_float(1, 0.5f)});
         check(act.a != 0.f, "alpha (param 0) must not be 0");
     }
-    float operator()(float x) const { return act(x); }
+    float operator()(float x) const { return act.eval<Activation::HardSwish>(x); }
 };
 
 // 0=1 (fast) is the tanh approximation.
