@@ -12,16 +12,13 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/dot.h"
+#include "kernels/gemm.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
 
 namespace kestrel {
 
 namespace {
-
-constexpr int64_t kRowBlock = 8;
-constexpr int64_t kColumnChunk = 256;
 
 // The product as batches of (M x K) . (K x N), with per-batch operand offsets.
 struct Plan {
@@ -57,49 +54,57 @@ public:
         return p.batches * p.M * p.N * p.K;
     }
 
+    // Scratch 0: every A matrix packed for the GEMM.
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext& ctx) const override
+    {
+        const Plan p = plan(in[0].shape, in[1].shape);
+        ctx.request_scratch(a_matrices(in[0].shape) * gemm_packed_a_floats(gemm_kernel(), p.M, p.K) * 4);
+        return nullptr;
+    }
+
+    // Every batch a GEMM (kernels/gemm.h): A packed once per matrix, B packed
+    // per call (row-major, or read transposed with transB). Many batches run
+    // one GEMM per thread at a time; few split each GEMM across the threads.
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Plan p = plan(in[0].shape(), in[1].shape());
+        const GemmKernel& kern = gemm_kernel();
+        const int64_t M = p.M, N = p.N, K = p.K, per_a = gemm_packed_a_floats(kern, M, K);
         const float* A = in[0].data<float>();
         const float* B = in[1].data<float>();
         float* Y = out[0].data<float>();
-        const int64_t M = p.M, N = p.N, K = p.K;
-        const int64_t chunks = (N + kColumnChunk - 1) / kColumnChunk;
-        const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
-        const int64_t batches = p.batches;
-        // A work item is up to kRowBlock rows x kColumnChunk columns of one batch.
-        ctx.parallel_for(batches * row_blocks * chunks, [&](int64_t begin, int64_t end) {
-            std::vector<float> acc(static_cast<size_t>(kRowBlock * kColumnChunk));
-            for (int64_t item = begin; item < end; ++item) {
-                const int64_t batch = item / (row_blocks * chunks);
-                const int64_t i0 = item / chunks % row_blocks * kRowBlock, rows = std::min(kRowBlock, M - i0);
-                const int64_t j0 = item % chunks * kColumnChunk, len = std::min(kColumnChunk, N - j0);
-                const float* a = A + p.a_batch[batch] * M * K + i0 * K;
-                const float* b = B + p.b_batch[batch] * K * N;
-                std::fill(acc.begin(), acc.end(), 0.f);
-                if (p.transB) { // b is (N, K): dot products
-                    for (int64_t r = 0; r < rows; ++r)
-                        for (int64_t j = 0; j < len; ++j) {
-                            acc[r * kColumnChunk + j] = dot_f32(a + r * K, b + (j0 + j) * K, K);
-                        }
-                } else { // b is (K, N): row updates, each B segment shared by the row block
-                    for (int64_t k = 0; k < K; ++k) {
-                        const float* bk = b + k * N + j0;
-                        for (int64_t r = 0; r < rows; ++r) {
-                            const float ak = a[r * K + k];
-                            float* ar = acc.data() + r * kColumnChunk;
-                            for (int64_t j = 0; j < len; ++j) ar[j] += ak * bk[j];
-                        }
-                    }
-                }
-                for (int64_t r = 0; r < rows; ++r)
-                    std::copy(acc.begin() + r * kColumnChunk, acc.begin() + r * kColumnChunk + len,
-                              Y + batch * M * N + (i0 + r) * N + j0);
-            }
+        float* packed = ctx.scratch_as<float>(0);
+        ctx.parallel_for(a_matrices(in[0].shape()), [&](int64_t begin, int64_t end) {
+            for (int64_t m = begin; m < end; ++m) gemm_pack_a_into(kern, A + m * M * K, M, K, K, 1, packed + m * per_a);
         });
+        const auto none = [](int64_t, float*, int64_t) {};
+        const auto multiply = [&](int64_t batch, const ExecContext& c) {
+            const float* b = B + p.b_batch[batch] * K * N;
+            float* y = Y + batch * M * N;
+            const float* a = packed + p.a_batch[batch] * per_a;
+            if (p.transB)
+                gemm_f32(kern, M, N, K, a, GemmStart::Zero, nullptr, y, N, GemmTransposedB{b, K, K, kern.nr}, none, c);
+            else
+                gemm_f32(kern, M, N, K, a, GemmStart::Zero, nullptr, y, N, GemmRowMajorB{b, K, N, kern.nr}, none, c);
+        };
+        if (p.batches >= 2 * ctx.threads()) {
+            const ExecContext serial(nullptr, 1);
+            ctx.parallel_for(p.batches, [&](int64_t begin, int64_t end) {
+                for (int64_t batch = begin; batch < end; ++batch) multiply(batch, serial);
+            });
+        } else {
+            for (int64_t batch = 0; batch < p.batches; ++batch) multiply(batch, ctx);
+        }
     }
 
 private:
+    // A's matrices (the product of its batch axes).
+    static int64_t a_matrices(const Shape& a)
+    {
+        return a.size() <= 2 ? 1 : shape_numel(Shape(a.begin(), a.end() - 2));
+    }
+
     Plan plan(const Shape& a, const Shape& b) const
     {
         const int ra = static_cast<int>(a.size()), rb = static_cast<int>(b.size());
