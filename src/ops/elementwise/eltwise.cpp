@@ -76,19 +76,32 @@ public:
     }
 
 private:
+    // Blocks of values, each input in turn over the whole block (loops the
+    // compiler vectorizes); every value takes ncnn's steps in input order. The
+    // block is summed apart, so the output may share any input's buffer.
     void forward_ncnn(const std::vector<Tensor>& in, Tensor& out, const ExecContext& ctx) const
     {
+        constexpr int64_t kBlock = 1024;
+        const int64_t n = out.numel();
         float* y = out.data<float>();
-        ctx.parallel_for(out.numel(), [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) {
-                float acc = coeff(0) * in[0].data<float>()[i];
+        ctx.parallel_for((n + kBlock - 1) / kBlock, [&](int64_t begin, int64_t end) {
+            float acc[kBlock];
+            for (int64_t blk = begin; blk < end; ++blk) {
+                const int64_t i0 = blk * kBlock, len = std::min(kBlock, n - i0);
+                const float c0 = coeff(0);
+                const float* x0 = in[0].data<float>() + i0;
+                for (int64_t i = 0; i < len; ++i) acc[i] = c0 * x0[i];
                 for (size_t k = 1; k < in.size(); ++k) {
-                    const float v = in[k].data<float>()[i];
-                    if (op_ == kProd) acc *= v;
-                    else if (op_ == kSum) acc += coeff(k) * v;
-                    else acc = std::max(acc, v);
+                    const float* x = in[k].data<float>() + i0;
+                    const float ck = coeff(k);
+                    if (op_ == kProd)
+                        for (int64_t i = 0; i < len; ++i) acc[i] *= x[i];
+                    else if (op_ == kSum)
+                        for (int64_t i = 0; i < len; ++i) acc[i] += ck * x[i];
+                    else
+                        for (int64_t i = 0; i < len; ++i) acc[i] = std::max(acc[i], x[i]);
                 }
-                y[i] = acc;
+                std::copy(acc, acc + len, y + i0);
             }
         });
     }
