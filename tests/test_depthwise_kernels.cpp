@@ -64,6 +64,9 @@ TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
         {9, 99, 3, 3, 1, 1, 1, 1},  // strips of 4 vectors, single vectors and a tail at every width
         {11, 75, 3, 3, 2, 2, 1, 1}, // stride 2: phase-split rows
         {12, 40, 5, 5, 2, 2, 1, 1}, // 5x5 (MobileNetV3, EfficientNet)
+        {14, 45, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2}, // 5x5 at stride 1, padded
+        {10, 41, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1}, // stride 2 along the rows only
+        {9, 22, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2},  // 5x5 rows narrower than a vector: half-width vectors
         {10, 50, 3, 3, 1, 1, 2, 3}, // dilations
         {7, 31, 2, 4, 3, 3, 1, 2},  // stride 3 with a dilated kernel
         {5, 3, 3, 3, 1, 1, 1, 1},   // a plane smaller than a vector

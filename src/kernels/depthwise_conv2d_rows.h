@@ -9,9 +9,9 @@
 //
 // A row with a stride is computed at stride 1 and every stride-th value kept:
 // stride times the multiply-adds, but every load contiguous and no copy of the
-// row split into stride phases. 3x3 kernels without dilation (most depthwise
-// layers) take depthwise3x3_rows instead: weights held in registers, and a
-// stride of 2 along the row taken by splitting even and odd inputs.
+// row split into stride phases. 3x3 and 5x5 kernels without dilation (most
+// depthwise layers) take depthwise_k_rows instead: weights held in registers,
+// and a stride of 2 along the row taken by splitting even and odd inputs.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -124,49 +124,51 @@ template <int Offset, class Vec, size_t... I> inline Vec every_other(Vec a, Vec 
     return __builtin_shufflevector(a, b, (2 * I + Offset)...);
 }
 
-// The three taps along a row for V::width outputs from output x: t[kx] holds
-// row[SW * (x + i) + kx] in lane i.
-template <class V, int SW> inline void row_taps(const float* row, int64_t x, typename V::vec (&t)[3])
+// The K taps along a row for V::width outputs from output x: t[kx] holds
+// row[SW * (x + i) + kx] in lane i. With stride 2, taps kx and kx + 1 (kx
+// even) are the even and odd lanes of one pair of loads.
+template <class V, int K, int SW> inline void row_taps(const float* row, int64_t x, typename V::vec (&t)[K])
 {
     if constexpr (SW == 1) {
-        for (int kx = 0; kx < 3; ++kx) t[kx] = V::load(row + x + kx);
+        for (int kx = 0; kx < K; ++kx) t[kx] = V::load(row + x + kx);
     } else {
         using lanes = std::make_index_sequence<V::width>;
         const float* p = row + 2 * x;
-        const typename V::vec a = V::load(p), b = V::load(p + V::width), c = V::load(p + 2), d = V::load(p + 2 + V::width);
-        t[0] = every_other<0>(a, b, lanes{});
-        t[1] = every_other<1>(a, b, lanes{});
-        t[2] = every_other<0>(c, d, lanes{});
+        for (int kx = 0; kx < K; kx += 2) {
+            const typename V::vec a = V::load(p + kx), b = V::load(p + kx + V::width);
+            t[kx] = every_other<0>(a, b, lanes{});
+            if (kx + 1 < K) t[kx + 1] = every_other<1>(a, b, lanes{});
+        }
     }
 }
 
 // N vectors of outputs of one row from output x on, each the bias plus the
-// nine taps in (ky, kx) order, as in depthwise_strip.
-template <class V, int SW, int N>
-inline void strip3x3(const float* const (&rows)[3], int64_t x, const typename V::vec (&w)[9], typename V::vec bias,
-                     float* out)
+// K x K taps in (ky, kx) order, as in depthwise_strip.
+template <class V, int K, int SW, int N>
+inline void strip_k(const float* const (&rows)[K], int64_t x, const typename V::vec (&w)[K * K], typename V::vec bias,
+                    float* out)
 {
     using vec = typename V::vec;
     vec acc[N];
     for (int j = 0; j < N; ++j) acc[j] = bias;
-    for (int ky = 0; ky < 3; ++ky)
+    for (int ky = 0; ky < K; ++ky)
         for (int j = 0; j < N; ++j) {
-            vec t[3];
-            row_taps<V, SW>(rows[ky], x + j * V::width, t);
-            for (int kx = 0; kx < 3; ++kx) acc[j] = V::fmadd(w[ky * 3 + kx], t[kx], acc[j]);
+            vec t[K];
+            row_taps<V, K, SW>(rows[ky], x + j * V::width, t);
+            for (int kx = 0; kx < K; ++kx) acc[j] = V::fmadd(w[ky * K + kx], t[kx], acc[j]);
         }
     for (int j = 0; j < N; ++j) V::store(out + j * V::width, acc[j]);
 }
 
-// 3x3, no dilation, stride SW (1 or 2) along the rows, out_w >= V::width.
-template <class V, int SW>
-void depthwise3x3_rows(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
-                       float* scratch)
+// K x K (3 or 5), no dilation, stride SW (1 or 2) along the rows, out_w >= V::width.
+template <class V, int K, int SW>
+void depthwise_k_rows(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
+                      float* scratch)
 {
     using vec = typename V::vec;
     constexpr int64_t W = V::width;
-    vec w[9];
-    for (int t = 0; t < 9; ++t) w[t] = V::set1(weights[t]);
+    vec w[K * K];
+    for (int t = 0; t < K * K; ++t) w[t] = V::set1(weights[t]);
     const vec b = V::set1(bias);
     PaddedRows padded(g, in, scratch);
     // Outputs [0, vec_end) in vectors (the last one overlapping the one before
@@ -174,19 +176,30 @@ void depthwise3x3_rows(const Depthwise2dGeometry& g, const float* in, const floa
     // so the row's last output is computed alone.
     const int64_t vec_end = SW == 1 ? g.out_w : g.out_w - 1;
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
-        const int64_t y = oy * g.stride_h;
-        const float* const rows[3] = {padded.get(y), padded.get(y + 1), padded.get(y + 2)};
+        const float* rows[K];
+        for (int ky = 0; ky < K; ++ky) rows[ky] = padded.get(oy * g.stride_h + ky);
         float* orow = out + oy * g.out_w;
         int64_t x = 0;
-        for (; x + 2 * W <= vec_end; x += 2 * W) strip3x3<V, SW, 2>(rows, x, w, b, orow + x);
-        for (; x + W <= vec_end; x += W) strip3x3<V, SW, 1>(rows, x, w, b, orow + x);
-        if (x < vec_end) strip3x3<V, SW, 1>(rows, vec_end - W, w, b, orow + vec_end - W);
+        for (; x + 2 * W <= vec_end; x += 2 * W) strip_k<V, K, SW, 2>(rows, x, w, b, orow + x);
+        for (; x + W <= vec_end; x += W) strip_k<V, K, SW, 1>(rows, x, w, b, orow + x);
+        if (x < vec_end) strip_k<V, K, SW, 1>(rows, vec_end - W, w, b, orow + vec_end - W);
         for (x = vec_end; x < g.out_w; ++x) {
             float acc = bias;
-            for (int t = 0; t < 9; ++t) acc = weights[t] * rows[t / 3][x * SW + t % 3] + acc;
+            for (int t = 0; t < K * K; ++t) acc = weights[t] * rows[t / K][x * SW + t % K] + acc;
             orow[x] = acc;
         }
     }
+}
+
+// The K x K rows kernels by kernel size and stride.
+template <class V>
+void depthwise_k_plane(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
+                       float* scratch)
+{
+    if (g.kh == 3)
+        (g.stride_w == 1 ? depthwise_k_rows<V, 3, 1> : depthwise_k_rows<V, 3, 2>)(g, in, weights, bias, out, scratch);
+    else
+        (g.stride_w == 1 ? depthwise_k_rows<V, 5, 1> : depthwise_k_rows<V, 5, 2>)(g, in, weights, bias, out, scratch);
 }
 
 template <class V>
@@ -194,16 +207,15 @@ void depthwise_plane(const Depthwise2dGeometry& g, const float* in, const float*
                      float* scratch)
 {
     constexpr int64_t W = V::width;
-    if (g.kh == 3 && g.kw == 3 && g.dilation_h == 1 && g.dilation_w == 1 && g.stride_w <= 2) {
+    if ((g.kh == 3 || g.kh == 5) && g.kw == g.kh && g.dilation_h == 1 && g.dilation_w == 1 && g.stride_w <= 2) {
         if (g.out_w >= W + (g.stride_w == 2 ? 1 : 0)) {
-            if (g.stride_w == 1)
-                depthwise3x3_rows<V, 1>(g, in, weights, bias, out, scratch);
-            else
-                depthwise3x3_rows<V, 2>(g, in, weights, bias, out, scratch);
+            depthwise_k_plane<V>(g, in, weights, bias, out, scratch);
             return;
         }
-        // Rows narrower than this vector (14x14, 7x7 planes): half-width vectors.
-        if constexpr (W > 4) return depthwise_plane<VectorOf<W / 2>>(g, in, weights, bias, out, scratch);
+        // 3x3 rows narrower than this vector (14x14, 7x7 planes): half-width
+        // vectors. (5x5 ones are faster as one long row, below.)
+        if constexpr (W > 4)
+            if (g.kh == 3) return depthwise_plane<VectorOf<W / 2>>(g, in, weights, bias, out, scratch);
     }
     const int64_t taps = g.kh * g.kw, pw = g.padded_w(), ph = g.padded_h();
     const float* rows[kMaxDepthwiseTaps];
