@@ -80,6 +80,8 @@ private:
                 const float* s = plane + run.src;
                 if (sw == 1)
                     std::memcpy(d + run.j, s, sizeof(float) * run.len);
+                else if (sw == 2) // a constant stride: the compiler vectorizes it with shuffles
+                    for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[2 * t];
                 else
                     for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[t * sw];
             }
