@@ -112,16 +112,66 @@ void each_plane(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecC
 
 } // namespace
 
+namespace {
+
+// One window over the whole plane (global pooling), for a block of planes at a
+// time: each plane's sum (or max) runs through its values in order, as the
+// window loops do, but the planes' chains interleave, so the adds of one do not
+// wait on another's latency. The chains start from `start`, or (no start) from
+// each plane's first value, as the window loops do for sums and for maxima.
+template <class T, class Step>
+void whole_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx, const T* start,
+                  Step step, float divisor)
+{
+    constexpr int64_t kPlanes = 8;
+    const int64_t planes = x.dim(0), plane = g.in_h * g.in_w;
+    ctx.parallel_for((planes + kPlanes - 1) / kPlanes, [&](int64_t begin, int64_t end) {
+        for (int64_t blk = begin; blk < end; ++blk) {
+            const int64_t c0 = blk * kPlanes, n = std::min(kPlanes, planes - c0);
+            const T* p = x.data<T>() + c0 * plane;
+            T acc[kPlanes] = {};
+            for (int64_t c = 0; c < n; ++c) acc[c] = start ? *start : p[c * plane];
+            const int64_t first = start ? 0 : 1;
+            if (n == kPlanes)
+                for (int64_t i = first; i < plane; ++i)
+                    for (int64_t c = 0; c < kPlanes; ++c) acc[c] = step(acc[c], p[c * plane + i]);
+            else
+                for (int64_t i = first; i < plane; ++i)
+                    for (int64_t c = 0; c < n; ++c) acc[c] = step(acc[c], p[c * plane + i]);
+            for (int64_t c = 0; c < n; ++c) y.data<T>()[c0 + c] = divisor > 0.f ? T(acc[c] / divisor) : acc[c];
+        }
+    });
+}
+
+bool is_whole_plane(const Pool2dGeometry& g)
+{
+    return g.out_h == 1 && g.out_w == 1 && g.kernel_h == g.in_h && g.kernel_w == g.in_w && g.pad_top == 0 &&
+           g.pad_left == 0;
+}
+
+} // namespace
+
 void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
 {
+    if (is_whole_plane(g) && x.dtype() == DType::F32 && g.in_h * g.in_w > 0)
+        return whole_planes<float>(x, g, y, ctx, nullptr, [](float a, float v) { return std::max(a, v); }, 0.f);
     if (x.dtype() == DType::I8)
         each_plane<int8_t>(x, g, y, ctx, max_plane<int8_t>);
     else
         each_plane<float>(x, g, y, ctx, max_plane<float>);
 }
 
+
 void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
 {
+    const bool counted = g.count_include_pad || (g.count_y0 <= 0 && g.count_x0 <= 0 && g.count_y1 >= g.in_h &&
+                                                 g.count_x1 >= g.in_w);
+    if (is_whole_plane(g) && counted && g.in_h * g.in_w > 0)
+    {
+        const float zero = 0.f;
+        return whole_planes<float>(x, g, y, ctx, &zero, [](float a, float v) { return a + v; },
+                                   static_cast<float>(g.kernel_h * g.kernel_w));
+    }
     each_plane<float>(x, g, y, ctx, average_plane);
 }
 
