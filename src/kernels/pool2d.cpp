@@ -21,6 +21,18 @@ template <int KW, class T> T row_max(const T* r, int64_t kernel_w)
     return m;
 }
 
+// orow[ox] = (first ? the max of : max of orow[ox] and) the window row from
+// r[ox * stride], for ox in [lo, hi) (SW > 0: the stride as a constant).
+template <int KW, int SW, class T>
+void interior_maxes(const T* r, int64_t kernel_w, int64_t stride, bool first, int64_t lo, int64_t hi, T* orow)
+{
+    const int64_t sw = SW > 0 ? SW : stride;
+    if (first)
+        for (int64_t ox = lo; ox < hi; ++ox) orow[ox] = row_max<KW>(r + ox * sw, kernel_w);
+    else
+        for (int64_t ox = lo; ox < hi; ++ox) orow[ox] = std::max(orow[ox], row_max<KW>(r + ox * sw, kernel_w));
+}
+
 // Max pooling, one window row at a time: each output row takes the max of
 // its windows' rows (padding rows are the lowest value, so they are skipped),
 // and within a row the windows inside the input run without bounds checks.
@@ -48,11 +60,13 @@ template <int KW, class T> void max_plane_rows(const T* p, T* o, const Pool2dGeo
             const bool first = ky == ky_begin && ky_end - ky_begin == g.kernel_h;
             auto put = [&](int64_t ox, T m) { orow[ox] = first ? m : std::max(orow[ox], m); };
             for (int64_t ox = 0; ox < ox_lo; ++ox) put(ox, clipped_max(r, ox * sw - pl));
-            if (first)
-                for (int64_t ox = ox_lo; ox < ox_hi; ++ox) orow[ox] = row_max<KW>(r + ox * sw - pl, kw);
+            // Constant strides 1 and 2: the compiler vectorizes the windows (with shuffles at 2).
+            if (sw == 1)
+                interior_maxes<KW, 1>(r - pl, kw, 1, first, ox_lo, ox_hi, orow);
+            else if (sw == 2)
+                interior_maxes<KW, 2>(r - pl, kw, 2, first, ox_lo, ox_hi, orow);
             else
-                for (int64_t ox = ox_lo; ox < ox_hi; ++ox)
-                    orow[ox] = std::max(orow[ox], row_max<KW>(r + ox * sw - pl, kw));
+                interior_maxes<KW, 0>(r - pl, kw, sw, first, ox_lo, ox_hi, orow);
             for (int64_t ox = ox_hi; ox < g.out_w; ++ox) put(ox, clipped_max(r, ox * sw - pl));
         }
     }
