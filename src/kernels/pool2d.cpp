@@ -81,37 +81,80 @@ template <class T> void max_plane(const T* p, T* o, const Pool2dGeometry& g)
     }
 }
 
+// One output's average with bounds checks (a window crossing the input's or
+// the counted range's edges).
+float clipped_average(const float* p, const Pool2dGeometry& g, int64_t y0, int64_t x0)
+{
+    float sum = 0.f;
+    int64_t area = 0;
+    for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+        const int64_t y = y0 + ky;
+        if (!g.count_include_pad && (y < g.count_y0 || y >= g.count_y1)) continue;
+        for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+            const int64_t x = x0 + kx;
+            if (!g.count_include_pad && (x < g.count_x0 || x >= g.count_x1)) continue;
+            if (y >= 0 && y < g.in_h && x >= 0 && x < g.in_w) sum += p[y * g.in_w + x];
+            ++area;
+        }
+    }
+    const float maxk = static_cast<float>(g.kernel_h * g.kernel_w);
+    return g.count_include_pad ? sum / maxk : (area > 0 ? sum / static_cast<float>(area) : 0.f);
+}
+
+// orow[ox] for ox in [lo, hi), windows wholly inside: the taps summed in (ky,
+// kx) order from 0, then divided by their count, one tap across the outputs at
+// a time (SW > 0: the stride as a constant, so the compiler vectorizes).
+template <int SW>
+void interior_averages(const float* top, const Pool2dGeometry& g, int64_t stride, int64_t lo, int64_t hi, float* orow)
+{
+    const int64_t sw = SW > 0 ? SW : stride;
+    const float maxk = static_cast<float>(g.kernel_h * g.kernel_w);
+    if (hi - lo < 8) { // too few for vectors: window by window
+        for (int64_t ox = lo; ox < hi; ++ox) {
+            float sum = 0.f;
+            for (int64_t ky = 0; ky < g.kernel_h; ++ky)
+                for (int64_t kx = 0; kx < g.kernel_w; ++kx) sum += top[ky * g.in_w + ox * sw + kx];
+            orow[ox] = sum / maxk;
+        }
+        return;
+    }
+    std::fill(orow + lo, orow + hi, 0.f);
+    for (int64_t ky = 0; ky < g.kernel_h; ++ky)
+        for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+            const float* r = top + ky * g.in_w + kx;
+            for (int64_t ox = lo; ox < hi; ++ox) orow[ox] += r[ox * sw];
+        }
+    for (int64_t ox = lo; ox < hi; ++ox) orow[ox] /= maxk;
+}
+
+// Averages a row at a time: the windows inside the input (and the counted
+// range) by interior_averages, the others one by one.
 void average_plane(const float* p, float* o, const Pool2dGeometry& g)
 {
-    const int64_t h = g.in_h, w = g.in_w;
-    const float maxk = static_cast<float>(g.kernel_h * g.kernel_w);
+    const int64_t sw = g.stride_w, pl = g.pad_left;
+    // Input columns [x_lo, x_hi) may hold a whole window.
+    const int64_t x_lo = g.count_include_pad ? 0 : std::max<int64_t>(0, g.count_x0);
+    const int64_t x_hi = g.count_include_pad ? g.in_w : std::min(g.in_w, g.count_x1);
+    const int64_t ox_lo = std::min(g.out_w, (x_lo + pl + sw - 1) / sw);
+    const int64_t last = x_hi - g.kernel_w + pl; // the last window start inside, in padded columns
+    const int64_t ox_hi = std::max(ox_lo, std::min(g.out_w, last >= 0 ? last / sw + 1 : 0));
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
         const int64_t y0 = oy * g.stride_h - g.pad_top;
-        for (int64_t ox = 0; ox < g.out_w; ++ox) {
-            const int64_t x0 = ox * g.stride_w - g.pad_left;
-            const bool inside = y0 >= 0 && x0 >= 0 && y0 + g.kernel_h <= h && x0 + g.kernel_w <= w;
-            float sum = 0.f;
-            if (inside && (g.count_include_pad || (y0 >= g.count_y0 && x0 >= g.count_x0 && y0 + g.kernel_h <= g.count_y1 &&
-                                                    x0 + g.kernel_w <= g.count_x1))) {
-                const float* wp = p + y0 * w + x0;
-                for (int64_t ky = 0; ky < g.kernel_h; ++ky)
-                    for (int64_t kx = 0; kx < g.kernel_w; ++kx) sum += wp[ky * w + kx];
-                o[oy * g.out_w + ox] = sum / maxk;
-                continue;
-            }
-            int64_t area = 0;
-            for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
-                const int64_t y = y0 + ky;
-                if (!g.count_include_pad && (y < g.count_y0 || y >= g.count_y1)) continue;
-                for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
-                    const int64_t x = x0 + kx;
-                    if (!g.count_include_pad && (x < g.count_x0 || x >= g.count_x1)) continue;
-                    if (y >= 0 && y < h && x >= 0 && x < w) sum += p[y * w + x];
-                    ++area;
-                }
-            }
-            o[oy * g.out_w + ox] = g.count_include_pad ? sum / maxk : (area > 0 ? sum / static_cast<float>(area) : 0.f);
+        float* orow = o + oy * g.out_w;
+        const bool rows_inside = y0 >= 0 && y0 + g.kernel_h <= g.in_h &&
+                                 (g.count_include_pad || (y0 >= g.count_y0 && y0 + g.kernel_h <= g.count_y1));
+        const int64_t lo = rows_inside ? ox_lo : g.out_w, hi = rows_inside ? ox_hi : g.out_w;
+        for (int64_t ox = 0; ox < lo; ++ox) orow[ox] = clipped_average(p, g, y0, ox * sw - pl);
+        const float* top = p + y0 * g.in_w - pl;
+        if (lo < hi) {
+            if (sw == 1)
+                interior_averages<1>(top, g, 1, lo, hi, orow);
+            else if (sw == 2)
+                interior_averages<2>(top, g, 2, lo, hi, orow);
+            else
+                interior_averages<0>(top, g, sw, lo, hi, orow);
         }
+        for (int64_t ox = hi; ox < g.out_w; ++ox) orow[ox] = clipped_average(p, g, y0, ox * sw - pl);
     }
 }
 
