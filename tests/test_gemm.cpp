@@ -37,12 +37,12 @@ struct RowMajorPacker {
         ldb = n;
         return in_place && cols == nr ? b.data() + col : nullptr;
     }
-    void operator()(int64_t col0, int64_t cols, float* dst) const
+    void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
     {
-        for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k)
-            for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc)
+            for (int64_t kk = 0; kk < kc; ++kk)
                 for (int64_t j = 0; j < nr; ++j)
-                    dst[kk * nr + j] = j0 + j < cols ? b[kk * n + col0 + j0 + j] : 0.f;
+                    dst[kk * nr + j] = j0 + j < cols ? b[(k0 + kk) * n + col0 + j0 + j] : 0.f;
     }
 };
 
@@ -138,6 +138,13 @@ TEST(Gemm, EveryKernelMatchesDoubleSumsOnTilesAndTails)
         // More columns than one packed block holds.
         for (GemmStart start : {GemmStart::RowInit, GemmStart::C})
             check_gemm_case(*kern, 2 * mr + 1, gemm_block_cols(*kern, 40) * 2 + 5, 40, start, seed += 3);
+        // A depth of several chunks (each sum continued from the stored C).
+        for (GemmStart start : {GemmStart::Zero, GemmStart::RowInit, GemmStart::C})
+            {
+                const int64_t m = 60 * mr + 2, k = 2 * gemm_depth_chunk(m, 1 << 20) + 77; // A larger than L2
+                ASSERT_LT(gemm_depth_chunk(m, k), k);
+                check_gemm_case(*kern, m, nr + 3, k, start, seed += 3);
+            }
     }
     EXPECT_GE(cases, 75);
 }
@@ -146,7 +153,8 @@ TEST(Gemm, ResultsAreBitIdenticalAtAnyThreadCount)
 {
     for (const GemmKernel* kern : gemm_kernels_available()) {
         SCOPED_TRACE(kern->isa);
-        const int64_t m = 5 * kern->mr + 3, k = 150, n = gemm_block_cols(*kern, k) + 3 * kern->nr + 1;
+        const int64_t m = 60 * kern->mr + 3, k = gemm_depth_chunk(m, 1 << 20) + 150; // chunked depth
+        const int64_t n = gemm_block_cols(*kern, gemm_depth_chunk(m, k)) + 3 * kern->nr + 1;
         const std::vector<float> a = random_values(m * k, 11), b = random_values(k * n, 12), init = random_values(m, 13);
         const GemmRun one = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, 1);
         for (int threads : {2, 3, 4}) {

@@ -40,10 +40,10 @@ public:
                     row_offset_.push_back((ic * g.in_h + ky * g.dilation_h) * g.in_w + kx * g.dilation_w);
     }
 
-    void operator()(int64_t col0, int64_t cols, float* dst) const
+    void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
     {
-        for (int64_t j0 = 0; j0 < cols; j0 += nr_, dst += nr_ * g_.depth())
-            pack_panel(col0 + j0, std::min<int64_t>(nr_, cols - j0), dst);
+        for (int64_t j0 = 0; j0 < cols; j0 += nr_, dst += nr_ * kc)
+            pack_panel(col0 + j0, std::min<int64_t>(nr_, cols - j0), k0, kc, dst);
     }
 
     // A 1x1 stride-1 kernel over an unpadded plane: B is the input itself,
@@ -61,7 +61,8 @@ private:
         int64_t j, len, src; // panel column, pixels, offset in the input plane
     };
 
-    void pack_panel(int64_t pixel0, int64_t valid, float* dst) const
+    // Rows [k0, k0 + kc) of the panel.
+    void pack_panel(int64_t pixel0, int64_t valid, int64_t k0, int64_t kc, float* dst) const
     {
         Run runs[64]; // a panel crosses at most nr output rows
         int n_runs = 0;
@@ -72,9 +73,9 @@ private:
             j += len;
         }
         const int64_t sw = g_.stride_w;
-        for (size_t r = 0; r < row_offset_.size(); ++r) {
-            float* d = dst + static_cast<int64_t>(r) * nr_;
-            const float* plane = x_ + row_offset_[r];
+        for (int64_t r = 0; r < kc; ++r) {
+            float* d = dst + r * nr_;
+            const float* plane = x_ + row_offset_[static_cast<size_t>(k0 + r)];
             for (int i = 0; i < n_runs; ++i) {
                 const Run& run = runs[i];
                 const float* s = plane + run.src;

@@ -49,41 +49,42 @@ std::vector<float> gemm_pack_a(const GemmKernel& kern, const float* a, int64_t m
     return packed;
 }
 
-void GemmRowMajorB::operator()(int64_t col0, int64_t cols, float* dst) const
+void GemmRowMajorB::operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
 {
-    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k) {
+    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc) {
         const int64_t w = std::min<int64_t>(nr, cols - j0);
-        for (int64_t kk = 0; kk < k; ++kk) {
-            std::copy(b + kk * ldb + col0 + j0, b + kk * ldb + col0 + j0 + w, dst + kk * nr);
+        for (int64_t kk = 0; kk < kc; ++kk) {
+            const float* row = b + (k0 + kk) * ldb + col0 + j0;
+            std::copy(row, row + w, dst + kk * nr);
             std::fill(dst + kk * nr + w, dst + (kk + 1) * nr, 0.f);
         }
     }
 }
 
-void GemmTransposedB::operator()(int64_t col0, int64_t cols, float* dst) const
+void GemmTransposedB::operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
 {
-    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k) {
+    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc) {
         const int64_t w = std::min<int64_t>(nr, cols - j0);
         for (int64_t j = 0; j < nr; ++j) {
-            const float* src = j < w ? b + (col0 + j0 + j) * ldb : nullptr;
-            for (int64_t kk = 0; kk < k; ++kk) dst[kk * nr + j] = src ? src[kk] : 0.f;
+            const float* src = j < w ? b + (col0 + j0 + j) * ldb + k0 : nullptr;
+            for (int64_t kk = 0; kk < kc; ++kk) dst[kk * nr + j] = src ? src[kk] : 0.f;
         }
     }
 }
 
-void GemmPackedB::operator()(int64_t col0, int64_t cols, float* dst) const
+void GemmPackedB::operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
 {
-    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * k) {
+    for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc) {
         int64_t ldb = 0;
-        const float* src = direct(col0 + j0, 0, ldb);
-        std::copy(src, src + nr * k, dst);
+        const float* src = direct(col0 + j0, 0, ldb) + k0 * nr;
+        std::copy(src, src + nr * kc, dst);
     }
 }
 
-int64_t gemm_block_cols(const GemmKernel& kern, int64_t k)
+int64_t gemm_block_cols(const GemmKernel& kern, int64_t kc)
 {
-    constexpr int64_t kBlockFloats = 64 * 1024; // 256 KiB of B per task
-    const int64_t panels = std::max<int64_t>(1, kBlockFloats / (std::max<int64_t>(k, 1) * kern.nr));
+    constexpr int64_t kBlockFloats = 64 * 1024; // 256 KiB of B per depth chunk
+    const int64_t panels = std::max<int64_t>(1, kBlockFloats / (std::max<int64_t>(kc, 1) * kern.nr));
     return panels * kern.nr;
 }
 

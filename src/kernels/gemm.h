@@ -62,7 +62,7 @@ struct GemmRowMajorB {
     const float* b;
     int64_t k, ldb;
     int nr;
-    void operator()(int64_t col0, int64_t cols, float* dst) const;
+    void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const;
     const float* direct(int64_t, int64_t, int64_t&) const { return nullptr; }
 };
 
@@ -72,7 +72,7 @@ struct GemmTransposedB {
     const float* b;
     int64_t k, ldb;
     int nr;
-    void operator()(int64_t col0, int64_t cols, float* dst) const;
+    void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const;
     const float* direct(int64_t, int64_t, int64_t&) const { return nullptr; }
 };
 
@@ -82,7 +82,7 @@ struct GemmPackedB {
     const float* panels;
     int64_t k;
     int nr;
-    void operator()(int64_t col0, int64_t cols, float* dst) const;
+    void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const;
     const float* direct(int64_t col, int64_t, int64_t& ldb) const
     {
         ldb = nr;
@@ -94,7 +94,7 @@ struct GemmPackedB {
 template <class PackB> std::vector<float> gemm_pack_b(const GemmKernel& kern, int64_t n, int64_t k, const PackB& pack_b)
 {
     std::vector<float> panels(static_cast<size_t>((n + kern.nr - 1) / kern.nr * kern.nr * k));
-    if (n > 0) pack_b(0, n, panels.data());
+    if (n > 0) pack_b(0, n, 0, k, panels.data());
     return panels;
 }
 
@@ -109,29 +109,47 @@ struct GemmPanel {
     int64_t ldb;
 };
 
-// Pixels (columns of B) per block a task packs at once: the block's k*cols
-// floats stay within about 256 KiB (in L2 while every A panel passes over it).
-int64_t gemm_block_cols(const GemmKernel& kern, int64_t k);
+// The depth a task multiplies at once: all of it while A (m x k) fits in L2
+// beside a block of B (re-reading it per column block is then cheap), else
+// chunks of 256 rows of B, so that A streams from memory once per task.
+inline int64_t gemm_depth_chunk(int64_t m, int64_t k)
+{
+    constexpr int64_t kAInL2 = 128 * 1024; // floats (512 KiB)
+    return std::max<int64_t>(1, m * k <= kAInL2 ? k : std::min<int64_t>(k, 256));
+}
 
-// C (m x n, row stride ldc) = start + A*B with A from gemm_pack_a and B produced
-// by pack_b(col0, cols, dst): columns [col0, col0+cols) as ceil(cols/nr) panels
-// of k*nr floats, zero past `cols`; or, where pack_b.direct(col0, ldb) gives a
-// pointer, read in place: column col0 + j, row kk at ptr[kk*ldb + j] (whole
-// panels only; a last partial one is still packed). post(row, col0, cols) runs on each finished
-// piece of a C row (activation), after the tile's clamp (see GemmKernel::tile)
-// if any. Tasks are (column block, range of A panels), split across the
-// context's threads.
+// Columns of B per block: a depth chunk of kc rows of the block, kc*cols
+// floats, stays within about 256 KiB (in L2 while every A panel passes over it).
+int64_t gemm_block_cols(const GemmKernel& kern, int64_t kc);
+
+// C (m x n, row stride ldc) = start + A*B with A from gemm_pack_a and B given
+// by pack_b: pack_b(col0, cols, k0, kc, dst) writes rows [k0, k0+kc) of
+// columns [col0, col0+cols) as ceil(cols/nr) panels of kc*nr floats, zero past
+// `cols`; where pack_b.direct(col, cols, ldb) gives a pointer for the panel of
+// `cols` (<= nr) columns from `col`, the tile reads it in place: column col + j,
+// row kk at ptr[kk*ldb + j] for j < nr. post(row, col0, cols) runs on each
+// finished piece of a C row (activation), after the tile's clamp (see
+// GemmKernel::tile) if any.
+//
+// Tasks are (column block, range of A panels), split across the context's
+// threads. Within a task the depth is taken in chunks of gemm_depth_chunk()
+// (GotoBLAS's kc) when A is large: a chunk of B stays in L2 while every A
+// panel passes over it, and each A panel is read once per task. A C value's sum continues from
+// the value stored after the previous chunk, so it is the same k-order sum
+// whatever the chunking or the thread count.
 template <class PackB, class Post>
 void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* a_packed, GemmStart start,
               const float* init, float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ExecContext& ctx,
               const float* clamp = nullptr)
 {
     if (m <= 0 || n <= 0) return;
-    const int64_t block = gemm_block_cols(kern, k);
+    const int64_t depth_chunk = gemm_depth_chunk(m, k);
+    const int64_t block = gemm_block_cols(kern, depth_chunk);
     const int64_t col_blocks = (n + block - 1) / block;
     const int64_t panels = (m + kern.mr - 1) / kern.mr;
-    // Enough tasks for every thread: split the A panels when there are few blocks.
-    const int64_t want = 4 * static_cast<int64_t>(ctx.threads());
+    // A task for every thread: split the A panels when there are fewer blocks
+    // (each split packs the block's B again, so no more splits than threads).
+    const int64_t want = ctx.threads();
     const int64_t row_splits = std::min(panels, std::max<int64_t>(1, (want + col_blocks - 1) / col_blocks));
     ctx.parallel_for(col_blocks * row_splits, [&](int64_t begin, int64_t end) {
         std::vector<float> b_packed;
@@ -140,31 +158,40 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
             const int64_t cb = task / row_splits, rs = task % row_splits;
             const int64_t col0 = cb * block, cols = std::min(block, n - col0);
             const int64_t col_panels = (cols + kern.nr - 1) / kern.nr;
-            // Each panel read in place when pack_b allows it, else packed here.
-            b_panels.resize(static_cast<size_t>(col_panels));
-            for (int64_t cp = 0; cp < col_panels; ++cp) {
-                const int64_t j0 = cp * kern.nr, w = std::min<int64_t>(kern.nr, cols - j0);
-                GemmPanel& panel = b_panels[cp];
-                panel.b = pack_b.direct(col0 + j0, w, panel.ldb);
-                if (panel.b) continue;
-                // Sized before any panel points into it, for every panel of the block.
-                b_packed.resize(std::max(b_packed.size(), static_cast<size_t>(col_panels * kern.nr * k)));
-                float* dst = b_packed.data() + j0 * k;
-                pack_b(col0 + j0, w, dst);
-                panel = GemmPanel{dst, kern.nr};
-            }
             const int64_t p_begin = panels * rs / row_splits, p_end = panels * (rs + 1) / row_splits;
-            for (int64_t p = p_begin; p < p_end; ++p) {
-                const int64_t row0 = p * kern.mr;
-                const int rows = static_cast<int>(std::min<int64_t>(kern.mr, m - row0));
+            b_panels.resize(static_cast<size_t>(col_panels));
+            for (int64_t k0 = 0; k0 < k; k0 += depth_chunk) {
+                const int64_t kc = std::min(depth_chunk, k - k0);
+                const bool first = k0 == 0, last = k0 + kc == k;
+                // Each panel's rows [k0, k0 + kc): in place when pack_b allows it, else packed here.
                 for (int64_t cp = 0; cp < col_panels; ++cp) {
-                    const int64_t j0 = cp * kern.nr;
-                    const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                    kern.tile(k, a_packed + p * kern.mr * k, b_panels[cp].b, b_panels[cp].ldb,
-                              start, start == GemmStart::RowInit ? init + row0 : nullptr, c + row0 * ldc + col0 + j0, ldc,
-                              rows, w, clamp);
+                    const int64_t j0 = cp * kern.nr, w = std::min<int64_t>(kern.nr, cols - j0);
+                    GemmPanel& panel = b_panels[cp];
+                    panel.b = pack_b.direct(col0 + j0, w, panel.ldb);
+                    if (panel.b) {
+                        panel.b += k0 * panel.ldb;
+                        continue;
+                    }
+                    // Sized before any panel points into it, for every panel of the block.
+                    b_packed.resize(std::max(b_packed.size(), static_cast<size_t>(col_panels * kern.nr * depth_chunk)));
+                    float* dst = b_packed.data() + j0 * kc;
+                    pack_b(col0 + j0, w, k0, kc, dst);
+                    panel = GemmPanel{dst, kern.nr};
                 }
-                for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);
+                for (int64_t p = p_begin; p < p_end; ++p) {
+                    const int64_t row0 = p * kern.mr;
+                    const int rows = static_cast<int>(std::min<int64_t>(kern.mr, m - row0));
+                    const GemmStart chunk_start = first ? start : GemmStart::C;
+                    for (int64_t cp = 0; cp < col_panels; ++cp) {
+                        const int64_t j0 = cp * kern.nr;
+                        const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
+                        kern.tile(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp].b, b_panels[cp].ldb,
+                                  chunk_start, chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
+                                  c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
+                    }
+                    if (last)
+                        for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);
+                }
             }
         }
     });
