@@ -55,14 +55,15 @@ int64_t winograd_chunk_tiles(const GemmKernel& gemm, const WinogradGeometry& g)
     // V and M of a chunk within about 4 MiB: the GEMMs find V in L2 and the
     // transforms M in L3, while U streams once per chunk.
     constexpr int64_t kChunkFloats = int64_t(1) << 20;
-    const int64_t per_tile = int64_t(g.alpha()) * g.alpha() * (g.inch + g.outch);
+    const int64_t per_tile = int64_t(g.alpha()) * g.alpha() * (g.inch + g.outch), half = gemm.nr / 2;
     const int64_t chunk = std::max<int64_t>(gemm.nr, kChunkFloats / per_tile / gemm.nr * gemm.nr);
-    return std::min(chunk, round_up(g.tiles(), gemm.nr));
+    return std::min(chunk, round_up(g.tiles(), half));
 }
 
 int64_t winograd_scratch_floats(const GemmKernel& gemm, const WinogradGeometry& g)
 {
-    return int64_t(g.alpha()) * g.alpha() * winograd_chunk_tiles(gemm, g) * (g.inch + g.outch);
+    const int64_t chunk = winograd_chunk_tiles(gemm, g);
+    return int64_t(g.alpha()) * g.alpha() * (round_up(chunk, gemm.nr) * g.inch + chunk * g.outch);
 }
 
 int winograd_pick_tile(const GemmKernel& gemm, int64_t inch, int64_t outch, int64_t out_h, int64_t out_w)
@@ -76,7 +77,7 @@ int winograd_pick_tile(const GemmKernel& gemm, int64_t inch, int64_t outch, int6
     int pick = 0;
     for (int m : {4, 6}) {
         const WinogradGeometry g{m, inch, outch, out_h + 2, out_w + 2, out_h, out_w};
-        const double points = g.alpha() * g.alpha(), cols = double(round_up(g.tiles(), gemm.nr));
+        const double points = g.alpha() * g.alpha(), cols = double(round_up(g.tiles(), gemm.nr / 2));
         const double cost = points * cols * channels + kTransformCost * points * cols * (inch + outch) +
                             kWeightByteCost * points * 4 * channels;
         if (cost < best) best = cost, pick = m;
@@ -86,20 +87,22 @@ int winograd_pick_tile(const GemmKernel& gemm, int64_t inch, int64_t outch, int6
 
 namespace {
 
-// One chunk of tiles [tile0, tile0 + cols) (cols a multiple of nr): the three passes.
+// One chunk of tiles [tile0, tile0 + cols) (cols a multiple of nr / 2, so a
+// last half panel takes the GEMM's half tile): the three passes.
 class WinogradChunk {
 public:
     WinogradChunk(const GemmKernel& gemm, const WinogradKernel& kern, const WinogradGeometry& g, float* scratch,
                   int64_t tile0, int64_t cols)
-        : gemm_(gemm), kern_(kern), g_(g), tile0_(tile0), cols_(cols), points_(g.alpha() * g.alpha()),
-          v_(scratch), m_(scratch + points_ * cols * g.inch)
+        : gemm_(gemm), kern_(kern), g_(g), tile0_(tile0), cols_(cols), v_cols_(round_up(cols, gemm.nr)),
+          points_(g.alpha() * g.alpha()), v_(scratch), m_(scratch + points_ * v_cols_ * g.inch)
     {
     }
 
-    // V[xi]: panels of nr tiles, v[((xi * panels + p) * inch + ic) * nr + j].
+    // V[xi]: panels of nr tiles (the last one perhaps half used),
+    // v[((xi * panels + p) * inch + ic) * nr + j].
     void transform_input(const float* x, const ExecContext& ctx) const
     {
-        const int64_t plane = g_.in_h * g_.in_w, point = cols_ * g_.inch, nr = gemm_.nr;
+        const int64_t plane = g_.in_h * g_.in_w, point = v_cols_ * g_.inch, nr = gemm_.nr;
         ctx.parallel_for(g_.inch, [&](int64_t begin, int64_t end) {
             for (int64_t ic = begin; ic < end; ++ic)
                 for (int64_t j = 0; j < cols_; j += kern_.lanes)
@@ -117,11 +120,13 @@ public:
                 const int64_t xi = task / a_panels, row0 = task % a_panels * mr;
                 const int rows = static_cast<int>(std::min(mr, g_.outch - row0));
                 const float* a = packed_weights + xi * per_point + row0 * inch;
-                const float* v = v_ + xi * cols_ * inch;
+                const float* v = v_ + xi * v_cols_ * inch;
                 float* c = m_ + (xi * g_.outch + row0) * cols_;
-                for (int64_t p = 0; p < cols_ / nr; ++p)
-                    gemm_.tile(inch, a, v + p * inch * nr, nr, GemmStart::Zero, nullptr, c + p * nr, cols_, rows,
-                               static_cast<int>(nr), nullptr);
+                for (int64_t j0 = 0; j0 < cols_; j0 += nr) {
+                    const int64_t w = std::min(nr, cols_ - j0);
+                    gemm_.tile_for(w)(inch, a, v + j0 * inch, nr, GemmStart::Zero, nullptr, c + j0, cols_, rows,
+                                      static_cast<int>(w), nullptr);
+                }
             }
         });
     }
@@ -155,7 +160,7 @@ private:
     const GemmKernel& gemm_;
     const WinogradKernel& kern_;
     const WinogradGeometry& g_;
-    int64_t tile0_, cols_;
+    int64_t tile0_, cols_, v_cols_; // v_cols_: cols_ rounded up to whole panels
     int points_;
     float* v_;
     float* m_;
@@ -167,11 +172,11 @@ void conv2d_winograd(const GemmKernel& gemm, const WinogradKernel& kern, const W
                      const float* packed_weights, const float* x, const float* bias, float* y, float* scratch,
                      const std::function<void(int64_t, float*, int64_t)>& post, const ExecContext& ctx)
 {
-    check(gemm.nr % kern.lanes == 0 && kern.lanes <= 16, "internal: Winograd lanes ", kern.lanes,
-          " do not divide the GEMM's ", gemm.nr, " columns");
+    check(gemm.nr / 2 % kern.lanes == 0 && kern.lanes <= 16, "internal: Winograd lanes ", kern.lanes,
+          " do not divide half the GEMM's ", gemm.nr, " columns");
     const int64_t tiles = g.tiles(), chunk = winograd_chunk_tiles(gemm, g);
     for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
-        const WinogradChunk c(gemm, kern, g, scratch, t0, std::min(chunk, round_up(tiles - t0, gemm.nr)));
+        const WinogradChunk c(gemm, kern, g, scratch, t0, std::min(chunk, round_up(tiles - t0, gemm.nr / 2)));
         c.transform_input(x, ctx);
         c.multiply(packed_weights, ctx);
         c.transform_output(bias, y, post, ctx);

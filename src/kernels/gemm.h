@@ -37,6 +37,11 @@ struct GemmKernel {
     // value is stored as std::min(std::max(value, clamp[0]), clamp[1]).
     void (*tile)(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
                  int64_t ldc, int rows, int cols, const float* clamp);
+    // The same for cols <= nr / 2 at half the work (a panel's last columns).
+    void (*tile_half)(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init,
+                      float* c, int64_t ldc, int rows, int cols, const float* clamp);
+    // The tile for a panel of `cols` valid columns.
+    auto tile_for(int64_t cols) const { return cols <= nr / 2 ? tile_half : tile; }
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA).
@@ -185,7 +190,7 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                     for (int64_t cp = 0; cp < col_panels; ++cp) {
                         const int64_t j0 = cp * kern.nr;
                         const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                        kern.tile(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp].b, b_panels[cp].ldb,
+                        kern.tile_for(w)(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp].b, b_panels[cp].ldb,
                                   chunk_start, chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
                                   c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
                     }

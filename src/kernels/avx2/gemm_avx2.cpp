@@ -6,7 +6,7 @@ namespace kestrel::detail {
 
 const GemmKernel& gemm_kernel_avx2()
 {
-    static const GemmKernel k{"avx2", 6, 16, gemm_tile<VectorOf<8>, 6, 2>};
+    static const GemmKernel k{"avx2", 6, 16, gemm_tile<VectorOf<8>, 6, 2>, gemm_tile<VectorOf<8>, 6, 1>};
     return k;
 }
 

@@ -6,7 +6,7 @@ namespace kestrel::detail {
 
 const GemmKernel& gemm_kernel_avx512()
 {
-    static const GemmKernel k{"avx512", 12, 32, gemm_tile<VectorOf<16>, 12, 2>};
+    static const GemmKernel k{"avx512", 12, 32, gemm_tile<VectorOf<16>, 12, 2>, gemm_tile<VectorOf<16>, 12, 1>};
     return k;
 }
 

@@ -7,7 +7,7 @@ namespace kestrel::detail {
 
 const GemmKernel& gemm_kernel_generic()
 {
-    static const GemmKernel k{"generic", 6, 8, gemm_tile<VectorOf<4>, 6, 2>};
+    static const GemmKernel k{"generic", 6, 8, gemm_tile<VectorOf<4>, 6, 2>, gemm_tile<VectorOf<4>, 6, 1>};
     return k;
 }
 
