@@ -15,11 +15,11 @@ namespace kestrel {
 
 namespace {
 
-// Calls done() until it returns true or about 50 microseconds have passed;
+// Calls done() until it returns true or about a millisecond has passed;
 // returns its last answer.
 template <class Done> bool spin_until(const Done& done)
 {
-    constexpr auto kSpin = std::chrono::microseconds(50);
+    constexpr auto kSpin = std::chrono::microseconds(1000);
     const auto start = std::chrono::steady_clock::now();
     for (int i = 1;; ++i) {
         if (done()) return true;

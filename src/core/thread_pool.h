@@ -1,7 +1,8 @@
 // One bounded pool of worker threads shared by every session of a process.
-// Idle workers watch for new work for about 50 microseconds, then sleep on a
+// Idle workers watch for new work for about a millisecond, then sleep on a
 // condition variable: a network's next layer usually comes sooner than a
-// sleeping thread wakes up, and nothing spins after a run.
+// sleeping thread wakes up (tens of microseconds on a VM, longer than many
+// layers), and nothing spins for long after a run.
 // parallel_for may be called from several threads at once; the caller takes
 // part in its own job, so a job always makes progress even if workers are busy.
 #pragma once
