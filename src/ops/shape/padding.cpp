@@ -89,6 +89,19 @@ Shape padded_shape(const Shape& d, const Pads& p)
     return s;
 }
 
+// `count` copies of the value of `es` bytes at v, from o on (copies of what is
+// already written, doubling).
+void fill_run(uint8_t* o, int64_t count, const uint8_t* v, size_t es)
+{
+    if (count <= 0) return;
+    std::memcpy(o, v, es);
+    for (int64_t done = 1; done < count;) {
+        const int64_t n = std::min(done, count - done);
+        std::memcpy(o + static_cast<size_t>(done) * es, o, static_cast<size_t>(n) * es);
+        done += n;
+    }
+}
+
 // y = x padded by p; the pad value is fill[0], or fill[i] where the output's
 // index along `fill_axis` is i (ncnn's per-channel values).
 void pad_copy(const Tensor& x, const Pads& p, int type, const std::vector<std::vector<uint8_t>>& fill, int fill_axis,
@@ -133,16 +146,21 @@ void pad_copy(const Tensor& x, const Pads& p, int type, const std::vector<std::v
                 base += i * ds[u];
             }
             const uint8_t* v = fill[value].data();
-            for (int64_t xo = 0; xo < inner; ++xo) {
-                if (!filled && xo >= mid0 && xo < mid1) {
-                    std::memcpy(o + static_cast<size_t>(xo) * es, in + static_cast<size_t>(base + last[static_cast<size_t>(xo)]) * es,
-                                static_cast<size_t>(mid1 - mid0) * es);
-                    xo = mid1 - 1;
-                    continue;
-                }
-                const int64_t i = last[static_cast<size_t>(xo)];
-                std::memcpy(o + static_cast<size_t>(xo) * es, filled || i < 0 ? v : in + static_cast<size_t>(base + i) * es, es);
+            if (filled) { // a row wholly of pad values
+                fill_run(o, inner, v, es);
+                continue;
             }
+            // The row's ends one value at a time (pad values or mapped
+            // sources), its middle one straight copy.
+            const auto edge = [&](int64_t xo) {
+                const int64_t i = last[static_cast<size_t>(xo)];
+                std::memcpy(o + static_cast<size_t>(xo) * es, i < 0 ? v : in + static_cast<size_t>(base + i) * es, es);
+            };
+            for (int64_t xo = 0; xo < mid0; ++xo) edge(xo);
+            if (mid1 > mid0)
+                std::memcpy(o + static_cast<size_t>(mid0) * es, in + static_cast<size_t>(base + last[static_cast<size_t>(mid0)]) * es,
+                            static_cast<size_t>(mid1 - mid0) * es);
+            for (int64_t xo = mid1; xo < inner; ++xo) edge(xo);
         }
     };
     if (rows > 1 && y.numel() >= 32768)
