@@ -16,12 +16,14 @@
 // 25/26/27 for 3-D).
 // Dynamic weight (28 = 1): inputs [x, W, (bias)] with W in ONNX order,
 // (inch, outch/group, kernel...).
-// 2-D layers accumulate each full output plane (deconv2d below); the other
-// ranks use the N-d reference kernel (common/sliding_window.h).
+// 2-D layers accumulate each full output plane (deconv2d below: a GEMM and
+// col2im with one group); the other ranks use the N-d reference kernel
+// (common/sliding_window.h).
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "kernels/gemm.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
 #include "ops/common/sliding_window.h"
@@ -46,6 +48,18 @@ public:
     void load_model(WeightReader& wr) override
     {
         weights_ = load_f32_conv_weights(wr, p_, type);
+        gemm_weights_.clear();
+        if (rank_ == 2 && p_.group == 1 && !p_.dynamic) {
+            // A of the columns' GEMM: row (oc, ky, kx), column ic, from [oc][ic][ky][kx].
+            const int64_t ksize = p_.window.kernel[0] * p_.window.kernel[1], outch = p_.num_output;
+            const int64_t inch = weights_.weight.numel() / (outch * ksize);
+            const float* w = weights_.weight.data<float>();
+            std::vector<float> rows(static_cast<size_t>(outch * ksize * inch));
+            for (int64_t oc = 0; oc < outch; ++oc)
+                for (int64_t ic = 0; ic < inch; ++ic)
+                    for (int64_t t = 0; t < ksize; ++t) rows[((oc * ksize + t) * inch + ic)] = w[(oc * inch + ic) * ksize + t];
+            gemm_weights_ = gemm_pack_a(gemm_kernel(), rows.data(), outch * ksize, inch, inch);
+        }
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
@@ -68,13 +82,19 @@ public:
         return shape_numel(in[0].shape) * (k.outch / p_.group) * taps;
     }
 
-    int64_t weight_bytes() const override { return weights_.bytes(); }
+    int64_t weight_bytes() const override
+    {
+        return weights_.bytes() + static_cast<int64_t>(gemm_weights_.size() * sizeof(float));
+    }
 
-    // Scratch 0, with dynamic weights: them in our order.
+    // Scratch 0: with dynamic weights, them in our order; with the GEMM, its columns.
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
                                      PrepareContext& ctx) const override
     {
         if (p_.dynamic) ctx.request_scratch(shape_numel(in[1].shape) * 4);
+        if (!gemm_weights_.empty())
+            ctx.request_scratch(int64_t(p_.num_output) * p_.window.kernel[0] * p_.window.kernel[1] *
+                                shape_numel(in[0].shape) / in[0].shape[0] * 4);
         return nullptr;
     }
 
@@ -101,16 +121,56 @@ public:
     }
 
 private:
-    // 2-D: each output plane accumulated over its full extent (bias, then
-    // channel by channel, tap by tap, row by row), then cut; vectorizes along rows.
+    // 2-D: each output plane accumulated over its full extent, then cut.
+    // With one group and static weights, the products come from one GEMM
+    // (kernels/gemm.h): columns C[(oc, ky, kx)][pixel] = sum over input channels,
+    // scattered into the planes tap by tap (col2im); otherwise channel by channel.
     void deconv2d(const Tensor& x, const ConvKernel& k, const DeconvAxis& row_axis, const DeconvAxis& col_axis,
                   const float* wt, const float* bias, Tensor& y, const ExecContext& ctx) const
     {
-        const int64_t h = x.dim(1), w = x.dim(2);
-        const int64_t kh = k.kernel[0], kw = k.kernel[1];
-        const int64_t inch_g = k.inch / p_.group, outch_g = k.outch / p_.group, ksize = kh * kw;
-
+        const int64_t h = x.dim(1), w = x.dim(2), ksize = k.kernel[0] * k.kernel[1];
+        const int64_t inch_g = k.inch / p_.group, outch_g = k.outch / p_.group;
         const float* src = x.data<float>();
+        if (!gemm_weights_.empty()) {
+            const GemmKernel& kern = gemm_kernel();
+            float* columns = ctx.scratch_as<float>(0);
+            gemm_f32(kern, k.outch * ksize, h * w, k.inch, gemm_weights_.data(), GemmStart::Zero, nullptr, columns, h * w,
+                     GemmRowMajorB{src, k.inch, h * w, kern.nr}, [](int64_t, float*, int64_t) {}, ctx);
+            each_output_plane(k, row_axis, col_axis, bias, y, ctx, [&](int64_t oc, float* f) {
+                for (int64_t t = 0; t < ksize; ++t)
+                    scatter_tap(f, columns + (oc * ksize + t) * h * w, h, w, k, t, row_axis, col_axis, 1.f);
+            });
+            return;
+        }
+        each_output_plane(k, row_axis, col_axis, bias, y, ctx, [&](int64_t oc, float* f) {
+            const int64_t grp = oc / outch_g;
+            for (int64_t ic = 0; ic < inch_g; ++ic) {
+                const float* xp = src + (grp * inch_g + ic) * h * w;
+                const float* kp = wt + (oc * inch_g + ic) * ksize;
+                for (int64_t t = 0; t < ksize; ++t) scatter_tap(f, xp, h, w, k, t, row_axis, col_axis, kp[t]);
+            }
+        });
+    }
+
+    // f (a full output plane) += v * tap t's contribution of plane `in` (h x w).
+    static void scatter_tap(float* f, const float* in, int64_t h, int64_t w, const ConvKernel& k, int64_t t,
+                            const DeconvAxis& row_axis, const DeconvAxis& col_axis, float v)
+    {
+        const window::Axis &rows = row_axis.axis, &cols = col_axis.axis;
+        const int64_t ky = t / k.kernel[1], kx = t % k.kernel[1], full_w = col_axis.full;
+        for (int64_t y = 0; y < h; ++y) {
+            float* orow = f + (y * rows.stride + ky * rows.dilation) * full_w + kx * cols.dilation;
+            const float* xrow = in + y * w;
+            for (int64_t xx = 0; xx < w; ++xx) orow[xx * cols.stride] += xrow[xx] * v;
+        }
+    }
+
+    // Every output channel's plane: the bias, accumulate(oc, full plane), the
+    // cut to the kept part, the activation.
+    template <class Accumulate>
+    void each_output_plane(const ConvKernel& k, const DeconvAxis& row_axis, const DeconvAxis& col_axis,
+                           const float* bias, Tensor& y, const ExecContext& ctx, const Accumulate& accumulate) const
+    {
         float* dst = y.data<float>();
         const window::Axis &rows = row_axis.axis, &cols = col_axis.axis;
         const int64_t full_w = col_axis.full, full_plane = row_axis.full * full_w, out_plane = rows.out * cols.out;
@@ -120,24 +180,11 @@ private:
             for (int64_t oc = begin; oc < end; ++oc) {
                 float* f = cut ? full.data() : dst + oc * out_plane;
                 std::fill(f, f + full_plane, bias ? bias[oc] : 0.f);
-                const int64_t grp = oc / outch_g;
-                for (int64_t ic = 0; ic < inch_g; ++ic) {
-                    const float* xp = src + (grp * inch_g + ic) * h * w;
-                    const float* kp = wt + (oc * inch_g + ic) * ksize;
-                    for (int64_t ky = 0; ky < kh; ++ky)
-                        for (int64_t kx = 0; kx < kw; ++kx) {
-                            const float kv = kp[ky * kw + kx];
-                            for (int64_t y = 0; y < h; ++y) {
-                                float* orow = f + (y * rows.stride + ky * rows.dilation) * full_w + kx * cols.dilation;
-                                const float* xrow = xp + y * w;
-                                for (int64_t xx = 0; xx < w; ++xx) orow[xx * cols.stride] += xrow[xx] * kv;
-                            }
-                        }
-                }
+                accumulate(oc, f);
                 if (cut) {
                     float* o = dst + oc * out_plane;
-                    for (int64_t y = 0; y < rows.out; ++y)
-                        std::memcpy(o + y * cols.out, f + (y + rows.pad_begin) * full_w + cols.pad_begin,
+                    for (int64_t yy = 0; yy < rows.out; ++yy)
+                        std::memcpy(o + yy * cols.out, f + (yy + rows.pad_begin) * full_w + cols.pad_begin,
                                     sizeof(float) * cols.out);
                 }
                 p_.activation.apply(dst + oc * out_plane, out_plane);
@@ -162,6 +209,7 @@ private:
     ConvParams p_;
     DeconvOutputParams output_;
     ConvWeights weights_;
+    std::vector<float> gemm_weights_; // packed for the columns' GEMM (one group, static weights)
 };
 
 } // namespace
