@@ -32,6 +32,27 @@ void apply_axis(const float* src, const Shape& src_shape, float* dst, const Axis
     for (size_t i = t.axis + 1; i < src_shape.size(); ++i) inner *= src_shape[i];
     const int64_t in_len = src_shape[t.axis], out_len = t.out_len;
     const int taps = t.per_output;
+    if (inner == 1) {
+        // The innermost axis: a row of outputs at a time, each a dot product of taps.
+        ctx.parallel_for(outer, [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+                const float* base = src + o * in_len;
+                float* drow = dst + o * out_len;
+                for (int64_t x = 0; x < out_len; ++x) {
+                    if (!t.outside.empty() && t.outside[static_cast<size_t>(x)]) {
+                        drow[x] = fill;
+                        continue;
+                    }
+                    const int64_t* index = t.index.data() + x * taps;
+                    const float* weight = t.weight.data() + x * taps;
+                    float acc = base[index[0]] * weight[0];
+                    for (int k = 1; k < taps; ++k) acc += base[index[k]] * weight[k];
+                    drow[x] = acc;
+                }
+            }
+        });
+        return;
+    }
     ctx.parallel_for(outer * out_len, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const int64_t o = r / out_len, x = r % out_len;
@@ -43,13 +64,6 @@ void apply_axis(const float* src, const Shape& src_shape, float* dst, const Axis
             const int64_t* index = t.index.data() + x * taps;
             const float* weight = t.weight.data() + x * taps;
             const float* base = src + o * in_len * inner;
-            if (inner == 1) {
-                // The innermost axis: one value per output, a dot product of taps.
-                float acc = base[index[0]] * weight[0];
-                for (int k = 1; k < taps; ++k) acc += base[index[k]] * weight[k];
-                drow[0] = acc;
-                continue;
-            }
             const float* s0 = base + index[0] * inner;
             for (int64_t i = 0; i < inner; ++i) drow[i] = s0[i] * weight[0];
             for (int k = 1; k < taps; ++k) {
