@@ -21,6 +21,8 @@ smallest minimum over the rounds. Prints markdown tables:
   2. ONNX models: kestrel / ONNX Runtime, target <= 0.8
   3. scaling: kestrel's 1-thread / 2-thread time on models over 20 ms,
      target >= 1.7
+  4. memory: peak RSS of kestrel bench / benchncnn per zoo model (the
+     largest over the runs, 1 thread), target <= 1
 """
 import argparse
 import math
@@ -28,6 +30,8 @@ import os
 import re
 import subprocess
 import sys
+
+PEAK_RSS = {}  # (engine binary's name, model path) -> largest peak RSS seen, MiB
 
 LINE = re.compile(r"min =\s*([\d.]+)")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,12 +42,27 @@ OCR_SHAPES = {"ch_PP-OCRv4_det_infer": "1,3,640,640", "ch_PP-OCRv4_rec_infer": "
 
 
 def minimum(cmd, env=None):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    for line in (r.stdout + r.stderr).splitlines()[::-1]:  # benchncnn prints on stderr
+    """The command's reported minimum (ms); its peak RSS goes to PEAK_RSS."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)  # reaped here, for the child's own rusage
+    p.returncode = os.waitstatus_to_exitcode(status)
+    key = (os.path.basename(cmd[0]), model_of(cmd))
+    PEAK_RSS[key] = max(PEAK_RSS.get(key, 0.0), usage.ru_maxrss / 1024.0)
+    for line in out.splitlines()[::-1]:
         m = LINE.search(line)
         if m:
             return float(m.group(1))
-    sys.exit(f"no timing from {' '.join(cmd)}:\n{r.stdout}\n{r.stderr}")
+    sys.exit(f"no timing from {' '.join(cmd)}:\n{out}")
+
+
+def model_of(cmd):
+    for c in cmd:
+        if c.startswith("param="):
+            return c[len("param="):]
+        if c.endswith(".param") or c.endswith(".onnx"):
+            return c
+    return ""
 
 
 def zoo_models(zoo):
@@ -128,6 +147,16 @@ def main():
             best = side_by_side(onnx, {"kestrel": kestrel, "onnxruntime": ort}, t, a.rounds)
             table("2. ONNX models: kestrel / ONNX Runtime", onnx, best, "kestrel", "onnxruntime", t, 0.8)
             kestrel_times.update({(m, t): best[(m, "kestrel")] for m, _, _ in onnx})
+    if a.benchncnn:
+        zoo = [m for m in zoo_models(a.zoo) if only is None or m[0] in only]
+        ours, peer = os.path.basename(a.kestrel), os.path.basename(a.benchncnn)
+        print("\n### 4. Memory: peak RSS of kestrel bench / benchncnn, largest over the runs (target <= 1)\n")
+        print("| model | kestrel MiB | ncnn MiB | ratio | met |")
+        print("| --- | ---: | ---: | ---: | :-: |")
+        for model, path, _ in zoo:
+            k, n = PEAK_RSS.get((ours, path)), PEAK_RSS.get((peer, path))
+            if k and n:
+                print(f"| {model} | {k:.1f} | {n:.1f} | {k / n:.2f} | {'yes' if k <= n else 'no'} |")
     if 1 in threads and 2 in threads:
         print("\n### 3. Scaling: kestrel 1 thread / 2 threads, models over 20 ms at 1 thread (target >= 1.7)\n")
         print("| model | 1 thread | 2 threads | speed-up | met |")
