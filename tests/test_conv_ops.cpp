@@ -323,17 +323,21 @@ TEST(ConvOps, ConvolutionDynamicWeight)
 
 TEST(ConvOps, Convolution1DInputWith1x1KernelIsInnerProduct)
 {
-    const Tensor x = random_tensor({12}, 50);
-    const std::vector<float> W = random_vector(5 * 12, 51), b = random_vector(5, 52);
-    const Tensor y = run_layer("Convolution", PD().i(0, 5).i(1, 1).i(5, 1).i(6, 60).i(9, 1).pd,
-                               {from_vector(W, {60}), from_vector(b, {5})}, {x});
-    std::vector<double> ref(5);
-    for (int o = 0; o < 5; ++o) {
-        double s = b[o];
-        for (int i = 0; i < 12; ++i) s += static_cast<double>(W[o * 12 + i]) * x.data<float>()[i];
-        ref[o] = std::max(s, 0.0);
+    // Its weights are read from the GEMM's packed panels: outputs within one
+    // panel, and across several.
+    for (int outputs : {5, 30}) {
+        const Tensor x = random_tensor({12}, 50);
+        const std::vector<float> W = random_vector(outputs * 12, 51), b = random_vector(outputs, 52);
+        const Tensor y = run_layer("Convolution", PD().i(0, outputs).i(1, 1).i(5, 1).i(6, outputs * 12).i(9, 1).pd,
+                                   {from_vector(W, {outputs * 12}), from_vector(b, {outputs})}, {x});
+        std::vector<double> ref(static_cast<size_t>(outputs));
+        for (int o = 0; o < outputs; ++o) {
+            double s = b[o];
+            for (int i = 0; i < 12; ++i) s += static_cast<double>(W[o * 12 + i]) * x.data<float>()[i];
+            ref[static_cast<size_t>(o)] = std::max(s, 0.0);
+        }
+        expect_all_close(y, ref, {outputs});
     }
-    expect_all_close(y, ref, {5});
 }
 
 TEST(ConvOps, ConvolutionRejectsInvalidParams)

@@ -60,6 +60,12 @@ public:
     // shapes ONNX infers. Returns one line per rewrite.
     std::vector<std::string> optimize(const std::map<std::string, Shape>& shape_hints = {});
 
+    // Drops the graph's copy of the weights as loaded, keeping only what the
+    // layers hold for inference (often a packed form: then the loaded values
+    // stop taking memory twice, as with ncnn's lightmode). Afterwards
+    // optimize(), save_model() and model_bytes() refuse to run.
+    void release_weights();
+
     void save_param(const std::string& path) const;
     void save_model(const std::string& path) const;
     // What save_model writes: the weights in .bin encoding.
@@ -91,6 +97,7 @@ private:
     friend class Session;
     std::unique_ptr<Graph> graph_;
     bool weights_loaded_ = false;
+    bool weights_released_ = false;
     void instantiate_ops();
 };
 

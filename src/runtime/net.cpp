@@ -258,6 +258,7 @@ std::vector<std::string> Net::optimize(const std::map<std::string, Shape>& shape
 {
     check(graph_ != nullptr, "optimize: no model loaded");
     check(weights_loaded_, "optimize: load the weights first");
+    check(!weights_released_, "optimize: the weights were released (release_weights)");
     graph_->load_options = load_options_;
     return optimize_graph(*graph_, shape_hints).applied;
 }
@@ -273,8 +274,16 @@ void Net::save_param(const std::string& path) const
     check(static_cast<bool>(out), path, ": cannot write");
 }
 
+void Net::release_weights()
+{
+    check(graph_ != nullptr, "release_weights: no model loaded");
+    for (Layer& l : graph_->layers) l.weights = {};
+    weights_released_ = true;
+}
+
 std::vector<uint8_t> Net::model_bytes() const
 {
+    check(!weights_released_, "model_bytes: the weights were released (release_weights)");
     std::vector<uint8_t> bytes;
     for (const Layer& l : graph().layers)
         for (const StoredWeight& w : l.weights) write_ncnn_weight(w, bytes);

@@ -147,6 +147,7 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, int th
 {
     LoadedModel model;
     load_model(model, job.path, nullptr, true);
+    model.net.release_weights(); // only the layers' (packed) copies stay, as an application would keep
     const bool onnx = is_onnx_path(job.path);
     auto given = [&](const std::vector<int64_t>& dims) { return onnx ? Shape(dims) : from_ncnn_order(dims); };
     Options options;

@@ -111,9 +111,10 @@ public:
             winograd_ok_ = true;
         } else if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
             gemm_weights_.get([&] { return conv2d_gemm_pack_weights(gemm_kernel(), weight.data<float>(), gemm_geometry(k, {})); });
-            // The packed copy replaces the weights, except for a 1x1 kernel,
-            // whose 1-D input path (forward_flat) reads them as they are.
-            if (p_.window.kernel[0] != 1 || p_.window.kernel[1] != 1) weight = Tensor();
+            // The packed copy replaces the weights (a 1x1 kernel's 1-D input
+            // path, forward_flat, reads the packed copy too), except with
+            // groups and a 1x1 kernel, whose 1-D input path reads them as they are.
+            if (p_.group == 1 || p_.window.kernel[0] != 1 || p_.window.kernel[1] != 1) weight = Tensor();
         }
     }
 
@@ -641,11 +642,18 @@ private:
         float* dst = y.data<float>();
         if (int8_scale_term_ == 0) {
             const float* xs = x.data<float>();
-            const float* w = weights_.weight.data<float>();
+            // Weight (o, i): as loaded, or (one group) in the GEMM's packed
+            // panels of mr rows stored k-major.
+            const bool packed = !weights_.weight.defined();
+            const float* w = packed ? gemm_weights_.get([]() -> std::vector<float> { return {}; })
+                                    : weights_.weight.data<float>();
+            const int64_t mr = gemm_kernel().mr;
             ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
                 for (int64_t o = begin; o < end; ++o) {
+                    const float* row = packed ? w + o / mr * mr * n + o % mr : w + o * n;
+                    const int64_t step = packed ? mr : 1;
                     float sum = bias ? bias[o] : 0.f;
-                    for (int64_t i = 0; i < n; ++i) sum += w[o * n + i] * xs[i];
+                    for (int64_t i = 0; i < n; ++i) sum += row[i * step] * xs[i];
                     dst[o] = p_.activation(sum);
                 }
             });
