@@ -85,22 +85,30 @@ TEST(Session, MemoryReuseOnAndOffGiveSameOutputsAndReuseSavesMemory)
     EXPECT_LT(a.peak_bytes() * 4, b.peak_bytes()) << a.peak_bytes() << " vs " << b.peak_bytes();
 }
 
-// release_weights: the layers keep what they compute with (the same outputs,
-// at a new input size too, which may choose other packed forms), and what
-// needs the weights as loaded refuses with a clear error.
+// release_weights (and LoadOptions::keep_loaded_weights off): the layers keep
+// what they compute with (the same outputs, at a new input size too, which
+// may choose other packed forms), and what needs the weights as loaded
+// refuses with a clear error.
 TEST(Session, ReleasedWeightsKeepOutputsAndRefuseSaving)
 {
-    Net full, light;
-    for (Net* net : {&full, &light}) {
+    Net full, light, never_kept;
+    LoadOptions drop;
+    drop.keep_loaded_weights = false; // dropped layer by layer while loading
+    never_kept.set_load_options(drop);
+    for (Net* net : {&full, &light, &never_kept}) {
         net->load_param(testing::shared_path("models/mobilenet_v2/ncnn.param"));
         net->load_model(testing::shared_path("models/mobilenet_v2/ncnn.bin"));
     }
     light.release_weights();
+    Session c(never_kept);
+    c.set_input("input", read_npy(testing::shared_path("models/mobilenet_v2/ncnn_input.npy")));
+    EXPECT_THROW(never_kept.model_bytes(), Error);
     const Tensor input = read_npy(testing::shared_path("models/mobilenet_v2/ncnn_input.npy"));
     Session a(full), b(light);
     a.set_input("input", input);
     b.set_input("input", input);
     EXPECT_TRUE(testing::bit_identical(a.get("output"), b.get("output")));
+    EXPECT_TRUE(testing::bit_identical(a.get("output"), c.get("output")));
     const Tensor smaller = Tensor::zeros({input.dim(0), 96, 96});
     a.set_input("input", smaller);
     b.set_input("input", smaller);

@@ -12,6 +12,12 @@ struct LoadOptions {
     // results differ from the direct sum by rounding (about 1e-6 of the output's
     // scale), so turn it off for outputs bit-identical to the direct kernels.
     bool winograd = true;
+    // Keep the graph's copy of the weights as loaded (save_model and optimize
+    // need it). Off: each layer's copy is dropped as soon as the layer has
+    // taken what it computes with, so the loaded and packed forms of all the
+    // weights never take memory together (Net::release_weights after loading
+    // frees the same memory, but only after the peak).
+    bool keep_loaded_weights = true;
 };
 
 struct Options {

@@ -442,11 +442,18 @@ void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_di
                    const OnnxImportOptions& options)
 {
     check_and_infer(model, source);
+    // The graph keeps the weights while the optimizer rewrites it; dropped
+    // after, when the Net's load options say so.
+    const LoadOptions wanted = net.load_options();
+    LoadOptions keep = wanted;
+    keep.keep_loaded_weights = true;
     Net fresh;
-    fresh.set_load_options(net.load_options());
+    fresh.set_load_options(keep);
     onnx_import::ModelConverter converter(model, base_dir, source, fresh);
     converter.convert();
     if (options.optimize) fresh.optimize(converter.shape_hints());
+    if (!wanted.keep_loaded_weights) fresh.release_weights();
+    fresh.set_load_options(wanted);
     net = std::move(fresh);
 }
 

@@ -143,13 +143,16 @@ void Net::instantiate_ops()
 }
 
 namespace {
+// Each layer's weights to its op; the graph keeps what the reader recorded
+// unless `keep` is off.
 template <class Reader, class Take>
-void load_weights(Graph& g, Reader& reader, Take take)
+void load_weights(Graph& g, Reader& reader, Take take, bool keep)
 {
     for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
         Layer& l = g.layers[li];
         with_layer_context(g, li, [&] { l.op->load_model(reader); });
         l.weights = take();
+        if (!keep) l.weights = {};
     }
 }
 } // namespace
@@ -160,9 +163,10 @@ void Net::load_model(const std::string& path)
     FileSource source(path);
     NcnnWeightReader reader(source, path, max_weight_bytes_);
     reader.options = load_options_;
-    load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
+    load_weights(*graph_, reader, [&] { return reader.take_recorded(); }, load_options_.keep_loaded_weights);
     reader.expect_end();
     weights_loaded_ = true;
+    weights_released_ = !load_options_.keep_loaded_weights;
 }
 
 void Net::load_model_mem(const void* data, size_t size, const std::string& source_name)
@@ -171,9 +175,10 @@ void Net::load_model_mem(const void* data, size_t size, const std::string& sourc
     MemorySource source(data, size);
     NcnnWeightReader reader(source, source_name, max_weight_bytes_);
     reader.options = load_options_;
-    load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
+    load_weights(*graph_, reader, [&] { return reader.take_recorded(); }, load_options_.keep_loaded_weights);
     reader.expect_end();
     weights_loaded_ = true;
+    weights_released_ = !load_options_.keep_loaded_weights;
 }
 
 void Net::load_model(const std::function<size_t(void*, size_t)>& fn, const std::string& source_name)
@@ -182,9 +187,10 @@ void Net::load_model(const std::function<size_t(void*, size_t)>& fn, const std::
     CallbackSource source(fn);
     NcnnWeightReader reader(source, source_name, max_weight_bytes_);
     reader.options = load_options_;
-    load_weights(*graph_, reader, [&] { return reader.take_recorded(); });
+    load_weights(*graph_, reader, [&] { return reader.take_recorded(); }, load_options_.keep_loaded_weights);
     reader.expect_end();
     weights_loaded_ = true;
+    weights_released_ = !load_options_.keep_loaded_weights;
 }
 
 void Net::load_model_zeros()
@@ -192,12 +198,16 @@ void Net::load_model_zeros()
     check(graph_ != nullptr, "load_model_zeros: load the .param first");
     ZeroWeightReader reader(max_weight_bytes_);
     reader.options = load_options_;
-    load_weights(*graph_, reader, [&] {
-        std::vector<StoredWeight> w;
-        w.swap(reader.recorded);
-        return w;
-    });
+    load_weights(
+        *graph_, reader,
+        [&] {
+            std::vector<StoredWeight> w;
+            w.swap(reader.recorded);
+            return w;
+        },
+        load_options_.keep_loaded_weights);
     weights_loaded_ = true;
+    weights_released_ = !load_options_.keep_loaded_weights;
 }
 
 void Net::add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,

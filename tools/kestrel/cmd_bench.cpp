@@ -146,8 +146,12 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, int th
                         bool profile)
 {
     LoadedModel model;
+    // Only the layers' (packed) copies of the weights are kept, as an
+    // application that only runs the model would (ncnn's lightmode).
+    LoadOptions lo;
+    lo.keep_loaded_weights = false;
+    model.net.set_load_options(lo);
     load_model(model, job.path, nullptr, true);
-    model.net.release_weights(); // only the layers' (packed) copies stay, as an application would keep
     const bool onnx = is_onnx_path(job.path);
     auto given = [&](const std::vector<int64_t>& dims) { return onnx ? Shape(dims) : from_ncnn_order(dims); };
     Options options;

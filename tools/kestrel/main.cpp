@@ -1,6 +1,9 @@
 // kestrel: one command for running, inspecting, benchmarking and converting
 // models. Exit status: 0 success, 1 error, 2 usage error.
 #include <cstdio>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cstring>
 
 #include "cli.h"
@@ -54,6 +57,12 @@ bool is_help(const char* arg) { return std::strcmp(arg, "--help") == 0 || std::s
 int main(int argc, char** argv)
 {
     using namespace kestrel;
+#ifdef __GLIBC__
+    // A fixed mmap threshold: glibc otherwise raises it each time a large
+    // block is freed (weights dropped while loading), and later large blocks
+    // then come from the heap, which does not give freed memory back.
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
     if (argc < 2) {
         print_usage(stderr);
         return 2;
