@@ -157,8 +157,9 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
     const int64_t want = ctx.threads();
     const int64_t row_splits = std::min(panels, std::max<int64_t>(1, (want + col_blocks - 1) / col_blocks));
     ctx.parallel_for(col_blocks * row_splits, [&](int64_t begin, int64_t end) {
-        std::vector<float> b_packed;
-        std::vector<GemmPanel> b_panels;
+        // The thread's own buffers, kept from call to call (no allocation per call).
+        thread_local std::vector<float> b_packed;
+        thread_local std::vector<GemmPanel> b_panels;
         for (int64_t task = begin; task < end; ++task) {
             const int64_t cb = task / row_splits, rs = task % row_splits;
             const int64_t col0 = cb * block, cols = std::min(block, n - col0);

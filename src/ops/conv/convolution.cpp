@@ -436,7 +436,8 @@ private:
         const float* src = x.data<float>();
         float* dst = y.data<float>();
         ctx.parallel_for(y.dim(0), [&](int64_t begin, int64_t end) {
-            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats()));
+            thread_local std::vector<float> scratch; // the thread's own, kept from call to call
+            scratch.resize(std::max(scratch.size(), static_cast<size_t>(dg.scratch_floats())));
             for (int64_t ch = begin; ch < end; ++ch) {
                 kern.plane(dg, src + ch * in_plane, wt + ch * taps, bias ? bias[ch] : 0.f, dst + ch * out_plane,
                            scratch.data());
