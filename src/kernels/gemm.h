@@ -157,7 +157,8 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
     const int64_t want = ctx.threads();
     const int64_t row_splits = std::min(panels, std::max<int64_t>(1, (want + col_blocks - 1) / col_blocks));
     ctx.parallel_for(col_blocks * row_splits, [&](int64_t begin, int64_t end) {
-        // The thread's own buffers, kept from call to call (no allocation per call).
+        // The thread's own buffers, kept from call to call (no allocation per
+        // call); so post() must not call gemm_f32 itself.
         thread_local std::vector<float> b_packed;
         thread_local std::vector<GemmPanel> b_panels;
         for (int64_t task = begin; task < end; ++task) {
@@ -191,9 +192,10 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                     for (int64_t cp = 0; cp < col_panels; ++cp) {
                         const int64_t j0 = cp * kern.nr;
                         const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                        kern.tile_for(w)(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp].b, b_panels[cp].ldb,
-                                  chunk_start, chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
-                                  c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
+                        kern.tile_for(w)(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp].b,
+                                         b_panels[cp].ldb, chunk_start,
+                                         chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
+                                         c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
                     }
                     if (last)
                         for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);
