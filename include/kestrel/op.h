@@ -171,6 +171,10 @@ public:
     // A layer without inputs whose output never changes (Constant, MemoryData):
     // the runtime uses this tensor directly instead of running forward().
     virtual Tensor constant_value() const { return Tensor(); }
+    // The graph no longer keeps the weights as loaded (Net::release_weights,
+    // LoadOptions::keep_loaded_weights): an op keeping a copy of them only to
+    // build packed forms later may drop it once it has what it computes with.
+    virtual void weights_released() {}
     // Multiply-accumulates for `kestrel info`, given inferred shapes.
     virtual int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&) const { return 0; }
     // Bytes of weights held (for `kestrel info`).

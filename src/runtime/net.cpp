@@ -152,7 +152,10 @@ void load_weights(Graph& g, Reader& reader, Take take, bool keep)
         Layer& l = g.layers[li];
         with_layer_context(g, li, [&] { l.op->load_model(reader); });
         l.weights = take();
-        if (!keep) l.weights = {};
+        if (!keep) {
+            l.weights = {};
+            l.op->weights_released();
+        }
     }
 }
 } // namespace
@@ -287,7 +290,10 @@ void Net::save_param(const std::string& path) const
 void Net::release_weights()
 {
     check(graph_ != nullptr, "release_weights: no model loaded");
-    for (Layer& l : graph_->layers) l.weights = {};
+    for (Layer& l : graph_->layers) {
+        l.weights = {};
+        if (l.op) l.op->weights_released();
+    }
     weights_released_ = true;
 }
 

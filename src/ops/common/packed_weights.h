@@ -26,6 +26,11 @@ public:
         floats_ = {};
         built_ = false;
     }
+    bool built() const
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return built_;
+    }
     size_t floats() const
     {
         std::lock_guard<std::mutex> lock(mutex_);

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "kernels/conv2d_gemm.h"
@@ -105,10 +106,14 @@ public:
         gemm_weights_.reset();
         for (PackedWeights& w : winograd_weights_) w.reset();
         winograd_ok_ = false;
+        source_ = Tensor();
+        drop_source_ = false;
         if (int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k)) {
             // Which form is fastest depends on the plane's size: kept as they
             // are, packed by prepare() for the first shape that wants each form.
             winograd_ok_ = true;
+            source_ = weight;
+            weight = Tensor();
         } else if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
             gemm_weights_.get([&] { return conv2d_gemm_pack_weights(gemm_kernel(), weight.data<float>(), gemm_geometry(k, {})); });
             // The packed copy replaces the weights (a 1x1 kernel's 1-D input
@@ -160,7 +165,9 @@ public:
         size_t floats = w_scale_.size() + gemm_weights_.floats() + int8_depthwise_weights_.size();
         for (const PackedWeights& w : winograd_weights_) floats += w.floats();
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
-        return weights_.bytes() + static_cast<int64_t>(floats * sizeof(float));
+        std::lock_guard<std::mutex> lock(source_mutex_);
+        return weights_.bytes() + (source_.defined() ? static_cast<int64_t>(source_.nbytes()) : 0) +
+               static_cast<int64_t>(floats * sizeof(float));
     }
 
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
@@ -195,21 +202,21 @@ public:
                 return st;
             }
             if (pads) st->padded = ctx.request_scratch(padded_values * 4);
-            const int m = winograd_ok_ ? winograd_pick_tile(gemm_kernel(), k.inch_g, k.outch, g.rows.out, g.cols.out) : 0;
-            if (m > 0) {
-                st->path = Path::Winograd;
-                st->wg = WinogradGeometry{m, k.inch_g, k.outch, st->gg.in_h, st->gg.in_w, g.rows.out, g.cols.out};
-                st->winograd = ctx.request_scratch(winograd_scratch_floats(gemm_kernel(), st->wg) * 4);
-                st->packed = winograd_weights_[m == 6].get([&] {
-                    return winograd_pack_weights(gemm_kernel(), m, weights_.weight.data<float>(), k.outch, k.inch_g);
-                });
+            if (winograd_ok_) {
+                const int m = eligible_form(winograd_pick_tile(gemm_kernel(), k.inch_g, k.outch, g.rows.out, g.cols.out),
+                                            k, st->packed);
+                if (m > 0) {
+                    st->path = Path::Winograd;
+                    st->wg = WinogradGeometry{m, k.inch_g, k.outch, st->gg.in_h, st->gg.in_w, g.rows.out, g.cols.out};
+                    st->winograd = ctx.request_scratch(winograd_scratch_floats(gemm_kernel(), st->wg) * 4);
+                } else {
+                    st->path = Path::Gemm;
+                }
                 return st;
             }
             st->path = uses_gemm(k.outch / p_.group) ? Path::Gemm : Path::Plain;
             if (st->path == Path::Gemm && !p_.dynamic)
-                st->packed = gemm_weights_.get([&] {
-                    return conv2d_gemm_pack_weights(gemm_kernel(), weights_.weight.data<float>(), st->gg);
-                });
+                st->packed = gemm_weights_.get([]() -> std::vector<float> { return {}; }); // packed at load
             if (st->path == Path::Gemm && p_.dynamic)
                 st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
             return st;
@@ -362,6 +369,33 @@ private:
                     accumulate_tap(o, in_plane + ky * g.rows.dilation * pw + kx * g.cols.dilation, pw,
                                    kp[ky * k.kw + kx], g);
         }
+    }
+
+    // The form a layer that may take Winograd runs a shape with: `preferred`
+    // (a tile size, 0 for the direct GEMM), built from the loaded weights if
+    // need be; once those are dropped (weights_released), a form already built,
+    // which computes the same convolution. Sets `packed`; returns the form.
+    int eligible_form(int preferred, const KernelDims& k, const float*& packed) const
+    {
+        std::lock_guard<std::mutex> lock(source_mutex_);
+        const auto built = [&](int m) { return m == 0 ? gemm_weights_.built() : winograd_weights_[m == 6].built(); };
+        int m = preferred;
+        if (!built(m) && !source_.defined()) m = built(0) ? 0 : built(4) ? 4 : 6;
+        if (m == 0)
+            packed = gemm_weights_.get(
+                [&] { return conv2d_gemm_pack_weights(gemm_kernel(), source_.data<float>(), gemm_geometry(k, {})); });
+        else
+            packed = winograd_weights_[m == 6].get(
+                [&] { return winograd_pack_weights(gemm_kernel(), m, source_.data<float>(), k.outch, k.inch_g); });
+        if (drop_source_) source_ = Tensor();
+        return m;
+    }
+
+    void weights_released() override
+    {
+        std::lock_guard<std::mutex> lock(source_mutex_);
+        drop_source_ = true;
+        if (gemm_weights_.built() || winograd_weights_[0].built() || winograd_weights_[1].built()) source_ = Tensor();
     }
 
     // 3x3 stride-1 layers with enough channels for the transforms to pay off
@@ -684,6 +718,12 @@ private:
     bool winograd_ok_ = false;
     PackedWeights gemm_weights_;
     PackedWeights winograd_weights_[2];
+    // A layer that may take Winograd: its loaded weights, kept to build the
+    // form a shape wants (dropped once the graph has released them and a form
+    // is built), under source_mutex_.
+    mutable Tensor source_;
+    mutable bool drop_source_ = false;
+    mutable std::mutex source_mutex_;
     std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
     Conv2dInt8Gemm int8_gemm_;                  // int8 GEMM path (chunk_channels 0: not used)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;
