@@ -16,16 +16,23 @@ Tensor random_tensor(Shape shape, uint32_t seed, float lo = -1.f, float hi = 1.f
     return t;
 }
 
-// input -> Conv(3->4, 3x3, bias) -> BatchNorm -> ReLU -> Noop -> ConvDW(4, 3x3, no bias) -> BatchNorm -> Clip
-// plus a dead branch and a Constant -> ReLU chain added to the output.
-void build(Net& net)
+// A padded 3x3 Convolution with bias: `inputs` -> 4 channels.
+ParamDict conv3x3_to_4(int inputs)
 {
     ParamDict conv;
     conv.set_int(0, 4);
     conv.set_int(1, 3);
     conv.set_int(4, 1);
     conv.set_int(5, 1);
-    conv.set_int(6, 4 * 3 * 9);
+    conv.set_int(6, 4 * inputs * 9);
+    return conv;
+}
+
+// input -> Conv(3->4, 3x3, bias) -> BatchNorm -> ReLU -> Noop -> ConvDW(4, 3x3, no bias) -> BatchNorm -> Clip
+// plus a dead branch and a Constant -> ReLU chain added to the output.
+void build(Net& net)
+{
+    const ParamDict conv = conv3x3_to_4(3);
     ParamDict bn;
     bn.set_int(0, 4);
     bn.set_float(1, 1e-5f);
@@ -98,12 +105,7 @@ TEST(Optimizer, RewritesConvBatchNormActivationChainsWithEqualOutputs)
 TEST(Optimizer, FoldsScalarAffineOpsIntoConvolutions)
 {
     const auto build_affine = [](Net& net) {
-        ParamDict conv;
-        conv.set_int(0, 4);
-        conv.set_int(1, 3);
-        conv.set_int(4, 1);
-        conv.set_int(5, 1);
-        conv.set_int(6, 4 * 3 * 9);
+        const ParamDict conv = conv3x3_to_4(3);
         const auto scalar = [](int op, float c) {
             ParamDict pd;
             pd.set_int(0, op);
@@ -120,9 +122,7 @@ TEST(Optimizer, FoldsScalarAffineOpsIntoConvolutions)
         net.add_layer("BinaryOp", "add", {"m"}, {"a"}, scalar(0, 0.3f));
         net.add_layer("BinaryOp", "sub", {"a"}, {"s"}, scalar(1, 0.1f));
         net.add_layer("HardSwish", "hs", {"s"}, {"h"}, hs);
-        ParamDict conv2 = conv;
-        conv2.set_int(6, 4 * 4 * 9);
-        net.add_layer("Convolution", "conv2", {"h"}, {"c2"}, conv2, {random_tensor({4 * 4 * 9}, 3), random_tensor({4}, 4)});
+        net.add_layer("Convolution", "conv2", {"h"}, {"c2"}, conv3x3_to_4(4), {random_tensor({4 * 4 * 9}, 3), random_tensor({4}, 4)});
         net.add_layer("BinaryOp", "rsub", {"c2"}, {"y"}, scalar(7, 0.5f));
         net.set_output_names({"y"});
     };

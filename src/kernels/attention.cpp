@@ -13,11 +13,10 @@ void attention_rows(const AttentionHead& h, float scale, const AttentionMask& ma
     scratch.resize(static_cast<size_t>(rows * h.Lk + packed));
     float* scores = scratch.data();
     float* a = scores + rows * h.Lk;
-    const auto none = [](int64_t, float*, int64_t) {};
     // S = Q K^T: K read as the transposed B.
     gemm_pack_a_into(kern, h.q + row0 * h.ldq, rows, h.D, h.ldq, 1, a);
     gemm_f32(kern, rows, h.Lk, h.D, a, GemmStart::Zero, nullptr, scores, h.Lk, GemmTransposedB{h.k, h.D, h.ldk, kern.nr},
-             none, serial);
+             gemm_no_post, serial);
     for (int64_t r = 0; r < rows; ++r) {
         float* s = scores + r * h.Lk;
         if (scale != 1.f)
@@ -28,7 +27,7 @@ void attention_rows(const AttentionHead& h, float scale, const AttentionMask& ma
     // O = P V.
     gemm_pack_a_into(kern, scores, rows, h.Lk, h.Lk, 1, a);
     gemm_f32(kern, rows, h.Dv, h.Lk, a, GemmStart::Zero, nullptr, h.out + row0 * h.ldo, h.ldo,
-             GemmRowMajorB{h.v, h.Lk, h.ldv, kern.nr}, none, serial);
+             GemmRowMajorB{h.v, h.Lk, h.ldv, kern.nr}, gemm_no_post, serial);
 }
 
 } // namespace kestrel

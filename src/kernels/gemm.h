@@ -108,6 +108,9 @@ template <class PackB> std::vector<float> gemm_pack_b(const GemmKernel& kern, in
 // would fall into the same few cache sets.
 inline bool gemm_direct_b_ok(int64_t ldb) { return ldb % 1024 >= 64 && ldb % 1024 <= 960; }
 
+// A post for gemm_f32 that does nothing.
+inline void gemm_no_post(int64_t, float*, int64_t) {}
+
 // Where the tile reads one panel of B.
 struct GemmPanel {
     const float* b;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <type_traits>
 
 namespace kestrel {
 
@@ -23,6 +24,19 @@ template <int KW, class T> T row_max(const T* r, int64_t kernel_w)
 
 // orow[ox] = (first ? the max of : max of orow[ox] and) the window row from
 // r[ox * stride], for ox in [lo, hi) (SW > 0: the stride as a constant).
+// f(std::integral_constant<int, SW>{}) with SW = sw for strides 1 and 2, else
+// 0 (a run-time stride): at a constant stride the compiler vectorizes the
+// windows (with shuffles at 2).
+template <class F> void with_constant_stride(int64_t sw, const F& f)
+{
+    if (sw == 1)
+        f(std::integral_constant<int, 1>{});
+    else if (sw == 2)
+        f(std::integral_constant<int, 2>{});
+    else
+        f(std::integral_constant<int, 0>{});
+}
+
 template <int KW, int SW, class T>
 void interior_maxes(const T* r, int64_t kernel_w, int64_t stride, bool first, int64_t lo, int64_t hi, T* orow)
 {
@@ -60,13 +74,9 @@ template <int KW, class T> void max_plane_rows(const T* p, T* o, const Pool2dGeo
             const bool first = ky == ky_begin && ky_end - ky_begin == g.kernel_h;
             auto put = [&](int64_t ox, T m) { orow[ox] = first ? m : std::max(orow[ox], m); };
             for (int64_t ox = 0; ox < ox_lo; ++ox) put(ox, clipped_max(r, ox * sw - pl));
-            // Constant strides 1 and 2: the compiler vectorizes the windows (with shuffles at 2).
-            if (sw == 1)
-                interior_maxes<KW, 1>(r - pl, kw, 1, first, ox_lo, ox_hi, orow);
-            else if (sw == 2)
-                interior_maxes<KW, 2>(r - pl, kw, 2, first, ox_lo, ox_hi, orow);
-            else
-                interior_maxes<KW, 0>(r - pl, kw, sw, first, ox_lo, ox_hi, orow);
+            with_constant_stride(sw, [&](auto stride) {
+                interior_maxes<KW, decltype(stride)::value>(r - pl, kw, sw, first, ox_lo, ox_hi, orow);
+            });
             for (int64_t ox = ox_hi; ox < g.out_w; ++ox) put(ox, clipped_max(r, ox * sw - pl));
         }
     }
@@ -146,14 +156,10 @@ void average_plane(const float* p, float* o, const Pool2dGeometry& g)
         const int64_t lo = rows_inside ? ox_lo : g.out_w, hi = rows_inside ? ox_hi : g.out_w;
         for (int64_t ox = 0; ox < lo; ++ox) orow[ox] = clipped_average(p, g, y0, ox * sw - pl);
         const float* top = p + y0 * g.in_w - pl;
-        if (lo < hi) {
-            if (sw == 1)
-                interior_averages<1>(top, g, 1, lo, hi, orow);
-            else if (sw == 2)
-                interior_averages<2>(top, g, 2, lo, hi, orow);
-            else
-                interior_averages<0>(top, g, sw, lo, hi, orow);
-        }
+        if (lo < hi)
+            with_constant_stride(sw, [&](auto stride) {
+                interior_averages<decltype(stride)::value>(top, g, sw, lo, hi, orow);
+            });
         for (int64_t ox = hi; ox < g.out_w; ++ox) orow[ox] = clipped_average(p, g, y0, ox * sw - pl);
     }
 }

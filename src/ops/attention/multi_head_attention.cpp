@@ -168,7 +168,7 @@ public:
         const bool mask_per_head = attn_mask_ && in[l.mask].rank() == 3;
         const int64_t blocks = (src + kAttentionRowBlock - 1) / kAttentionRowBlock;
         ctx.parallel_for(H * blocks, [&](int64_t begin, int64_t end) {
-            std::vector<float> scratch;
+            thread_local std::vector<float> scratch; // the thread's own, kept from call to call
             for (int64_t item = begin; item < end; ++item) {
                 const int64_t h = item / blocks, i0 = item % blocks * kAttentionRowBlock;
                 const AttentionHead head{Q.data<float>() + h * D, E, K.data<float>() + h * D, E,

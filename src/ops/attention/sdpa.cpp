@@ -137,7 +137,7 @@ public:
         const float scale = scale_ != 0.f ? scale_ : 1.f / std::sqrt(static_cast<float>(g.E));
         const int64_t blocks = (g.Lq + kAttentionRowBlock - 1) / kAttentionRowBlock;
         ctx.parallel_for(shape_numel(g.map.batch) * blocks, [&](int64_t begin, int64_t end) {
-            std::vector<float> scratch;
+            thread_local std::vector<float> scratch; // the thread's own, kept from call to call
             for (int64_t item = begin; item < end; ++item) {
                 const int64_t b = item / blocks, i0 = item % blocks * kAttentionRowBlock;
                 const AttentionHead head{in[kQuery].data<float>() + g.map.matrix_of[kQuery][b] * g.Lq * g.E, g.E,

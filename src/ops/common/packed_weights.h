@@ -26,6 +26,12 @@ public:
         floats_ = {};
         built_ = false;
     }
+    // The packed floats (nullptr until built).
+    const float* data() const
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return built_ ? floats_.data() : nullptr;
+    }
     bool built() const
     {
         std::lock_guard<std::mutex> lock(mutex_);

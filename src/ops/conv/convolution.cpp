@@ -216,7 +216,7 @@ public:
             }
             st->path = uses_gemm(k.outch / p_.group) ? Path::Gemm : Path::Plain;
             if (st->path == Path::Gemm && !p_.dynamic)
-                st->packed = gemm_weights_.get([]() -> std::vector<float> { return {}; }); // packed at load
+                st->packed = gemm_weights_.data(); // packed at load
             if (st->path == Path::Gemm && p_.dynamic)
                 st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
             return st;
@@ -406,14 +406,19 @@ private:
                p_.window.stride[1] == 1 && p_.window.dilation[0] == 1 && p_.window.dilation[1] == 1 &&
                k.inch_g >= 8 && k.outch >= 8;
     }
+    // The fused activation over finished output pieces; empty without one, or
+    // when the GEMM tile applies it as `clamp` bounds.
+    std::function<void(int64_t, float*, int64_t)> activation_post(const float* clamp) const
+    {
+        if (p_.activation.type == Activation::None || clamp) return {};
+        return [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
+    }
+
     void forward_winograd(const Tensor& padded, const ConvState& st, const float* bias, Tensor& y,
                           const ExecContext& ctx) const
     {
-        std::function<void(int64_t, float*, int64_t)> post;
-        if (p_.activation.type != Activation::None)
-            post = [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
         conv2d_winograd(gemm_kernel(), winograd_kernel(), st.wg, st.packed, padded.data<float>(), bias,
-                        y.data<float>(), ctx.scratch_as<float>(st.winograd), post, ctx);
+                        y.data<float>(), ctx.scratch_as<float>(st.winograd), activation_post(nullptr), ctx);
     }
 
     // GEMMs pay off from a few output channels per group; below that (depthwise)
@@ -444,10 +449,8 @@ private:
         // ReLU and Clip are applied by the GEMM tile as it stores; the others after it.
         float bounds[2];
         const float* clamp = p_.activation.as_clamp(bounds);
-        std::function<void(int64_t, float*, int64_t)> post;
-        if (p_.activation.type != Activation::None && !clamp)
-            post = [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
-        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), post, ctx, clamp);
+        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), activation_post(clamp), ctx,
+                    clamp);
     }
 
     Depthwise2dGeometry depthwise_geometry(int64_t h, int64_t w, const ConvGeometry& g, const KernelDims& k) const
@@ -680,8 +683,7 @@ private:
             // Weight (o, i): as loaded, or (one group) in the GEMM's packed
             // panels of mr rows stored k-major.
             const bool packed = !weights_.weight.defined();
-            const float* w = packed ? gemm_weights_.get([]() -> std::vector<float> { return {}; })
-                                    : weights_.weight.data<float>();
+            const float* w = packed ? gemm_weights_.data() : weights_.weight.data<float>();
             const int64_t mr = gemm_kernel().mr;
             ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
                 for (int64_t o = begin; o < end; ++o) {

@@ -135,7 +135,7 @@ private:
             const GemmKernel& kern = gemm_kernel();
             float* columns = ctx.scratch_as<float>(0);
             gemm_f32(kern, k.outch * ksize, h * w, k.inch, gemm_weights_.data(), GemmStart::Zero, nullptr, columns, h * w,
-                     GemmRowMajorB{src, k.inch, h * w, kern.nr}, [](int64_t, float*, int64_t) {}, ctx);
+                     GemmRowMajorB{src, k.inch, h * w, kern.nr}, gemm_no_post, ctx);
             each_output_plane(k, row_axis, col_axis, bias, y, ctx, [&](int64_t oc, float* f) {
                 for (int64_t t = 0; t < ksize; ++t)
                     scatter_tap(f, columns + (oc * ksize + t) * h * w, h, w, k, t, row_axis, col_axis, 1.f);
@@ -176,7 +176,8 @@ private:
         const int64_t full_w = col_axis.full, full_plane = row_axis.full * full_w, out_plane = rows.out * cols.out;
         const bool cut = row_axis.full != rows.out || full_w != cols.out;
         ctx.parallel_for(k.outch, [&](int64_t begin, int64_t end) {
-            std::vector<float> full(cut ? static_cast<size_t>(full_plane) : 0);
+            thread_local std::vector<float> full; // the thread's own, kept from call to call
+            if (cut) full.resize(std::max(full.size(), static_cast<size_t>(full_plane)));
             for (int64_t oc = begin; oc < end; ++oc) {
                 float* f = cut ? full.data() : dst + oc * out_plane;
                 std::fill(f, f + full_plane, bias ? bias[oc] : 0.f);

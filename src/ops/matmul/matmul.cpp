@@ -78,15 +78,14 @@ public:
         ctx.parallel_for(a_matrices(in[0].shape()), [&](int64_t begin, int64_t end) {
             for (int64_t m = begin; m < end; ++m) gemm_pack_a_into(kern, A + m * M * K, M, K, K, 1, packed + m * per_a);
         });
-        const auto none = [](int64_t, float*, int64_t) {};
         const auto multiply = [&](int64_t batch, const ExecContext& c) {
             const float* b = B + p.b_batch[batch] * K * N;
             float* y = Y + batch * M * N;
             const float* a = packed + p.a_batch[batch] * per_a;
             if (p.transB)
-                gemm_f32(kern, M, N, K, a, GemmStart::Zero, nullptr, y, N, GemmTransposedB{b, K, K, kern.nr}, none, c);
+                gemm_f32(kern, M, N, K, a, GemmStart::Zero, nullptr, y, N, GemmTransposedB{b, K, K, kern.nr}, gemm_no_post, c);
             else
-                gemm_f32(kern, M, N, K, a, GemmStart::Zero, nullptr, y, N, GemmRowMajorB{b, K, N, kern.nr}, none, c);
+                gemm_f32(kern, M, N, K, a, GemmStart::Zero, nullptr, y, N, GemmRowMajorB{b, K, N, kern.nr}, gemm_no_post, c);
         };
         if (p.batches >= 2 * ctx.threads()) {
             const ExecContext serial(nullptr, 1);
