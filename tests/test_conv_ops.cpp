@@ -352,7 +352,7 @@ TEST(ConvOps, ConvolutionRejectsInvalidParams)
     expect_param_error("Convolution", PD().i(0, 4).i(1, 3).pd, "weight_data_size");
     expect_param_error("Convolution", PD().i(0, 4).i(1, 3).i(6, 36).i(4, -1).pd, "pads");
     expect_param_error("Convolution", PD().i(0, 4).i(1, 3).i(6, 36).i(4, -233).i(14, 1).pd, "pads");
-    expect_param_error("Convolution", PD().i(0, 4).i(1, 3).i(6, 36).i(9, 7).pd, "activation_type");
+    expect_param_error("Convolution", PD().i(0, 4).i(1, 3).i(6, 36).i(9, 8).pd, "activation_type");
     expect_param_error("Convolution", PD().i(0, 4).i(1, 3).i(6, 36).i(9, 2).pd, "activation");
     expect_param_error("Convolution", PD().i(0, 4).i(1, 3).i(6, 36).i(19, 2).pd, "dynamic_weight");
     expect_param_error("Convolution", PD().i(0, 4).i(1, 3).i(6, 36).i(8, -1).pd, "int8_scale_term");

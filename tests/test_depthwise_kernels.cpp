@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -20,17 +21,23 @@ struct PlaneCase {
     int64_t pt = 0, pb = 0, pl = 0, pr = 0;
 };
 
-void check_plane(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed)
+Depthwise2dGeometry geometry_of(const PlaneCase& c)
 {
-    SCOPED_TRACE(::testing::Message() << kern.isa << " in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
-                                      << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw << " pads="
-                                      << c.pt << "," << c.pb << "," << c.pl << "," << c.pr);
     Depthwise2dGeometry g;
     g.in_h = c.h, g.in_w = c.w, g.kh = c.kh, g.kw = c.kw;
     g.stride_h = c.sh, g.stride_w = c.sw, g.dilation_h = c.dh, g.dilation_w = c.dw;
     g.pad_top = c.pt, g.pad_left = c.pl, g.pad_value = 0.375f;
     g.out_h = (c.h + c.pt + c.pb - (c.kh - 1) * c.dh - 1) / c.sh + 1;
     g.out_w = (c.w + c.pl + c.pr - (c.kw - 1) * c.dw - 1) / c.sw + 1;
+    return g;
+}
+
+void check_plane(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed)
+{
+    SCOPED_TRACE(::testing::Message() << kern.isa << " in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
+                                      << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw << " pads="
+                                      << c.pt << "," << c.pb << "," << c.pl << "," << c.pr);
+    const Depthwise2dGeometry g = geometry_of(c);
     ASSERT_TRUE(g.supported());
     const std::vector<float> x = random_values(c.h * c.w, seed), wt = random_values(c.kh * c.kw, seed + 1);
     const float bias = random_values(1, seed + 2)[0];
@@ -58,9 +65,7 @@ void check_plane(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed)
     EXPECT_TRUE(std::isnan(y.back())) << "wrote past the output plane";
 }
 
-TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
-{
-    const PlaneCase cases[] = {
+const PlaneCase kCases[] = {
         {9, 99, 3, 3, 1, 1, 1, 1},  // strips of 4 vectors, single vectors and a tail at every width
         {11, 75, 3, 3, 2, 2, 1, 1}, // stride 2: phase-split rows
         {12, 40, 5, 5, 2, 2, 1, 1}, // 5x5 (MobileNetV3, EfficientNet)
@@ -84,8 +89,47 @@ TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
         {14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
         {7, 7, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2},
         {6, 30, 3, 3, 1, 1, 1, 1, 4, 4, 0, 0}, // more padding rows than input rows read
-        {10, 48, 3, 3, 3, 1, 1, 1, 0, 0, 2, 0}  // stride along the columns only, padding on the left only
-    };
+        {10, 48, 3, 3, 3, 1, 1, 1, 0, 0, 2, 0}, // stride along the columns only, padding on the left only
+        {12, 12, 3, 3, 2, 2, 1, 1},             // the last row and column never read
+};
+
+// Channel blocks: bit for bit what the plane kernel (checked above) gives
+// each channel, with gaps between the planes; bias and none.
+void check_block(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed, bool with_bias)
+{
+    SCOPED_TRACE(::testing::Message() << kern.isa << " block in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
+                                      << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw << " pads="
+                                      << c.pt << "," << c.pb << "," << c.pl << "," << c.pr << " bias=" << with_bias);
+    const Depthwise2dGeometry g = geometry_of(c);
+    const int64_t block = kern.block, taps = c.kh * c.kw;
+    const int64_t in_plane = c.h * c.w + 3, out_n = g.out_h * g.out_w, out_plane = out_n + 2;
+    const std::vector<float> x = random_values(block * in_plane, seed), wt = random_values(block * taps, seed + 1);
+    const std::vector<float> bias = random_values(block, seed + 2);
+    std::vector<float> blocked_weights(static_cast<size_t>(block * taps));
+    for (int64_t ch = 0; ch < block; ++ch)
+        for (int64_t t = 0; t < taps; ++t) blocked_weights[t * block + ch] = wt[ch * taps + t];
+    std::vector<float> y(static_cast<size_t>(block * out_plane), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> scratch(static_cast<size_t>(g.block_scratch_floats(block)));
+    kern.channels(g, x.data(), in_plane, blocked_weights.data(), with_bias ? bias.data() : nullptr, y.data(),
+                  out_plane, scratch.data());
+    std::vector<float> want(static_cast<size_t>(out_n)), plane_scratch(static_cast<size_t>(g.scratch_floats()));
+    int bad = 0;
+    for (int64_t ch = 0; ch < block; ++ch) {
+        kern.plane(g, x.data() + ch * in_plane, wt.data() + ch * taps, with_bias ? bias[ch] : 0.f, want.data(),
+                   plane_scratch.data());
+        for (int64_t i = 0; i < out_n; ++i)
+            if (std::memcmp(&want[i], &y[ch * out_plane + i], sizeof(float)) != 0 && ++bad <= 5)
+                ADD_FAILURE() << "channel " << ch << " out[" << i << "] = " << y[ch * out_plane + i] << ", the plane kernel "
+                              << want[i];
+        for (int64_t i = out_n; i < out_plane; ++i)
+            EXPECT_TRUE(std::isnan(y[ch * out_plane + i])) << "channel " << ch << ": wrote past its plane";
+    }
+    EXPECT_EQ(bad, 0);
+}
+
+TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
+{
+    const auto& cases = kCases;
     uint32_t seed = 1;
     int n = 0;
     for (const DepthwiseKernel* kern : depthwise_kernels_available())
@@ -95,6 +139,14 @@ TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
         }
     EXPECT_GE(n, 8);
     EXPECT_EQ(&depthwise_kernel(), depthwise_kernels_available().back());
+}
+
+TEST(DepthwiseKernels, ChannelBlocksMatchThePlaneKernel)
+{
+    uint32_t seed = 5;
+    for (const DepthwiseKernel* kern : depthwise_kernels_available())
+        for (const PlaneCase& c : kCases)
+            for (bool with_bias : {true, false}) check_block(*kern, c, seed += 3, with_bias);
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 // Graph optimizer passes: each rewrite keeps outputs equal to the unoptimized graph.
+#include <cstring>
 #include <random>
 
 #include "graph/graph.h"
@@ -140,6 +141,64 @@ TEST(Optimizer, FoldsScalarAffineOpsIntoConvolutions)
     a.set_input("x", x);
     b.set_input("x", x);
     testing::expect_close_to_reference(b.get("y"), a.get("y"), 1e-5);
+}
+
+// LoadOptions::fuse_activations: an ncnn model loaded with it runs the
+// activations inside the convolutions (Swish included, Kestrel's activation
+// type 7) and gives the same bits; an InnerProduct keeps its Swish, and an
+// activation whose input another layer also reads stays.
+TEST(Optimizer, LoadTimeActivationFusionKeepsTheBits)
+{
+    Net source;
+    ParamDict dw;
+    dw.set_int(0, 4);
+    dw.set_int(1, 3);
+    dw.set_int(4, 1);
+    dw.set_int(5, 1);
+    dw.set_int(6, 4 * 9);
+    dw.set_int(7, 4);
+    ParamDict ip;
+    ip.set_int(0, 5);
+    ip.set_int(1, 1);
+    ip.set_int(2, 5 * 4 * 6 * 6);
+    source.add_layer("Input", "in", {}, {"x"});
+    source.add_layer("Convolution", "conv", {"x"}, {"c"}, conv3x3_to_4(3), {random_tensor({4 * 3 * 9}, 1, -3.f, 3.f), random_tensor({4}, 2)});
+    source.add_layer("Swish", "swish", {"c"}, {"s"});
+    source.add_layer("ConvolutionDepthWise", "dw", {"s"}, {"d"}, dw, {random_tensor({4 * 9}, 3, -3.f, 3.f), random_tensor({4}, 4)});
+    source.add_layer("Mish", "mish", {"d"}, {"m"});
+    source.add_layer("Split", "split", {"m"}, {"m1", "m2"});
+    source.add_layer("Convolution", "conv2", {"m1"}, {"c2"}, conv3x3_to_4(4), {random_tensor({4 * 4 * 9}, 5), random_tensor({4}, 6)});
+    source.add_layer("HardSwish", "hs", {"c2"}, {"h"});
+    source.add_layer("InnerProduct", "fc", {"h"}, {"f"}, ip, {random_tensor({5 * 4 * 6 * 6}, 7), random_tensor({5}, 8)});
+    source.add_layer("Swish", "fc_swish", {"f"}, {"y"});
+    source.add_layer("Sigmoid", "side", {"m2"}, {"z"});
+    source.finish_graph();
+    const std::string param = source.param_text();
+    const std::vector<uint8_t> bin = source.model_bytes();
+
+    const auto load = [&](Net& net, bool fuse) {
+        LoadOptions lo;
+        lo.fuse_activations = fuse;
+        net.set_load_options(lo);
+        net.load_param_mem(param);
+        net.load_model_mem(bin.data(), bin.size());
+    };
+    Net plain, fused;
+    load(plain, false);
+    load(fused, true);
+    std::vector<std::string> types;
+    for (const Layer& l : fused.graph().layers) types.push_back(l.type + (l.params.has(9) ? "+" + std::to_string(l.params.get_int(9, 0)) : ""));
+    EXPECT_EQ(types, std::vector<std::string>({"Input", "Convolution+7", "ConvolutionDepthWise+5", "Split", "Convolution+6",
+                                               "InnerProduct", "Swish", "Sigmoid"}));
+    const Tensor x = random_tensor({3, 6, 6}, 99, -2.f, 2.f);
+    Session a(plain), b(fused);
+    a.set_input("x", x);
+    b.set_input("x", x);
+    for (const char* out : {"y", "z"}) {
+        const Tensor ya = a.get(out), yb = b.get(out);
+        ASSERT_EQ(ya.shape(), yb.shape());
+        EXPECT_EQ(std::memcmp(ya.data<float>(), yb.data<float>(), ya.nbytes()), 0) << out << " changed by the fusion";
+    }
 }
 
 TEST(Optimizer, SharedModelsKeepTheirOutputs)

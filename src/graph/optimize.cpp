@@ -304,7 +304,35 @@ int fold_affine_into_conv(Graph& g, OptimizeReport& report)
     return n;
 }
 
-int fuse_activation_into_conv(Graph& g, OptimizeReport& report)
+namespace {
+
+// Layer `a` as a fused activation of `conv` (ncnn's activation_type and params), or false.
+bool as_fused_activation(const Layer& conv, const Layer& a, int& type, std::vector<float>& args)
+{
+    if (a.type == "ReLU") {
+        const float slope = a.params.get_float(0, 0.f);
+        type = slope == 0.f ? Activation::ReLU : Activation::LeakyReLU;
+        if (slope != 0.f) args = {slope};
+    } else if (a.type == "Clip") {
+        type = Activation::Clip;
+        args = {a.params.get_float(0, -FLT_MAX), a.params.get_float(1, FLT_MAX)};
+    } else if (a.type == "Mish") {
+        type = Activation::Mish;
+    } else if (a.type == "Swish" && conv.type != "InnerProduct") { // its per-value paths take std::exp
+        type = Activation::Swish;
+    } else if (a.type == "HardSwish") {
+        type = Activation::HardSwish;
+        args = {a.params.get_float(0, 0.2f), a.params.get_float(1, 0.5f)};
+    } else {
+        // Sigmoid is not fused: the fused form clamps its input (as ncnn does) and would change results.
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+int fuse_activation_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
 {
     int n = 0;
     for (size_t li = 0; li < g.layers.size(); ++li) {
@@ -312,27 +340,13 @@ int fuse_activation_into_conv(Graph& g, OptimizeReport& report)
         const int act = sole_consumer(g, static_cast<int>(li));
         if (act < 0) continue;
         const Layer& a = g.layers[act];
-        int type = -1;
+        int type = 0;
         std::vector<float> args;
-        if (a.type == "ReLU") {
-            const float slope = a.params.get_float(0, 0.f);
-            type = slope == 0.f ? Activation::ReLU : Activation::LeakyReLU;
-            if (slope != 0.f) args = {slope};
-        } else if (a.type == "Clip") {
-            type = Activation::Clip;
-            args = {a.params.get_float(0, -FLT_MAX), a.params.get_float(1, FLT_MAX)};
-        } else if (a.type == "Mish") {
-            type = Activation::Mish;
-        } else if (a.type == "HardSwish") {
-            type = Activation::HardSwish;
-            args = {a.params.get_float(0, 0.2f), a.params.get_float(1, 0.5f)};
-        }
-        // Sigmoid is not fused: the fused form clamps its input (as ncnn does) and would change results.
-        if (type < 0) continue;
+        if (!as_fused_activation(g.layers[li], a, type, args)) continue;
         Layer& conv = g.layers[li];
         conv.params.set_int(9, type);
         if (!args.empty()) conv.params.set_floats(10, args);
-        rebuild_layer(g, static_cast<int>(li), weight_values(conv));
+        if (with_ops) rebuild_layer(g, static_cast<int>(li), weight_values(conv));
         report.applied.push_back("fused " + a.type + " '" + a.name + "' into " + conv.type + " '" + conv.name + "'");
         absorb_follower(g, static_cast<int>(li), act);
         ++n;

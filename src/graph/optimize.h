@@ -23,7 +23,10 @@ using ShapeHints = std::map<std::string, Shape>;
 int remove_identity_layers(Graph& g, OptimizeReport& report);   // Noop, Dropout with scale 1
 int fold_constant_layers(Graph& g, OptimizeReport& report);     // layers whose inputs are all Constant
 int fold_affine_into_conv(Graph& g, OptimizeReport& report); // Conv/ConvDW/InnerProduct -> BatchNorm or x*c, x+c, x-c
-int fuse_activation_into_conv(Graph& g, OptimizeReport& report);// Conv/ConvDW/InnerProduct -> ReLU/Clip/...
+// Conv/ConvDW/InnerProduct -> ReLU/Clip/Mish/HardSwish/Swish, the same bits as the two
+// layers. Without ops (with_ops false: a parsed graph whose ops are not made yet) it
+// edits params only.
+int fuse_activation_into_conv(Graph& g, OptimizeReport& report, bool with_ops = true);
 int remove_dead_layers(Graph& g, OptimizeReport& report);       // nothing reaches a graph output
 // MatMul (constant 2-D B) [+ Add of a bias along the last axis] -> InnerProduct (fuse_matmul.cpp).
 int fuse_matmul_into_inner_product(Graph& g, const ShapeHints& hints, OptimizeReport& report);

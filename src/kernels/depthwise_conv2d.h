@@ -26,8 +26,9 @@ struct Depthwise2dGeometry {
     int64_t padded_w() const { return (out_w - 1) * stride_w + (kw - 1) * dilation_w + 1; }
     // Rows of padded_w() values kept while a plane is computed.
     int64_t cached_rows() const { return (kh - 1) * dilation_h + 1 + stride_h; }
-    // Floats of scratch a plane needs.
+    // Floats of scratch a plane needs, and a block of `block` channels.
     int64_t scratch_floats() const;
+    int64_t block_scratch_floats(int64_t block) const { return (padded_h() * padded_w() + out_h * out_w) * block; }
     bool supported() const { return kh * kw <= kMaxDepthwiseTaps && cached_rows() <= kMaxDepthwiseRows; }
 };
 
@@ -38,6 +39,13 @@ struct DepthwiseKernel {
     // padded[r][c] = in[r - pad_top][c - pad_left] inside the plane, else pad_value.
     void (*plane)(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
                   float* scratch);
+    // The same sums for `block` channels at once, vectorized across them
+    // (faster on small planes; the same bits): input planes `in_plane` floats
+    // apart, weights[tap * block + channel], bias[channel] (or none), output
+    // planes `out_plane` floats apart; scratch of g.block_scratch_floats(block).
+    int64_t block;
+    void (*channels)(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
+                     const float* bias, float* out, int64_t out_plane, float* scratch);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

@@ -38,11 +38,11 @@ template <class V> typename V::vec exp_vec(typename V::vec x)
     using M = VectorMask<V>;
     using vec = typename V::vec;
     using ivec = typename M::ivec;
-    // e^hi is the largest float below infinity; below e^lo the result rounds to 0.
-    constexpr float hi = 88.7228394f, lo = -103.972084f;
-    const vec vhi = V::set1(hi), vlo = V::set1(lo);
-    const ivec overflow = x > vhi, underflow = x < vlo, nan = x != x;
-    const vec xc = M::select(nan, vlo, M::select(overflow, vhi, M::select(underflow, vlo, x)));
+    // Clamped to [-110, 89] (a NaN stays NaN and makes every value after it
+    // NaN): from 88.7228394 on, e^r * 2^128 overflows to infinity, and below
+    // -103.972084 the result rounds to 0, so the ends need no test of their own.
+    const vec lo = V::set1(-110.f), hi = V::set1(89.f);
+    const vec xc = hi < x ? hi : (x < lo ? lo : x);
 
     const vec round_magic = V::set1(12582912.f); // 1.5 * 2^23: adding it rounds to an integer
     const vec n = (xc * V::set1(1.44269504088896341f) + round_magic) - round_magic;
@@ -56,13 +56,10 @@ template <class V> typename V::vec exp_vec(typename V::vec x)
     p = p * r + V::set1(5.0000001201e-1f);
     const vec er = p * (r * r) + r + V::set1(1.f);
 
-    // n is in [-150, 128]: two halves, each in [-75, 64].
+    // n is in [-159, 128]: two halves, each in [-80, 64].
     const ivec ni = __builtin_convertvector(n, ivec);
     const ivec half = ni >> 1;
-    vec y = er * M::pow2(half) * M::pow2(ni - half);
-    y = M::select(overflow, V::set1(std::numeric_limits<float>::infinity()), y);
-    y = M::select(underflow, V::set1(0.f), y);
-    return M::select(nan, x, y);
+    return er * M::pow2(half) * M::pow2(ni - half);
 }
 
 } // namespace

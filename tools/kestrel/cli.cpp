@@ -102,7 +102,7 @@ bool ends_with(const std::string& s, const std::string& suffix)
 } // namespace
 
 void load_model(LoadedModel& m, const std::string& path, const std::string* weights, bool zero_if_missing,
-                bool optimize_onnx)
+                bool optimize)
 {
     m.param_path = path;
     if (!file_exists(path)) fail(path, ": cannot open model file");
@@ -110,7 +110,7 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
         if (weights != nullptr) throw UsageError("--weights does not apply to .onnx models");
 #ifdef KESTREL_HAVE_ONNX
         OnnxImportOptions options;
-        options.optimize = optimize_onnx;
+        options.optimize = optimize;
         load_onnx(m.net, path, options);
         m.weights_path = path;
         return;
@@ -118,6 +118,10 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
         fail(path, ": this kestrel was built without the ONNX importer (install libonnx-dev and rebuild)");
 #endif
     }
+    // ncnn models keep ncnn's bits: only the exact fusions.
+    LoadOptions lo = m.net.load_options();
+    lo.fuse_activations = optimize;
+    m.net.set_load_options(lo);
     std::string stem = path;
     if (ends_with(path, ".param.bin")) {
         m.net.load_param_bin(path);

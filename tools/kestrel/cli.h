@@ -37,9 +37,10 @@ struct LoadedModel {
 
 // Loads .param / .param.bin and its weights (default: same path with .bin).
 // With zero_weights_if_missing, a missing .bin gives zero weights (bench/info).
-// An .onnx model is optimized unless optimize_onnx is false (--no-optimize).
+// Unless optimize is false (--no-optimize), an .onnx model is optimized and an
+// ncnn model gets the fusions that keep its bits (LoadOptions::fuse_activations).
 void load_model(LoadedModel& model, const std::string& path, const std::string* weights, bool zero_weights_if_missing,
-                bool optimize_onnx = true);
+                bool optimize = true);
 
 // Deterministic pseudo-random input in [-1, 1).
 Tensor random_tensor(const Shape& shape, uint32_t seed);

@@ -1,5 +1,5 @@
 // kestrel bench MODEL|DIR... [--threads N] [--loops N] [--warmup N]
-//                [--shape D0,D1,...] [--shape NAME=D0,D1,...] [--profile] [--json]
+//                [--shape D0,D1,...] [--shape NAME=D0,D1,...] [--profile] [--json] [--no-optimize]
 // Times whole-model runs the way ncnn's benchncnn does: zero weights when there
 // is no .bin, inputs filled with 0.01, untimed warm-up runs, then timed runs,
 // one benchncnn-format line per model, and a summary table after several.
@@ -142,16 +142,22 @@ void print_profile(const std::vector<LayerTiming>& layers, int64_t peak_bytes)
 // --shape values as written, per input name ("" = every input).
 using ShapeArgs = std::map<std::string, std::vector<int64_t>>;
 
-BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, int threads, int loops, int warmup,
-                        bool profile)
+struct BenchSettings {
+    int threads = 1, loops = 4, warmup = 8;
+    bool profile = false, optimize = true;
+};
+
+BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const BenchSettings& settings)
 {
+    const int threads = settings.threads, loops = settings.loops, warmup = settings.warmup;
+    const bool profile = settings.profile;
     LoadedModel model;
     // Only the layers' (packed) copies of the weights are kept, as an
     // application that only runs the model would (ncnn's lightmode).
     LoadOptions lo;
     lo.keep_loaded_weights = false;
     model.net.set_load_options(lo);
-    load_model(model, job.path, nullptr, true);
+    load_model(model, job.path, nullptr, true, settings.optimize);
     const bool onnx = is_onnx_path(job.path);
     auto given = [&](const std::vector<int64_t>& dims) { return onnx ? Shape(dims) : from_ncnn_order(dims); };
     Options options;
@@ -280,12 +286,17 @@ void print_json(const std::vector<BenchResult>& results, int loops, int threads,
 
 int bench_command(const std::vector<std::string>& argv)
 {
-    const Args args = parse_args(argv, {"--threads", "--loops", "--warmup", "--shape"}, {"--profile", "--json"});
+    const Args args =
+        parse_args(argv, {"--threads", "--loops", "--warmup", "--shape"}, {"--profile", "--json", "--no-optimize"});
     if (args.positional.empty()) throw UsageError("bench needs at least one MODEL.param or DIR");
-    const int threads = args.int_option("--threads", 1, 1, 1024);
-    const int loops = args.int_option("--loops", 4, 1, 1000000);
-    const int warmup = args.int_option("--warmup", 8, 0, 1000000);
-    const bool profile = args.last("--profile") != nullptr;
+    BenchSettings settings;
+    settings.threads = args.int_option("--threads", 1, 1, 1024);
+    settings.loops = args.int_option("--loops", 4, 1, 1000000);
+    settings.warmup = args.int_option("--warmup", 8, 0, 1000000);
+    settings.profile = args.last("--profile") != nullptr;
+    settings.optimize = args.last("--no-optimize") == nullptr;
+    const int threads = settings.threads, loops = settings.loops, warmup = settings.warmup;
+    const bool profile = settings.profile;
     const bool json = args.last("--json") != nullptr;
     ShapeArgs shapes;
     if (args.options.count("--shape"))
@@ -301,7 +312,7 @@ int bench_command(const std::vector<std::string>& argv)
     int failures = 0;
     for (const ModelJob& job : expand_jobs(args.positional)) {
         try {
-            results.push_back(bench_model(job, shapes, threads, loops, warmup, profile));
+            results.push_back(bench_model(job, shapes, settings));
             if (!json) print_result(results.back(), profile);
         } catch (const Error& e) {
             if (!json) std::fprintf(stderr, "kestrel bench: error: %s\n", e.what());

@@ -23,7 +23,7 @@ const Command kCommands[] = {
     {"info", kestrel::cli::info_command,
      "info MODEL [--weights FILE] [--shape NAME=D0,D1,...]... [--json | --dot]\n"},
     {"bench", kestrel::cli::bench_command,
-     "bench MODEL|DIR... [--threads N] [--loops N] [--warmup N] [--profile] [--json]\n"
+     "bench MODEL|DIR... [--threads N] [--loops N] [--warmup N] [--profile] [--json] [--no-optimize]\n"
      "             [--shape D0,D1,...] [--shape NAME=D0,D1,...]\n"
      "             (.param shapes in ncnn's order [w,h,c]; .onnx shapes in the model's own order)\n"},
     {"convert", kestrel::cli::convert_command, "convert MODEL.onnx OUT.param OUT.bin [--no-optimize]\n"},

@@ -14,8 +14,9 @@
 namespace kestrel {
 
 struct Activation {
-    // ncnn's fused activation_type values.
-    enum Type { None = 0, ReLU = 1, LeakyReLU = 2, Clip = 3, Sigmoid = 4, Mish = 5, HardSwish = 6 };
+    // ncnn's fused activation_type values, and Kestrel's 7 (Swish, x * sigmoid(x)),
+    // which the optimizer fuses (ncnn has no such value: a file with 9=7 is Kestrel's).
+    enum Type { None = 0, ReLU = 1, LeakyReLU = 2, Clip = 3, Sigmoid = 4, Mish = 5, HardSwish = 6, Swish = 7 };
     int type = None;
     float a = 0.f, b = 0.f;
 
@@ -27,10 +28,10 @@ struct Activation {
             check(params.size() >= n, "activation type ", type, " needs ", n, " params (param 10), got ", params.size());
         };
         switch (type) {
-        case None: case ReLU: case Sigmoid: case Mish: break;
+        case None: case ReLU: case Sigmoid: case Mish: case Swish: break;
         case LeakyReLU: need(1); act.a = params[0]; break;
         case Clip: case HardSwish: need(2); act.a = params[0]; act.b = params[1]; break;
-        default: fail("activation_type (param 9) must be 0..6, got ", type);
+        default: fail("activation_type (param 9) must be 0..7, got ", type);
         }
         return act;
     }
@@ -55,8 +56,8 @@ struct Activation {
     void apply(float* data, int64_t n) const
     {
         if (type == None) return;
-        if (type == Sigmoid || type == Mish) {
-            exp_activation_kernel().map(type == Sigmoid ? ExpActivation::Sigmoid : ExpActivation::Mish, data, data, n);
+        if (type == Sigmoid || type == Mish || type == Swish) {
+            exp_activation_kernel().map(exp_kind(), data, data, n);
             return;
         }
         // A copy: its params are then locals, which stores to data cannot
@@ -79,6 +80,7 @@ struct Activation {
             return 1.f / (1.f + std::exp(-c));
         }
         if constexpr (T == Mish) return x * std::tanh(std::log1p(std::exp(x)));
+        if constexpr (T == Swish) return x / (1.f + std::exp(-x));
         if constexpr (T == HardSwish) {
             const float lower = -b / a, upper = (1.f - b) / a;
             if (x < lower) return 0.f;
@@ -89,6 +91,14 @@ struct Activation {
     }
 
 private:
+    // The exp_activations.h kernel of an exp-based type: the standalone
+    // Sigmoid, Mish and Swish layers map the same kernel, so fusing one of
+    // them changes no bit.
+    ExpActivation exp_kind() const
+    {
+        return type == Sigmoid ? ExpActivation::Sigmoid : type == Mish ? ExpActivation::Mish : ExpActivation::Swish;
+    }
+
     // f(std::integral_constant<int, type>{}).
     template <class F> float dispatch(const F& f) const
     {
@@ -99,6 +109,7 @@ private:
         case Sigmoid: return f(std::integral_constant<int, Sigmoid>{});
         case Mish: return f(std::integral_constant<int, Mish>{});
         case HardSwish: return f(std::integral_constant<int, HardSwish>{});
+        case Swish: return f(std::integral_constant<int, Swish>{});
         default: return f(std::integral_constant<int, None>{});
         }
     }

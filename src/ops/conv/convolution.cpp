@@ -199,6 +199,7 @@ public:
         if (int8_scale_term_ == 0) {
             if (k.inch_g == 1 && k.outch == p_.group && st->dg.supported()) {
                 st->path = Path::Depthwise;
+                if (!p_.dynamic) st->block_weights = channel_block_weights(st->dg, k.outch);
                 return st;
             }
             if (pads) st->padded = ctx.request_scratch(padded_values * 4);
@@ -251,7 +252,7 @@ public:
         const float* bias = weights_.bias_data(p_, in);
         switch (st.path) {
         case Path::Flat: forward_flat(x, st, out[0], ctx); return;
-        case Path::Depthwise: forward_depthwise(x, st.dg, weights_.weight_data(p_, in), bias, out[0], ctx); return;
+        case Path::Depthwise: forward_depthwise(x, st, weights_.weight_data(p_, in), bias, out[0], ctx); return;
         case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, out[0], ctx); return;
         case Path::Gemm: forward_gemm(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
@@ -285,6 +286,9 @@ private:
         int int_sums = -1;     // int8: int32 sums (the plain loop's, or a split GEMM depth's totals)
         int columns = -1;      // int8 plain loop: the unrolled input
         int dynamic_packed = -1; // GEMM with weights as an input: their packed copy
+        // Depthwise on small planes: the weights of whole blocks of the kernel's
+        // channel block, as [block][tap][channel in block] (none: planes only).
+        std::vector<float> block_weights;
     };
 
     bool is_flat_path(const Shape& s) const
@@ -464,21 +468,56 @@ private:
         return dg;
     }
 
-    // One input channel and one output channel per group; the kernel pads by itself.
-    void forward_depthwise(const Tensor& x, const Depthwise2dGeometry& dg, const float* wt, const float* bias,
-                           Tensor& y, const ExecContext& ctx) const
+    // Depthwise planes up to this size go by channel blocks (vectors across
+    // channels), larger ones by rows: a block's padded copy of a 112x112 plane
+    // no longer fits in L2, and its rows fill vectors anyway.
+    static constexpr int64_t kMaxBlockedPlane = 64 * 64;
+
+    std::vector<float> channel_block_weights(const Depthwise2dGeometry& dg, int64_t channels) const
     {
+        const int64_t block = depthwise_kernel().block, taps = dg.kh * dg.kw, blocks = channels / block;
+        if (dg.out_h * dg.out_w > kMaxBlockedPlane || blocks == 0) return {};
+        const float* w = weights_.weight.data<float>();
+        std::vector<float> packed(static_cast<size_t>(blocks * block * taps));
+        for (int64_t ch = 0; ch < blocks * block; ++ch)
+            for (int64_t t = 0; t < taps; ++t)
+                packed[(ch / block * taps + t) * block + ch % block] = w[ch * taps + t];
+        return packed;
+    }
+
+    // One input channel and one output channel per group, by channel blocks
+    // (st.block_weights) and then single planes; the kernels pad by themselves.
+    void forward_depthwise(const Tensor& x, const ConvState& st, const float* wt, const float* bias, Tensor& y,
+                           const ExecContext& ctx) const
+    {
+        const Depthwise2dGeometry& dg = st.dg;
         const DepthwiseKernel& kern = depthwise_kernel();
         const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
+        const int64_t block = kern.block, blocks = static_cast<int64_t>(st.block_weights.size()) / (block * taps);
+        const int64_t channels = y.dim(0), units = blocks + channels - blocks * block;
         const float* src = x.data<float>();
         float* dst = y.data<float>();
-        ctx.parallel_for(y.dim(0), [&](int64_t begin, int64_t end) {
+        const int64_t scratch_floats = std::max(dg.scratch_floats(), blocks ? dg.block_scratch_floats(block) : 0);
+        ctx.parallel_for(units, [&](int64_t begin, int64_t end) {
             thread_local std::vector<float> scratch; // the thread's own, kept from call to call
-            scratch.resize(std::max(scratch.size(), static_cast<size_t>(dg.scratch_floats())));
-            for (int64_t ch = begin; ch < end; ++ch) {
-                kern.plane(dg, src + ch * in_plane, wt + ch * taps, bias ? bias[ch] : 0.f, dst + ch * out_plane,
-                           scratch.data());
-                p_.activation.apply(dst + ch * out_plane, out_plane);
+            scratch.resize(std::max(scratch.size(), static_cast<size_t>(scratch_floats)));
+            // Unit u: block u, or past the blocks one channel. The activation
+            // runs over a few planes at once (small planes would spend more on
+            // the calls than on the values), while they are in cache.
+            const auto first_channel = [&](int64_t u) { return u < blocks ? u * block : u - blocks + blocks * block; };
+            int64_t unactivated = first_channel(begin);
+            for (int64_t u = begin; u < end; ++u) {
+                const int64_t ch = first_channel(u);
+                if (u < blocks)
+                    kern.channels(dg, src + ch * in_plane, in_plane, st.block_weights.data() + u * block * taps,
+                                  bias ? bias + ch : nullptr, dst + ch * out_plane, out_plane, scratch.data());
+                else
+                    kern.plane(dg, src + ch * in_plane, wt + ch * taps, bias ? bias[ch] : 0.f, dst + ch * out_plane,
+                               scratch.data());
+                const int64_t done = first_channel(u + 1);
+                if ((done - unactivated) * out_plane < 4096 && u + 1 < end) continue;
+                p_.activation.apply(dst + unactivated * out_plane, (done - unactivated) * out_plane);
+                unactivated = done;
             }
         });
     }
@@ -691,8 +730,9 @@ private:
                     const int64_t step = packed ? mr : 1;
                     float sum = bias ? bias[o] : 0.f;
                     for (int64_t i = 0; i < n; ++i) sum += row[i * step] * xs[i];
-                    dst[o] = p_.activation(sum);
+                    dst[o] = sum;
                 }
+                p_.activation.apply(dst + begin, end - begin);
             });
             return;
         }
@@ -703,8 +743,9 @@ private:
             for (int64_t o = begin; o < end; ++o) {
                 const int32_t sum = int8_dot(w + o * n, xs, n);
                 const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
-                dst[o] = p_.activation(bias ? v + bias[o] : v);
+                dst[o] = bias ? v + bias[o] : v;
             }
+            p_.activation.apply(dst + begin, end - begin);
         });
     }
 

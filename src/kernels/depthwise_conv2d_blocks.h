@@ -1,0 +1,157 @@
+// The depthwise kernel over blocks of channels (depthwise_conv2d.h), written
+// once for every ISA: a file under kernels/<isa>/ instantiates
+// depthwise_block<VectorOf<width>>.
+//
+// Small planes (14x14, 7x7) fill few vectors along their rows; across
+// channels every vector is full, as in ncnn's packed layouts. A block of
+// V::width channels is transposed once into a padded [row][column][channel]
+// copy, each output pixel is one vector of channels summed over the taps (4
+// pixels at a time, independent accumulators), and the pixels are transposed
+// back, V::width at a time in registers, into the output planes. Every
+// output is the bias plus the taps in (ky, kx) order by multiply-adds, as in
+// the rows kernel, so both give the same bits.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "kernels/depthwise_conv2d.h"
+#include "kernels/vector_of.h"
+
+// Internal linkage, one copy per ISA file (see vector_of.h).
+namespace kestrel {
+namespace detail {
+namespace {
+
+// Swaps the off-diagonal HxH blocks of each 2Hx2H block of rows a, b (b is
+// H rows below a): a[j + H] <-> b[j] for the lanes j with bit H clear.
+template <class Vec, int W, int H, size_t... J> inline void swap_blocks(Vec& a, Vec& b, std::index_sequence<J...>)
+{
+    const Vec na = __builtin_shufflevector(a, b, ((J & H) ? W + J - H : J)...);
+    const Vec nb = __builtin_shufflevector(a, b, ((J & H) ? W + J : J + H)...);
+    a = na;
+    b = nb;
+}
+
+// r[i] lane j <- r[j] lane i, for a square of V::width vectors: block swaps
+// of halves, then quarters, ... then single lanes.
+template <class V, int H = V::width / 2> inline void transpose_square(typename V::vec (&r)[V::width])
+{
+    constexpr int W = V::width;
+#pragma GCC unroll 16
+    for (int i = 0; i < W; ++i)
+        if ((i & H) == 0) swap_blocks<typename V::vec, W, H>(r[i], r[i + H], std::make_index_sequence<W>{});
+    if constexpr (H > 1) transpose_square<V, H / 2>(r);
+}
+
+// `count` (<= W) floats from p, zero after them.
+template <class V> inline typename V::vec load_first(const float* p, int64_t count)
+{
+    if (count == V::width) return V::load(p);
+    float lanes[V::width] = {};
+    std::memcpy(lanes, p, sizeof(float) * static_cast<size_t>(count));
+    return V::load(lanes);
+}
+
+template <class V> inline void store_first(float* p, typename V::vec v, int64_t count)
+{
+    if (count == V::width) return V::store(p, v);
+    float lanes[V::width];
+    V::store(lanes, v);
+    std::memcpy(p, lanes, sizeof(float) * static_cast<size_t>(count));
+}
+
+// The block's channels of the padded plane the outputs read, as
+// dst[(r * padded_w + c) * W + channel]: the padding filled in, the input
+// transposed from its planes (`in_plane` floats apart) W pixels at a time.
+template <class V>
+void pack_padded_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* dst)
+{
+    constexpr int64_t W = V::width;
+    using vec = typename V::vec;
+    const int64_t pw = g.padded_w(), ph = g.padded_h();
+    const vec pad = V::set1(g.pad_value);
+    auto fill = [&](int64_t r, int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) V::store(dst + (r * pw + c) * W, pad);
+    };
+    // The columns [c0, c1) and rows [r0, r1) that hold input values.
+    const int64_t c0 = std::clamp<int64_t>(g.pad_left, 0, pw), c1 = std::clamp<int64_t>(g.pad_left + g.in_w, c0, pw);
+    const int64_t r0 = std::clamp<int64_t>(g.pad_top, 0, ph), r1 = std::clamp<int64_t>(g.pad_top + g.in_h, r0, ph);
+    for (int64_t r = 0; r < ph; ++r) {
+        if (r < r0 || r >= r1) {
+            fill(r, 0, pw);
+            continue;
+        }
+        fill(r, 0, c0);
+        fill(r, c1, pw);
+    }
+    // The input pixels r0..r1 x c0..c1 in runs of W along the plane.
+    const int64_t first = (r0 - g.pad_top) * g.in_w, last = (r1 - 1 - g.pad_top) * g.in_w + g.in_w;
+    int64_t y = r0 - g.pad_top, x = 0;
+    for (int64_t q = first; q < last; q += W) {
+        const int64_t count = std::min(W, last - q);
+        vec v[W];
+        for (int64_t ch = 0; ch < W; ++ch) v[ch] = load_first<V>(in + ch * in_plane + q, count);
+        transpose_square<V>(v);
+        for (int64_t j = 0; j < count; ++j) {
+            const int64_t c = x + g.pad_left;
+            if (c >= c0 && c < c1) V::store(dst + ((y + g.pad_top) * pw + c) * W, v[j]);
+            if (++x == g.in_w) x = 0, ++y;
+        }
+    }
+}
+
+// N pixels of a row of the block from pixel `first` on (`step` floats apart
+// in the padded copy), into blocked outputs.
+template <class V, int N>
+inline void block_pixels(const float* src, int64_t step, const int64_t* offset, int64_t taps, const float* weights,
+                         typename V::vec bias, float* out)
+{
+    using vec = typename V::vec;
+    vec acc[N];
+    for (int j = 0; j < N; ++j) acc[j] = bias;
+    for (int64_t t = 0; t < taps; ++t) {
+        const vec w = V::load(weights + t * V::width);
+        const float* s = src + offset[t];
+        for (int j = 0; j < N; ++j) acc[j] = V::fmadd(w, V::load(s + j * step), acc[j]);
+    }
+    for (int j = 0; j < N; ++j) V::store(out + j * V::width, acc[j]);
+}
+
+template <class V>
+void depthwise_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
+                     const float* bias, float* out, int64_t out_plane, float* scratch)
+{
+    constexpr int64_t W = V::width;
+    using vec = typename V::vec;
+    const int64_t pw = g.padded_w(), taps = g.kh * g.kw, n = g.out_h * g.out_w;
+    float* padded = scratch;
+    float* sums = scratch + g.padded_h() * pw * W; // [pixel][channel]
+    pack_padded_block<V>(g, in, in_plane, padded);
+    int64_t offset[kMaxDepthwiseTaps];
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx) offset[ky * g.kw + kx] = (ky * g.dilation_h * pw + kx * g.dilation_w) * W;
+    const vec b = bias ? V::load(bias) : V::set1(0.f);
+    const int64_t step = g.stride_w * W;
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+        const float* row = padded + oy * g.stride_h * pw * W;
+        float* orow = sums + oy * g.out_w * W;
+        int64_t ox = 0;
+        for (; ox + 4 <= g.out_w; ox += 4)
+            block_pixels<V, 4>(row + ox * step, step, offset, taps, weights, b, orow + ox * W);
+        for (; ox < g.out_w; ++ox) block_pixels<V, 1>(row + ox * step, step, offset, taps, weights, b, orow + ox * W);
+    }
+    // Back to planes, W pixels at a time.
+    for (int64_t p = 0; p < n; p += W) {
+        const int64_t count = std::min(W, n - p);
+        vec v[W];
+        for (int64_t j = 0; j < W; ++j) v[j] = V::load(sums + (p + std::min(j, count - 1)) * W);
+        transpose_square<V>(v);
+        for (int64_t ch = 0; ch < W; ++ch) store_first<V>(out + ch * out_plane + p, v[ch], count);
+    }
+}
+
+} // namespace
+} // namespace detail
+} // namespace kestrel
