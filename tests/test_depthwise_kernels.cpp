@@ -3,6 +3,7 @@
 // vectors and scalar tails, strides (phase-split rows), dilations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -127,6 +128,37 @@ void check_block(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed,
     EXPECT_EQ(bad, 0);
 }
 
+// Max pooling's windows by channel blocks against a plain loop (padding is the lowest value).
+void check_block_max(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed)
+{
+    SCOPED_TRACE(::testing::Message() << kern.isa << " block max in=" << c.h << "x" << c.w << " k=" << c.kh << "x"
+                                      << c.kw << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw);
+    Depthwise2dGeometry g = geometry_of(c);
+    g.pad_value = -std::numeric_limits<float>::max();
+    const int64_t block = kern.block, in_plane = c.h * c.w + 1, out_n = g.out_h * g.out_w, out_plane = out_n + 1;
+    const std::vector<float> x = random_values(block * in_plane, seed);
+    std::vector<float> y(static_cast<size_t>(block * out_plane), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> scratch(static_cast<size_t>(g.block_scratch_floats(block)));
+    kern.channels_max(g, x.data(), in_plane, y.data(), out_plane, scratch.data());
+    int bad = 0;
+    for (int64_t ch = 0; ch < block; ++ch) {
+        for (int64_t oy = 0; oy < g.out_h; ++oy)
+            for (int64_t ox = 0; ox < g.out_w; ++ox) {
+                float want = g.pad_value;
+                for (int64_t ky = 0; ky < c.kh; ++ky)
+                    for (int64_t kx = 0; kx < c.kw; ++kx) {
+                        const int64_t iy = oy * c.sh + ky * c.dh - c.pt, ix = ox * c.sw + kx * c.dw - c.pl;
+                        if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w) want = std::max(want, x[ch * in_plane + iy * c.w + ix]);
+                    }
+                const float got = y[ch * out_plane + oy * g.out_w + ox];
+                if (got != want && ++bad <= 5)
+                    ADD_FAILURE() << "channel " << ch << " out[" << oy << "][" << ox << "] = " << got << ", expected " << want;
+            }
+        EXPECT_TRUE(std::isnan(y[ch * out_plane + out_n])) << "channel " << ch << ": wrote past its plane";
+    }
+    EXPECT_EQ(bad, 0);
+}
+
 TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
 {
     const auto& cases = kCases;
@@ -147,6 +179,13 @@ TEST(DepthwiseKernels, ChannelBlocksMatchThePlaneKernel)
     for (const DepthwiseKernel* kern : depthwise_kernels_available())
         for (const PlaneCase& c : kCases)
             for (bool with_bias : {true, false}) check_block(*kern, c, seed += 3, with_bias);
+}
+
+TEST(DepthwiseKernels, ChannelBlockMaximaMatchAPlainLoop)
+{
+    uint32_t seed = 7;
+    for (const DepthwiseKernel* kern : depthwise_kernels_available())
+        for (const PlaneCase& c : kCases) check_block_max(*kern, c, seed += 3);
 }
 
 } // namespace

@@ -50,13 +50,15 @@ TEST(Pool2dKernel, MatchesTheReferenceWithNcnnConventions)
         g.count_x0 = -pick(0, static_cast<int>(g.pad_left)), g.count_x1 = g.in_w + pick(0, static_cast<int>(pad_right));
         const bool max = pick(0, 1) == 1;
         const DType dt = max && pick(0, 1) == 1 ? DType::I8 : DType::F32;
-        const Tensor x = random_planes({3, g.in_h, g.in_w}, dt, rng);
+        // 37 planes: blocks of channels (depthwise_conv2d.h) and the planes after them.
+        const int64_t planes = pick(0, 1) == 1 ? 37 : 3;
+        const Tensor x = random_planes({planes, g.in_h, g.in_w}, dt, rng);
         std::vector<window::Axis> axes(2);
         axes[0].kernel = g.kernel_h, axes[0].stride = g.stride_h, axes[0].pad_begin = g.pad_top, axes[0].out = g.out_h;
         axes[1].kernel = g.kernel_w, axes[1].stride = g.stride_w, axes[1].pad_begin = g.pad_left, axes[1].out = g.out_w;
         std::vector<window::Span> counted = {{g.count_y0, g.count_y1}, {g.count_x0, g.count_x1}};
         if (g.count_include_pad) counted = {{-g.pad_top, ph}, {-g.pad_left, pw}};
-        Tensor got({3, g.out_h, g.out_w}, dt), want({3, g.out_h, g.out_w}, dt);
+        Tensor got({planes, g.out_h, g.out_w}, dt), want({planes, g.out_h, g.out_w}, dt);
         if (max) {
             max_pool2d(x, g, got, ctx);
             window::max_pool(x, axes, window::PoolConvention::Ncnn, want, nullptr, 0, false, ctx);
@@ -65,6 +67,7 @@ TEST(Pool2dKernel, MatchesTheReferenceWithNcnnConventions)
             window::average_pool(x, axes, counted, window::PoolConvention::Ncnn, want, ctx);
         }
         ASSERT_TRUE(same_bytes(got, want)) << "trial " << trial << (max ? " max " : " average ") << dtype_name(dt)
+                                           << " planes " << planes
                                            << " in " << g.in_h << "x" << g.in_w << " kernel " << g.kernel_h << "x"
                                            << g.kernel_w << " stride " << g.stride_h << "x" << g.stride_w << " pads "
                                            << g.pad_top << "," << g.pad_left << "," << pad_bottom << "," << pad_right;

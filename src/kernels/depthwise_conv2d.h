@@ -1,8 +1,10 @@
 // Depthwise 2-D convolution (one input plane, one kernel, one output plane per
-// channel), vectorized along output rows, one kernel per ISA from the template
-// in depthwise_conv2d_rows.h. Padding is applied row by row in a few small
-// buffers (never a padded copy of the plane), and a stride along the rows is
-// taken by computing the row at stride 1 and keeping every stride-th value.
+// channel), one kernel per ISA. By planes (depthwise_conv2d_rows.h):
+// vectorized along output rows, padding applied row by row in a few small
+// buffers (never a padded copy of the plane), a stride along the rows taken by
+// computing the row at stride 1 and keeping every stride-th value. By channel
+// blocks (depthwise_conv2d_blocks.h): vectorized across channels, for small
+// planes; pooling's 2-D windows take this path too.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -13,6 +15,10 @@ namespace kestrel {
 // take the op's plain loops.
 constexpr int64_t kMaxDepthwiseTaps = 64;
 constexpr int64_t kMaxDepthwiseRows = 64;
+// Output planes up to this size go by channel blocks, larger ones by rows: a
+// block's padded copy of a 112x112 plane no longer fits in L2, and its rows
+// fill vectors anyway.
+constexpr int64_t kMaxBlockedPlane = 64 * 64;
 
 struct Depthwise2dGeometry {
     int64_t in_h = 0, in_w = 0;          // the input plane
@@ -46,6 +52,10 @@ struct DepthwiseKernel {
     int64_t block;
     void (*channels)(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
                      const float* bias, float* out, int64_t out_plane, float* scratch);
+    // Max pooling's windows over `block` channels the same way: each output
+    // the maximum of its taps (padding reads pad_value, the lowest value).
+    void (*channels_max)(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* out,
+                         int64_t out_plane, float* scratch);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

@@ -2,6 +2,8 @@
 // once for every ISA: a file under kernels/<isa>/ instantiates
 // depthwise_block<VectorOf<width>>.
 //
+// Max pooling takes the same path with the maximum for the sum.
+//
 // Small planes (14x14, 7x7) fill few vectors along their rows; across
 // channels every vector is full, as in ncnn's packed layouts. A block of
 // V::width channels is transposed once into a padded [row][column][channel]
@@ -102,54 +104,85 @@ void pack_padded_block(const Depthwise2dGeometry& g, const float* in, int64_t in
     }
 }
 
-// N pixels of a row of the block from pixel `first` on (`step` floats apart
-// in the padded copy), into blocked outputs.
-template <class V, int N>
+// How a window's taps combine: the weighted sum from the bias in tap order
+// (convolution, and average pooling with weights of 1: an add of x * 1 is the
+// add of x), or the maximum (max pooling).
+enum class BlockReduce { WeightedSum, Max };
+
+// N pixels of a row of the block (`step` floats apart in the padded copy),
+// into blocked outputs.
+template <class V, BlockReduce R, int N>
 inline void block_pixels(const float* src, int64_t step, const int64_t* offset, int64_t taps, const float* weights,
-                         typename V::vec bias, float* out)
+                         typename V::vec start, float* out)
 {
     using vec = typename V::vec;
     vec acc[N];
-    for (int j = 0; j < N; ++j) acc[j] = bias;
+    for (int j = 0; j < N; ++j) acc[j] = start;
     for (int64_t t = 0; t < taps; ++t) {
-        const vec w = V::load(weights + t * V::width);
         const float* s = src + offset[t];
-        for (int j = 0; j < N; ++j) acc[j] = V::fmadd(w, V::load(s + j * step), acc[j]);
+        if constexpr (R == BlockReduce::Max) {
+            for (int j = 0; j < N; ++j) {
+                const vec x = V::load(s + j * step);
+                acc[j] = acc[j] < x ? x : acc[j];
+            }
+        } else {
+            const vec w = V::load(weights + t * V::width);
+            for (int j = 0; j < N; ++j) acc[j] = V::fmadd(w, V::load(s + j * step), acc[j]);
+        }
     }
     for (int j = 0; j < N; ++j) V::store(out + j * V::width, acc[j]);
+}
+
+// Each output starts from start[channel], or (no start) from `fill`. (Not a
+// vector argument: a function taking one by value returns without vzeroupper,
+// and the SSE code after it then runs 2-3x slower; see vector_of.h.)
+template <class V, BlockReduce R>
+void window_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
+                  const float* start_values, float fill, float* out, int64_t out_plane, float* scratch)
+{
+    constexpr int64_t W = V::width;
+    using vec = typename V::vec;
+    const vec start = start_values ? V::load(start_values) : V::set1(fill);
+    const int64_t pw = g.padded_w(), taps = g.kh * g.kw, n = g.out_h * g.out_w;
+    float* padded = scratch;
+    float* results = scratch + g.padded_h() * pw * W; // [pixel][channel]
+    pack_padded_block<V>(g, in, in_plane, padded);
+    int64_t offset[kMaxDepthwiseTaps];
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx) offset[ky * g.kw + kx] = (ky * g.dilation_h * pw + kx * g.dilation_w) * W;
+    const int64_t step = g.stride_w * W;
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+        const float* row = padded + oy * g.stride_h * pw * W;
+        float* orow = results + oy * g.out_w * W;
+        int64_t ox = 0;
+        for (; ox + 4 <= g.out_w; ox += 4)
+            block_pixels<V, R, 4>(row + ox * step, step, offset, taps, weights, start, orow + ox * W);
+        for (; ox < g.out_w; ++ox)
+            block_pixels<V, R, 1>(row + ox * step, step, offset, taps, weights, start, orow + ox * W);
+    }
+    // Back to planes, W pixels at a time.
+    for (int64_t p = 0; p < n; p += W) {
+        const int64_t count = std::min(W, n - p);
+        vec v[W];
+        for (int64_t j = 0; j < W; ++j) v[j] = V::load(results + (p + std::min(j, count - 1)) * W);
+        transpose_square<V>(v);
+        for (int64_t ch = 0; ch < W; ++ch) store_first<V>(out + ch * out_plane + p, v[ch], count);
+    }
 }
 
 template <class V>
 void depthwise_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
                      const float* bias, float* out, int64_t out_plane, float* scratch)
 {
-    constexpr int64_t W = V::width;
-    using vec = typename V::vec;
-    const int64_t pw = g.padded_w(), taps = g.kh * g.kw, n = g.out_h * g.out_w;
-    float* padded = scratch;
-    float* sums = scratch + g.padded_h() * pw * W; // [pixel][channel]
-    pack_padded_block<V>(g, in, in_plane, padded);
-    int64_t offset[kMaxDepthwiseTaps];
-    for (int64_t ky = 0; ky < g.kh; ++ky)
-        for (int64_t kx = 0; kx < g.kw; ++kx) offset[ky * g.kw + kx] = (ky * g.dilation_h * pw + kx * g.dilation_w) * W;
-    const vec b = bias ? V::load(bias) : V::set1(0.f);
-    const int64_t step = g.stride_w * W;
-    for (int64_t oy = 0; oy < g.out_h; ++oy) {
-        const float* row = padded + oy * g.stride_h * pw * W;
-        float* orow = sums + oy * g.out_w * W;
-        int64_t ox = 0;
-        for (; ox + 4 <= g.out_w; ox += 4)
-            block_pixels<V, 4>(row + ox * step, step, offset, taps, weights, b, orow + ox * W);
-        for (; ox < g.out_w; ++ox) block_pixels<V, 1>(row + ox * step, step, offset, taps, weights, b, orow + ox * W);
-    }
-    // Back to planes, W pixels at a time.
-    for (int64_t p = 0; p < n; p += W) {
-        const int64_t count = std::min(W, n - p);
-        vec v[W];
-        for (int64_t j = 0; j < W; ++j) v[j] = V::load(sums + (p + std::min(j, count - 1)) * W);
-        transpose_square<V>(v);
-        for (int64_t ch = 0; ch < W; ++ch) store_first<V>(out + ch * out_plane + p, v[ch], count);
-    }
+    window_block<V, BlockReduce::WeightedSum>(g, in, in_plane, weights, bias, 0.f, out, out_plane, scratch);
+}
+
+// The windows' maxima (pad_value: the lowest value), from the lowest value.
+template <class V>
+void max_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* out, int64_t out_plane,
+               float* scratch)
+{
+    window_block<V, BlockReduce::Max>(g, in, in_plane, nullptr, nullptr, g.pad_value, out, out_plane, scratch);
 }
 
 } // namespace

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <type_traits>
+#include <vector>
+
+#include "kernels/depthwise_conv2d.h"
 
 namespace kestrel {
 
@@ -212,12 +215,100 @@ bool is_whole_plane(const Pool2dGeometry& g)
            g.pad_left == 0;
 }
 
+// Small planes go by blocks of the depthwise kernel's channel width
+// (vectors across channels, depthwise_conv2d.h), with the same results.
+Depthwise2dGeometry window_geometry(const Pool2dGeometry& g, float pad_value)
+{
+    Depthwise2dGeometry dg;
+    dg.in_h = g.in_h, dg.in_w = g.in_w, dg.pad_top = g.pad_top, dg.pad_left = g.pad_left, dg.pad_value = pad_value;
+    dg.out_h = g.out_h, dg.out_w = g.out_w, dg.kh = g.kernel_h, dg.kw = g.kernel_w;
+    dg.stride_h = g.stride_h, dg.stride_w = g.stride_w;
+    return dg;
+}
+
+bool takes_blocks(const Tensor& x, const Pool2dGeometry& g)
+{
+    return x.dtype() == DType::F32 && g.out_h * g.out_w <= kMaxBlockedPlane &&
+           x.dim(0) >= depthwise_kernel().block && window_geometry(g, 0.f).supported();
+}
+
+// Whole blocks of planes by block(first plane, scratch), the rest by plane(in, out, g).
+template <class Block, class Plane>
+void blocks_then_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx,
+                        int64_t scratch_floats, const Block& block, const Plane& plane)
+{
+    const int64_t width = depthwise_kernel().block, planes = x.dim(0), blocks = planes / width;
+    const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+    ctx.parallel_for(blocks + planes - blocks * width, [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> scratch; // the thread's own, kept from call to call
+        scratch.resize(std::max(scratch.size(), static_cast<size_t>(scratch_floats)));
+        for (int64_t u = begin; u < end; ++u) {
+            if (u < blocks) {
+                block(u * width, scratch.data());
+                continue;
+            }
+            const int64_t c = u - blocks + blocks * width;
+            plane(x.data<float>() + c * in_plane, y.data<float>() + c * out_plane, g);
+        }
+    });
+}
+
+// Average pooling's divisor per output: the window's size with
+// count_include_pad, else its taps inside the counted range.
+std::vector<float> average_divisors(const Pool2dGeometry& g)
+{
+    const auto counted = [](int64_t start, int64_t k, int64_t lo, int64_t hi) {
+        return std::max<int64_t>(0, std::min(start + k, hi) - std::max(start, lo));
+    };
+    std::vector<float> d(static_cast<size_t>(g.out_h * g.out_w));
+    for (int64_t oy = 0; oy < g.out_h; ++oy)
+        for (int64_t ox = 0; ox < g.out_w; ++ox) {
+            const int64_t y0 = oy * g.stride_h - g.pad_top, x0 = ox * g.stride_w - g.pad_left;
+            const int64_t area = counted(y0, g.kernel_h, g.count_y0, g.count_y1) *
+                                 counted(x0, g.kernel_w, g.count_x0, g.count_x1);
+            d[oy * g.out_w + ox] = static_cast<float>(g.count_include_pad ? g.kernel_h * g.kernel_w : area);
+        }
+    return d;
+}
+
+void max_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
+{
+    const DepthwiseKernel& kern = depthwise_kernel();
+    const Depthwise2dGeometry dg = window_geometry(g, lowest<float>());
+    const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+    blocks_then_planes(x, g, y, ctx, dg.block_scratch_floats(kern.block), [&](int64_t c0, float* scratch) {
+        kern.channels_max(dg, x.data<float>() + c0 * in_plane, in_plane, y.data<float>() + c0 * out_plane, out_plane,
+                          scratch);
+    }, max_plane<float>);
+}
+
+// Sums with weights of 1 (each tap added in (ky, kx) order, padding adding 0),
+// then divided, as average_plane does.
+void average_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
+{
+    const DepthwiseKernel& kern = depthwise_kernel();
+    const Depthwise2dGeometry dg = window_geometry(g, 0.f);
+    const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+    const std::vector<float> ones(static_cast<size_t>(kern.block * g.kernel_h * g.kernel_w), 1.f);
+    const std::vector<float> divisor = average_divisors(g);
+    blocks_then_planes(x, g, y, ctx, dg.block_scratch_floats(kern.block), [&](int64_t c0, float* scratch) {
+        float* out = y.data<float>() + c0 * out_plane;
+        kern.channels(dg, x.data<float>() + c0 * in_plane, in_plane, ones.data(), nullptr, out, out_plane, scratch);
+        for (int64_t c = 0; c < kern.block; ++c)
+            for (int64_t p = 0; p < out_plane; ++p) {
+                float& v = out[c * out_plane + p];
+                v = divisor[p] > 0.f ? v / divisor[p] : 0.f;
+            }
+    }, average_plane);
+}
+
 } // namespace
 
 void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
 {
     if (is_whole_plane(g) && x.dtype() == DType::F32 && g.in_h * g.in_w > 0)
         return whole_planes<float>(x, g, y, ctx, nullptr, [](float a, float v) { return std::max(a, v); }, 0.f);
+    if (takes_blocks(x, g)) return max_blocks(x, g, y, ctx);
     if (x.dtype() == DType::I8)
         each_plane<int8_t>(x, g, y, ctx, max_plane<int8_t>);
     else
@@ -235,6 +326,7 @@ void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const E
         return whole_planes<float>(x, g, y, ctx, &zero, [](float a, float v) { return a + v; },
                                    static_cast<float>(g.kernel_h * g.kernel_w));
     }
+    if (takes_blocks(x, g)) return average_blocks(x, g, y, ctx);
     each_plane<float>(x, g, y, ctx, average_plane);
 }
 

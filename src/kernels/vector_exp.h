@@ -33,7 +33,8 @@ template <class V> struct VectorMask {
     static vec pow2(ivec n) { return (vec)((n + 127) << 23); }
 };
 
-template <class V> typename V::vec exp_vec(typename V::vec x)
+// Always inlined: a call per vector would spill the constants (and see vector_of.h).
+template <class V> inline __attribute__((always_inline)) typename V::vec exp_vec(typename V::vec x)
 {
     using M = VectorMask<V>;
     using vec = typename V::vec;

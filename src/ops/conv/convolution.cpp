@@ -468,11 +468,6 @@ private:
         return dg;
     }
 
-    // Depthwise planes up to this size go by channel blocks (vectors across
-    // channels), larger ones by rows: a block's padded copy of a 112x112 plane
-    // no longer fits in L2, and its rows fill vectors anyway.
-    static constexpr int64_t kMaxBlockedPlane = 64 * 64;
-
     std::vector<float> channel_block_weights(const Depthwise2dGeometry& dg, int64_t channels) const
     {
         const int64_t block = depthwise_kernel().block, taps = dg.kh * dg.kw, blocks = channels / block;
