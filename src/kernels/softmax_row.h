@@ -5,7 +5,7 @@
 #include <cfloat>
 #include <cstdint>
 
-#include "kernels/exp_activations.h"
+#include "kernels/activations.h"
 
 namespace kestrel {
 
@@ -15,7 +15,7 @@ inline void softmax_row(const float* x, float* y, int64_t n)
     float mx = -FLT_MAX;
     for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] - mx;
-    exp_activation_kernel().map(ExpActivation::Exp, y, y, n);
+    activation_kernel().map_exp(ExpActivation::Exp, y, y, n);
     float sum = 0.f;
     for (int64_t i = 0; i < n; ++i) sum += y[i];
     for (int64_t i = 0; i < n; ++i) y[i] /= sum;

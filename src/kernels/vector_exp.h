@@ -5,7 +5,7 @@
 // coefficients), then scaled by 2^n, built in the exponent bits in two halves
 // so that results in the subnormal range are rounded once. Every lane takes
 // the same instructions, with no table and no branch. Accuracy is tested
-// against exp in double (tests/test_exp_activations.cpp).
+// against exp in double (tests/test_activation_kernels.cpp).
 #pragma once
 #include <cstdint>
 #include <limits>

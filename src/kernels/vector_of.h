@@ -18,6 +18,19 @@
 namespace kestrel::detail {
 namespace {
 
+// v as a rounded value: a multiply before it is not fused into an add after
+// it (the ISA files are compiled with -ffp-contract=fast), where the scalar
+// code's bits must be kept.
+template <class Vec> inline Vec rounded(Vec v)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    asm("" : "+v"(v));
+#elif defined(__aarch64__)
+    asm("" : "+w"(v));
+#endif
+    return v;
+}
+
 template <int W> struct VectorOf {
     typedef float vec __attribute__((vector_size(W * sizeof(float))));
     static constexpr int width = W;

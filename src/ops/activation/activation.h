@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/exp_activations.h"
+#include "kernels/activations.h"
 #include "kestrel/error.h"
 
 namespace kestrel {
@@ -51,22 +51,17 @@ struct Activation {
         return dispatch([&](auto t) { return eval<decltype(t)::value>(x); });
     }
 
-    // The type is looked up once per call, so each loop is a plain (vectorizable)
-    // one; the exp-based types run as exp_activations.h kernels.
+    // Every type runs as an activations.h kernel (vectors of the CPU's width),
+    // with the bits of eval().
     void apply(float* data, int64_t n) const
     {
         if (type == None) return;
-        if (type == Sigmoid || type == Mish || type == Swish) {
-            exp_activation_kernel().map(exp_kind(), data, data, n);
-            return;
-        }
-        // A copy: its params are then locals, which stores to data cannot
-        // change, so the loop vectorizes.
-        const Activation act = *this;
-        dispatch([&](auto t) {
-            for (int64_t i = 0; i < n; ++i) data[i] = act.eval<decltype(t)::value>(data[i]);
-            return 0.f;
-        });
+        if (type == Sigmoid || type == Mish || type == Swish) return activation_kernel().map_exp(exp_kind(), data, data, n);
+        // ReLU as Clip(0, inf): max(x, 0), then a min with infinity that changes nothing.
+        const PiecewiseActivation f = type == LeakyReLU   ? PiecewiseActivation::LeakyReLU
+                                      : type == HardSwish ? PiecewiseActivation::HardSwish
+                                                          : PiecewiseActivation::Clip;
+        activation_kernel().map_piecewise(f, type == ReLU ? 0.f : a, type == ReLU ? INFINITY : b, data, data, n);
     }
 
     // One value of type T (a compile-time type: loops over it vectorize).
@@ -91,7 +86,7 @@ struct Activation {
     }
 
 private:
-    // The exp_activations.h kernel of an exp-based type: the standalone
+    // The activations.h kernel of an exp-based type: the standalone
     // Sigmoid, Mish and Swish layers map the same kernel, so fusing one of
     // them changes no bit.
     ExpActivation exp_kind() const

@@ -1,12 +1,12 @@
 // One-input element-wise activation layers (ncnn params), all in place. Each
 // is a small functor plugged into one PointwiseOp template: its map() runs a
 // range, per value through operator() (Elementwise) or as a vectorized
-// exp_activations.h kernel (ExpKernel).
+// activations.h kernel (ExpKernel, ClampF, HardSwishF).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 
-#include "kernels/exp_activations.h"
+#include "kernels/activations.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
@@ -27,7 +27,7 @@ template <class F> struct Elementwise {
 
 template <ExpActivation kind> struct ExpKernel {
     void load(const ParamDict&) {}
-    void map(const float* x, float* y, int64_t n) const { exp_activation_kernel().map(kind, x, y, n); }
+    void map(const float* x, float* y, int64_t n) const { activation_kernel().map_exp(kind, x, y, n); }
 };
 
 template <class F>
@@ -51,22 +51,35 @@ private:
     F f_;
 };
 
+// min(max(x, lo), hi) by the activations.h kernel.
+struct ClampF {
+    float lo = -FLT_MAX, hi = FLT_MAX;
+    void map(const float* x, float* y, int64_t n) const
+    {
+        activation_kernel().map_piecewise(PiecewiseActivation::Clip, lo, hi, x, y, n);
+    }
+};
+
 struct ReluF : Elementwise<ReluF> {
     float slope = 0.f;
     void load(const ParamDict& pd) { slope = pd.get_float(0, 0.f); }
-    // slope 0 writes 0 (not x * 0, which is NaN for -inf and -0 for negatives), as ncnn.
-    float operator()(float x) const { return x < 0.f ? (slope == 0.f ? 0.f : x * slope) : x; }
+    // slope 0 writes 0 (not x * 0, which is NaN for -inf and -0 for negatives), as ncnn:
+    // max(x, 0), the kernel's clamp to [0, inf].
+    float operator()(float x) const { return x < 0.f ? x * slope : x; }
+    void map(const float* x, float* y, int64_t n) const
+    {
+        if (slope == 0.f) return ClampF{0.f, INFINITY}.map(x, y, n);
+        Elementwise<ReluF>::map(x, y, n);
+    }
 };
 
-struct ClipF : Elementwise<ClipF> {
-    float lo = -FLT_MAX, hi = FLT_MAX;
+struct ClipF : ClampF {
     void load(const ParamDict& pd)
     {
         lo = pd.get_float(0, -FLT_MAX);
         hi = pd.get_float(1, FLT_MAX);
         check(lo <= hi, "min (param 0) ", lo, " is greater than max (param 1) ", hi);
     }
-    float operator()(float x) const { return std::min(std::max(x, lo), hi); }
 };
 
 // ncnn clamps the input to +-88.376 (where expf stays finite), so very negative
@@ -84,14 +97,18 @@ struct HardSigmoidF : Elementwise<HardSigmoidF> {
     float operator()(float x) const { return std::min(std::max(x * alpha + beta, 0.f), 1.f); }
 };
 
-struct HardSwishF : Elementwise<HardSwishF> {
-    Activation act;
+struct HardSwishF {
+    float alpha = 0.2f, beta = 0.5f;
     void load(const ParamDict& pd)
     {
-        act = Activation::from_ncnn(Activation::HardSwish, {pd.get_float(0, 0.2f), pd.get_float(1, 0.5f)});
-        check(act.a != 0.f, "alpha (param 0) must not be 0");
+        alpha = pd.get_float(0, 0.2f);
+        beta = pd.get_float(1, 0.5f);
+        check(alpha != 0.f, "alpha (param 0) must not be 0");
     }
-    float operator()(float x) const { return act.eval<Activation::HardSwish>(x); }
+    void map(const float* x, float* y, int64_t n) const
+    {
+        activation_kernel().map_piecewise(PiecewiseActivation::HardSwish, alpha, beta, x, y, n);
+    }
 };
 
 // 0=1 (fast) is the tanh approximation.
@@ -100,7 +117,7 @@ struct GeluF {
     void load(const ParamDict& pd) { fast = pd.get_int(0, 0) != 0; }
     void map(const float* x, float* y, int64_t n) const
     {
-        if (fast) return exp_activation_kernel().map(ExpActivation::GeluTanh, x, y, n);
+        if (fast) return activation_kernel().map_exp(ExpActivation::GeluTanh, x, y, n);
         for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * std::erfc(-x[i] * 0.70710678f);
     }
 };

@@ -26,7 +26,7 @@
 
 #include "core/dtype_dispatch.h"
 
-#include "kernels/exp_activations.h"
+#include "kernels/activations.h"
 #include "kernels/softmax_row.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
@@ -91,7 +91,7 @@ public:
         // Axis with a stride: work on up to kLaneChunk neighbouring lanes at
         // once so the inner loops stay contiguous.
         const int64_t chunks = (inner + kLaneChunk - 1) / kLaneChunk;
-        const ExpActivationKernel& exp_kernel = exp_activation_kernel();
+        const ActivationKernel& exp_kernel = activation_kernel();
         ctx.parallel_for(outer * chunks, [&](int64_t begin, int64_t end) {
             std::vector<float> mx(static_cast<size_t>(kLaneChunk)), sum(static_cast<size_t>(kLaneChunk));
             for (int64_t item = begin; item < end; ++item) {
@@ -109,7 +109,7 @@ public:
                     const float* xr = xb + k * inner;
                     float* yr = yb + k * inner;
                     for (int64_t i = 0; i < len; ++i) yr[i] = xr[i] - mx[i];
-                    exp_kernel.map(ExpActivation::Exp, yr, yr, len);
+                    exp_kernel.map_exp(ExpActivation::Exp, yr, yr, len);
                     for (int64_t i = 0; i < len; ++i) sum[i] += yr[i];
                 }
                 for (int64_t k = 0; k < n; ++k) {

@@ -1,4 +1,4 @@
-// The exp-based activation kernels (kernels/exp_activations.h), every one this
+// The exp-based activation kernels (kernels/activations.h), every one this
 // CPU runs, against the functions in double: accuracy over the whole float
 // range (in units in the last place), the edges (overflow, subnormal results,
 // infinities, NaN), every tail length, and position independence (a value
@@ -12,7 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/exp_activations.h"
+#include "kernels/activations.h"
+#include "ops/activation/activation.h"
 #include "layer_test_util.h"
 
 namespace kestrel {
@@ -63,7 +64,7 @@ std::vector<float> sweep(float lo, float hi, int count)
 
 const Fn kAll[] = {Fn::Exp, Fn::Sigmoid, Fn::Swish, Fn::Mish, Fn::GeluTanh};
 
-TEST(ExpActivationKernels, WithinAFewUlpsOverTheFloatRange)
+TEST(ActivationKernels, WithinAFewUlpsOverTheFloatRange)
 {
     // Measured on x86-64 (all three ISAs): exp 0.99 ulps, sigmoid 2.2, swish
     // 2.9, mish 3.7; each adds a division (mish more) to exp's error. GELU's
@@ -76,10 +77,10 @@ TEST(ExpActivationKernels, WithinAFewUlpsOverTheFloatRange)
         return bound[static_cast<int>(f)] + (f == Fn::GeluTanh ? 3 * std::fabs(z) : 0.0);
     };
     const std::vector<float> xs = sweep(-103.f, 88.7f, 200000);
-    for (const ExpActivationKernel* k : exp_activation_kernels_available())
+    for (const ActivationKernel* k : activation_kernels_available())
         for (Fn f : kAll) {
             std::vector<float> y(xs.size());
-            k->map(f, xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+            k->map_exp(f, xs.data(), y.data(), static_cast<int64_t>(xs.size()));
             double worst = 0;
             int bad = 0;
             for (size_t i = 0; i < xs.size(); ++i) {
@@ -100,15 +101,15 @@ TEST(ExpActivationKernels, WithinAFewUlpsOverTheFloatRange)
         }
 }
 
-TEST(ExpActivationKernels, EdgesInfinitiesAndNaN)
+TEST(ActivationKernels, EdgesInfinitiesAndNaN)
 {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const std::vector<float> xs = {nan, kInf, -kInf, 89.f, 88.72f, -104.f, -200.f, 0.f, -0.f, 1e-30f};
-    for (const ExpActivationKernel* k : exp_activation_kernels_available()) {
+    for (const ActivationKernel* k : activation_kernels_available()) {
         SCOPED_TRACE(k->isa);
         auto run = [&](Fn f) {
             std::vector<float> y(xs.size());
-            k->map(f, xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+            k->map_exp(f, xs.data(), y.data(), static_cast<int64_t>(xs.size()));
             return y;
         };
         const std::vector<float> e = run(Fn::Exp), s = run(Fn::Sigmoid), w = run(Fn::Swish), m = run(Fn::Mish),
@@ -138,23 +139,23 @@ TEST(ExpActivationKernels, EdgesInfinitiesAndNaN)
 }
 
 // Tails of every length, unaligned starts, in place, and nothing written past n.
-TEST(ExpActivationKernels, TailsInPlaceAndPositionIndependence)
+TEST(ActivationKernels, TailsInPlaceAndPositionIndependence)
 {
     const Tensor src = layer_test::random_f32({64}, 11, -12.f, 12.f);
     const float* x = src.data<float>();
-    for (const ExpActivationKernel* k : exp_activation_kernels_available())
+    for (const ActivationKernel* k : activation_kernels_available())
         for (Fn f : kAll)
             for (int64_t n = 0; n <= 50; ++n) {
                 SCOPED_TRACE(::testing::Message() << k->isa << " " << name(f) << " n=" << n);
                 const int64_t start = n % 3; // unaligned starts
                 std::vector<float> y(static_cast<size_t>(n + 1), 12345.f);
-                k->map(f, x + start, y.data(), n);
+                k->map_exp(f, x + start, y.data(), n);
                 EXPECT_EQ(y[static_cast<size_t>(n)], 12345.f) << "wrote past n";
                 std::vector<float> inplace(x + start, x + start + n);
-                k->map(f, inplace.data(), inplace.data(), n);
+                k->map_exp(f, inplace.data(), inplace.data(), n);
                 for (int64_t i = 0; i < n; ++i) {
                     float alone;
-                    k->map(f, x + start + i, &alone, 1);
+                    k->map_exp(f, x + start + i, &alone, 1);
                     ASSERT_EQ(std::memcmp(&alone, &y[i], 4), 0) << "value " << i << " depends on its position";
                     ASSERT_EQ(std::memcmp(&inplace[i], &y[i], 4), 0) << "in place differs at " << i;
                 }
@@ -162,7 +163,7 @@ TEST(ExpActivationKernels, TailsInPlaceAndPositionIndependence)
 }
 
 // The layers that run on these kernels give the same bits at any thread count.
-TEST(ExpActivationKernels, LayersAreBitIdenticalAcrossThreadCounts)
+TEST(ActivationKernels, LayersAreBitIdenticalAcrossThreadCounts)
 {
     const Tensor x = layer_test::random_f32({3, 37, 41}, 5, -9.f, 9.f);
     const ParamDict none, fast = layer_test::P({{0, 1}});
@@ -177,5 +178,43 @@ TEST(ExpActivationKernels, LayersAreBitIdenticalAcrossThreadCounts)
     }
 }
 
+
+// The piecewise kernels against the scalar forms the fused activations were
+// defined by (Activation::eval), bit for bit: edges (±0, ±inf, NaN, the
+// HardSwish breakpoints), random values, every tail length.
+TEST(ActivationKernels, PiecewiseKernelsMatchTheScalarFormsBitForBit)
+{
+    std::vector<float> xs = {0.f, -0.f, 1.f, -1.f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(),
+                             -3.f, 3.f, -2.5f, 2.5f, 1e-40f, -1e-40f, 0.5f};
+    const Tensor r = layer_test::random_f32({301}, 17, -8.f, 8.f);
+    xs.insert(xs.end(), r.data<float>(), r.data<float>() + r.numel());
+    struct Case {
+        PiecewiseActivation f;
+        int type;
+        float a, b;
+    };
+    const Case cases[] = {
+        {PiecewiseActivation::LeakyReLU, Activation::LeakyReLU, 0.1f, 0.f},
+        {PiecewiseActivation::LeakyReLU, Activation::LeakyReLU, -0.3f, 0.f},
+        {PiecewiseActivation::Clip, Activation::Clip, -0.5f, 6.f},
+        {PiecewiseActivation::Clip, Activation::Clip, 0.f, INFINITY}, // ReLU
+        {PiecewiseActivation::HardSwish, Activation::HardSwish, 1.f / 6.f, 0.5f},
+        {PiecewiseActivation::HardSwish, Activation::HardSwish, 0.2f, 0.5f},
+    };
+    for (const ActivationKernel* k : activation_kernels_available())
+        for (const Case& c : cases)
+            for (size_t n : {xs.size(), size_t{1}, size_t{7}, size_t{17}}) {
+                SCOPED_TRACE(::testing::Message() << k->isa << " type " << c.type << " a=" << c.a << " n=" << n);
+                Activation act;
+                act.type = c.type, act.a = c.a, act.b = c.b;
+                std::vector<float> y(n + 1, 12345.f);
+                k->map_piecewise(c.f, c.a, c.b, xs.data(), y.data(), static_cast<int64_t>(n));
+                EXPECT_EQ(y[n], 12345.f) << "wrote past n";
+                for (size_t i = 0; i < n; ++i) {
+                    const float want = act(xs[i]);
+                    ASSERT_EQ(std::memcmp(&want, &y[i], 4), 0) << "x=" << xs[i] << ": " << y[i] << ", scalar " << want;
+                }
+            }
+}
 } // namespace
 } // namespace kestrel

@@ -1,11 +1,12 @@
-// The exp-based activations (exp_activations.h), written once for every ISA:
-// a file under kernels/<isa>/ instantiates map_exp_activation<VectorOf<width>>.
+// The activation kernels (activations.h), written once for every ISA: a file
+// under kernels/<isa>/ instantiates map_exp_activation<VectorOf<width>> and
+// map_piecewise_activation<VectorOf<width>>.
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
-#include "kernels/exp_activations.h"
+#include "kernels/activations.h"
 #include "kernels/vector_exp.h"
 
 // Internal linkage, one copy per ISA file (see vector_of.h).
@@ -55,6 +56,32 @@ template <class V> void map_exp_activation(ExpActivation f, const float* x, floa
             const vec t = e * (e + two);
             return v * (t / (t + two));
         });
+    }
+}
+
+// The piecewise activations with the scalar forms' comparisons and rounding
+// (Activation::eval in ops/activation/activation.h), so the same bits.
+template <class V>
+void map_piecewise_activation(PiecewiseActivation f, float a, float b, const float* x, float* y, int64_t n)
+{
+    using vec = typename V::vec;
+    const vec va = V::set1(a), vb = V::set1(b), zero = V::set1(0.f);
+    switch (f) {
+    case PiecewiseActivation::LeakyReLU:
+        return map_vectors<V>(x, y, n, [&](vec v) { return v > zero ? v : v * va; });
+    case PiecewiseActivation::Clip:
+        return map_vectors<V>(x, y, n, [&](vec v) {
+            const vec low = v < va ? va : v;
+            return vb < low ? vb : low;
+        });
+    case PiecewiseActivation::HardSwish: {
+        const vec lower = V::set1(-b / a), upper = V::set1((1.f - b) / a);
+        return map_vectors<V>(x, y, n, [&](vec v) {
+            const vec inside = v * (rounded(v * va) + vb);
+            const vec above = v > upper ? v : inside;
+            return v < lower ? zero : above;
+        });
+    }
     }
 }
 

@@ -1,0 +1,9 @@
+#include "kernels/activations.h"
+
+#include "kernels/isa.h"
+
+namespace kestrel {
+
+KESTREL_KERNEL_FAMILY(ActivationKernel, activation)
+
+} // namespace kestrel
