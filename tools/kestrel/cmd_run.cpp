@@ -32,9 +32,13 @@ void print_summary(const std::string& name, const Tensor& t)
 
 int run_command(const std::vector<std::string>& argv)
 {
-    const Args args = parse_args(argv, {"--weights", "--input", "--output", "--threads", "--shape"}, {"--no-optimize"});
+    const Args args =
+        parse_args(argv, {"--weights", "--input", "--output", "--threads", "--shape"}, {"--no-optimize", "--fp16-weights"});
     if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
     LoadedModel model;
+    LoadOptions lo;
+    lo.fp16_weights = args.last("--fp16-weights") != nullptr;
+    model.net.set_load_options(lo);
     load_model(model, args.positional[0], args.last("--weights"), false, args.last("--no-optimize") == nullptr);
     Options options;
     options.threads = args.int_option("--threads", 1, 1, 1024);

@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/half.h"
 #include "kernels/dot.h"
 #include "kernels/gemm.h"
+#include "kernels/half_dot.h"
 #include "ops/common/packed_weights.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
@@ -50,6 +52,14 @@ public:
         }
         weight_ = weight;
         gemm_weights_.reset();
+        half_weights_.clear();
+        if (int8_scale_term_ == 0 && wr.options.fp16_weights) {
+            // Half floats only: the float copy goes.
+            const float* w = weight_.data<float>();
+            half_weights_.resize(static_cast<size_t>(weight_.numel()));
+            for (size_t i = 0; i < half_weights_.size(); ++i) half_weights_[i] = float_to_half(w[i]);
+            weight_ = Tensor();
+        }
     }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
@@ -77,7 +87,8 @@ public:
 
     int64_t weight_bytes() const override
     {
-        return static_cast<int64_t>(weight_.nbytes() + (bias_.defined() ? bias_.nbytes() : 0) +
+        return static_cast<int64_t>(weight_.nbytes() + half_weights_.size() * sizeof(uint16_t) +
+                                    (bias_.defined() ? bias_.nbytes() : 0) +
                                     (w_scale_.size() + gemm_weights_.floats()) * sizeof(float));
     }
 
@@ -86,7 +97,7 @@ public:
     // wants it, is kept beside them).
     static constexpr int64_t kGemmRows = 16;
 
-    bool uses_gemm(int64_t rows) const { return int8_scale_term_ == 0 && rows >= kGemmRows; }
+    bool uses_gemm(int64_t rows) const { return int8_scale_term_ == 0 && half_weights_.empty() && rows >= kGemmRows; }
 
     // Scratch 0: the input packed for the GEMM, or quantized for the int8 path.
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
@@ -141,6 +152,10 @@ public:
             forward_gemm(in[0].data<float>(), rows, bias, y, ctx);
             return;
         }
+        if (!half_weights_.empty()) {
+            forward_half(in[0].data<float>(), rows, bias, y, ctx);
+            return;
+        }
         if (int8_scale_term_ == 0) {
             const float* x = in[0].data<float>();
             const float* w = weight_.data<float>();
@@ -185,10 +200,27 @@ public:
     }
 
 private:
+    // Half-float weights: each thread a range of outputs for every input row.
+    void forward_half(const float* x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
+    {
+        const HalfDotKernel& kern = half_dot_kernel();
+        ctx.parallel_for(num_output_, [&](int64_t begin, int64_t end) {
+            for (int64_t r = 0; r < rows; ++r) {
+                float* yr = y + r * num_output_;
+                kern.rows(half_weights_.data() + begin * num_input_, x + r * num_input_, num_input_, end - begin,
+                          yr + begin);
+                if (bias)
+                    for (int64_t o = begin; o < end; ++o) yr[o] += bias[o];
+                activation_.apply(yr + begin, end - begin);
+            }
+        });
+    }
+
     int64_t num_output_ = 0, num_input_ = 0;
     int weight_data_size_ = 0, int8_scale_term_ = 0;
     bool bias_term_ = false;
     Activation activation_;
+    std::vector<uint16_t> half_weights_; // LoadOptions::fp16_weights: the weights as half floats
     Tensor weight_, bias_;
     PackedWeights gemm_weights_;
     std::vector<float> w_scale_;

@@ -1,0 +1,25 @@
+// The half-float dot products for AVX-512, 16-float vectors.
+#include <immintrin.h>
+
+#include "kernels/half_dot_rows.h"
+
+namespace kestrel::detail {
+
+namespace {
+struct Avx512Halves {
+    static float one(uint16_t h) { return _cvtsh_ss(h); }
+    static VectorOf<16>::vec load(const uint16_t* p)
+    {
+        // The masked form: GCC 12 warns that _mm512_cvtph_ps reads an undefined vector.
+        return (VectorOf<16>::vec)_mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
+};
+} // namespace
+
+const HalfDotKernel& half_dot_kernel_avx512()
+{
+    static const HalfDotKernel k{"avx512", half_dot_rows<VectorOf<16>, Avx512Halves>};
+    return k;
+}
+
+} // namespace kestrel::detail

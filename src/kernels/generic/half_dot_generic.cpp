@@ -1,0 +1,25 @@
+// The half-float dot products for 4-float vectors (SSE2 on x86-64, NEON on ARM),
+// converting in scalar code.
+#include "core/half.h"
+#include "kernels/half_dot_rows.h"
+
+namespace kestrel::detail {
+
+namespace {
+struct ScalarHalves {
+    static float one(uint16_t h) { return half_to_float(h); }
+    static VectorOf<4>::vec load(const uint16_t* p)
+    {
+        const float lanes[4] = {one(p[0]), one(p[1]), one(p[2]), one(p[3])};
+        return VectorOf<4>::load(lanes);
+    }
+};
+} // namespace
+
+const HalfDotKernel& half_dot_kernel_generic()
+{
+    static const HalfDotKernel k{"generic", half_dot_rows<VectorOf<4>, ScalarHalves>};
+    return k;
+}
+
+} // namespace kestrel::detail
