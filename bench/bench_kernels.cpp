@@ -109,6 +109,7 @@ void gemm_case(benchmark::State& state, int64_t m, int64_t n, int64_t k)
 
 void BM_Gemm(benchmark::State& state) { gemm_case(state, 1024, 1024, 1024); }
 void BM_GemmConv(benchmark::State& state) { gemm_case(state, 256, 196, 2304); }
+void BM_GemmConv7(benchmark::State& state) { gemm_case(state, 512, 49, 4608); }
 
 constexpr int64_t kConvChannels = 128, kConvSide = 56;
 
@@ -173,6 +174,7 @@ void BM_Depthwise3x3(benchmark::State& state)
 KESTREL_KERNEL_BENCH(BM_FmaPeak);
 KESTREL_KERNEL_BENCH(BM_Gemm);
 KESTREL_KERNEL_BENCH(BM_GemmConv);
+KESTREL_KERNEL_BENCH(BM_GemmConv7);
 KESTREL_KERNEL_BENCH(BM_Conv3x3Direct);
 BENCHMARK(BM_Conv3x3Winograd)->Args({1, 4})->Args({1, 6})->Args({2, 4})->Args({2, 6})->UseRealTime()->Unit(benchmark::kMillisecond);
 KESTREL_KERNEL_BENCH(BM_Depthwise3x3);

@@ -27,15 +27,19 @@ ThreadPool& pool()
 }
 
 // B (k x n, row-major) packed the way gemm_f32 asks for, or (in_place) read
-// where it lies.
+// where it lies: at row stride n, or (row_offsets) through one offset per row
+// into `reversed`, B's rows stored last first.
 struct RowMajorPacker {
     const std::vector<float>& b;
     int64_t k, n, nr;
     bool in_place;
-    const float* direct(int64_t col, int64_t cols, int64_t& ldb) const
+    const std::vector<float>* reversed = nullptr;
+    std::vector<int64_t> row_offsets;
+    bool direct(int64_t col, int64_t cols, GemmPanel& panel) const
     {
-        ldb = n;
-        return in_place && cols == nr ? b.data() + col : nullptr;
+        if (!in_place || cols != nr) return false;
+        panel = reversed ? GemmPanel{reversed->data() + col, 0, row_offsets.data()} : GemmPanel{b.data() + col, n};
+        return true;
     }
     void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
     {
@@ -46,8 +50,9 @@ struct RowMajorPacker {
     }
 };
 
-// Where the tile finds B: packed per call, read in place, or packed once.
-enum class BSource { Packed, InPlace, Prepacked };
+// Where the tile finds B: packed per call, read in place (rows at a stride or
+// at offsets), or packed once.
+enum class BSource { Packed, InPlace, RowOffsets, Prepacked };
 
 struct GemmRun {
     std::vector<float> c;       // m x ldc
@@ -73,7 +78,13 @@ GemmRun run_gemm(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, int64_
         for (int64_t j = 0; j < count; ++j) ++seen[row * n + col0 + j]; // tasks own disjoint pieces
     };
     const ExecContext ctx(threads > 1 ? &pool() : nullptr, threads);
-    const RowMajorPacker packer{b, k, n, kern.nr, source == BSource::InPlace};
+    RowMajorPacker packer{b, k, n, kern.nr, source == BSource::InPlace || source == BSource::RowOffsets, nullptr, {}};
+    std::vector<float> reversed;
+    if (source == BSource::RowOffsets) {
+        for (int64_t kk = k - 1; kk >= 0; --kk) reversed.insert(reversed.end(), &b[kk * n], &b[kk * n] + n);
+        for (int64_t kk = 0; kk < k; ++kk) packer.row_offsets.push_back((k - 1 - kk) * n);
+        packer.reversed = &reversed;
+    }
     if (source == BSource::Prepacked) {
         const std::vector<float> panels = gemm_pack_b(kern, n, k, packer);
         gemm_f32(kern, m, n, k, packed.data(), start, init, c, ldc, GemmPackedB{panels.data(), k, kern.nr}, post, ctx,
@@ -117,7 +128,7 @@ void check_gemm_run(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, Gem
 void check_gemm_case(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, GemmStart start, uint32_t seed)
 {
     const float clamp[2] = {-0.3f, 0.4f};
-    for (BSource source : {BSource::Packed, BSource::InPlace, BSource::Prepacked})
+    for (BSource source : {BSource::Packed, BSource::InPlace, BSource::RowOffsets, BSource::Prepacked})
         check_gemm_run(kern, m, n, k, start, seed, source);
     check_gemm_run(kern, m, n, k, start, seed, BSource::Packed, clamp);
 }
@@ -161,8 +172,9 @@ TEST(Gemm, ResultsAreBitIdenticalAtAnyThreadCount)
             const GemmRun many = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, threads);
             EXPECT_EQ(0, std::memcmp(one.c.data(), many.c.data(), one.c.size() * sizeof(float))) << threads;
         }
-        // Reading B in place or packed once gives the same bits as packing it per call.
-        for (BSource source : {BSource::InPlace, BSource::Prepacked}) {
+        // Reading B in place (at a stride or at row offsets) or packed once gives
+        // the same bits as packing it per call.
+        for (BSource source : {BSource::InPlace, BSource::RowOffsets, BSource::Prepacked}) {
             const GemmRun other = run_gemm(*kern, m, n, k, k, n, a, b, GemmStart::RowInit, init.data(), {}, 2, source);
             EXPECT_EQ(0, std::memcmp(one.c.data(), other.c.data(), one.c.size() * sizeof(float)));
         }
@@ -183,12 +195,14 @@ struct ConvGemmCase {
     int64_t groups, inch_g, outch_g, h, w, kh, kw, sh, sw, dh, dw;
 };
 
-void check_conv_gemm(const GemmKernel& kern, const ConvGemmCase& c, uint32_t seed, int threads)
+// With split_columns, x's rows go to conv2d_gemm laid out as conv2d_gemm_input_row makes them.
+void check_conv_gemm(const GemmKernel& kern, const ConvGemmCase& c, uint32_t seed, int threads,
+                     bool split_columns = false)
 {
     SCOPED_TRACE(::testing::Message() << kern.isa << " groups=" << c.groups << " inch_g=" << c.inch_g << " outch_g="
                                       << c.outch_g << " in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
                                       << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw
-                                      << " threads=" << threads);
+                                      << " threads=" << threads << (split_columns ? " split columns" : ""));
     Conv2dGemmGeometry g;
     g.groups = c.groups, g.inch_g = c.inch_g, g.outch_g = c.outch_g, g.in_h = c.h, g.in_w = c.w;
     g.kh = c.kh, g.kw = c.kw, g.stride_h = c.sh, g.stride_w = c.sw, g.dilation_h = c.dh, g.dilation_w = c.dw;
@@ -198,8 +212,12 @@ void check_conv_gemm(const GemmKernel& kern, const ConvGemmCase& c, uint32_t see
     const std::vector<float> x = random_values(inch * c.h * c.w, seed);
     const std::vector<float> wt = random_values(outch * g.depth(), seed + 1), bias = random_values(outch, seed + 2);
     const std::vector<float> packed = conv2d_gemm_pack_weights(kern, wt.data(), g);
+    std::vector<float> laid_out = x;
+    g.split_columns = split_columns;
+    for (int64_t row = 0; row < inch * c.h; ++row)
+        conv2d_gemm_input_row(g, &x[row * c.w], c.w, 0, 0.f, &laid_out[row * c.w]);
     std::vector<float> y(static_cast<size_t>(outch * g.out_h * g.out_w), std::numeric_limits<float>::quiet_NaN());
-    conv2d_gemm(kern, g, packed.data(), x.data(), bias.data(), y.data(),
+    conv2d_gemm(kern, g, packed.data(), laid_out.data(), bias.data(), y.data(),
                 [](int64_t, float* v, int64_t n) {
                     for (int64_t i = 0; i < n; ++i) v[i] = std::max(v[i], 0.f);
                 },
@@ -234,11 +252,40 @@ TEST(Conv2dGemm, EveryKernelMatchesTheNaiveConvolution)
         {1, 4, 20, 14, 15, 3, 3, 1, 1, 2, 3}, // dilations
         {2, 3, 6, 8, 9, 3, 3, 1, 2, 1, 1},    // groups
         {1, 2, 9, 40, 1, 3, 1, 1, 1, 1, 1},   // one output column: a run per pixel
-        {1, 16, 33, 30, 30, 3, 3, 1, 1, 1, 1} // more than one column block
+        {1, 16, 33, 30, 30, 3, 3, 1, 1, 1, 1}, // more than one column block
+        // Shallow (first-layer) kernels on rows wider than a panel: B read in place.
+        {1, 3, 8, 10, 70, 3, 3, 1, 1, 1, 1},
+        {1, 3, 16, 21, 81, 3, 3, 2, 2, 1, 1},
+        {1, 3, 20, 19, 90, 7, 7, 2, 2, 1, 1},
+        {1, 6, 12, 9, 100, 1, 1, 2, 2, 1, 1},
     };
     uint32_t seed = 50;
     for (const GemmKernel* kern : gemm_kernels_available())
-        for (const ConvGemmCase& c : cases) check_conv_gemm(*kern, c, seed += 5, 1);
+        for (const ConvGemmCase& c : cases) {
+            check_conv_gemm(*kern, c, seed += 5, 1);
+            Conv2dGemmGeometry g;
+            g.stride_w = c.sw, g.dilation_w = c.dw;
+            if (conv2d_gemm_wants_split_columns(g)) check_conv_gemm(*kern, c, seed += 5, 2, true);
+        }
+}
+
+TEST(Conv2dGemm, InputRowsArePaddedAndSplitIntoEvenAndOddColumns)
+{
+    for (bool split : {false, true})
+        for (int64_t w : {1, 2, 5, 8, 33})
+            for (int64_t pad_left : {0, 1, 2, 3})
+                for (int64_t pad_right : {0, 1, 2}) {
+                    Conv2dGemmGeometry g;
+                    g.in_w = pad_left + w + pad_right, g.split_columns = split;
+                    const std::vector<float> src = random_values(w, static_cast<uint32_t>(w + pad_left));
+                    std::vector<float> row(static_cast<size_t>(g.in_w), std::numeric_limits<float>::quiet_NaN());
+                    conv2d_gemm_input_row(g, src.data(), w, pad_left, -7.f, row.data());
+                    for (int64_t x = 0; x < g.in_w; ++x) {
+                        const float want = x >= pad_left && x < pad_left + w ? src[x - pad_left] : -7.f;
+                        ASSERT_EQ(row[g.column(x)], want) << "split " << split << " w " << w << " pads " << pad_left
+                                                          << "," << pad_right << " column " << x;
+                    }
+                }
 }
 
 TEST(Conv2dGemm, ResultsAreBitIdenticalAtAnyThreadCount)

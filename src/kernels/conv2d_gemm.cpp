@@ -1,5 +1,6 @@
 #include "kernels/conv2d_gemm.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kestrel {
@@ -24,20 +25,55 @@ std::vector<float> conv2d_gemm_pack_weights(const GemmKernel& kern, const float*
     return packed;
 }
 
+bool conv2d_gemm_wants_split_columns(const Conv2dGemmGeometry& g)
+{
+    return g.stride_w == 2 && g.dilation_w == 1;
+}
+
+void conv2d_gemm_input_row(const Conv2dGemmGeometry& g, const float* src, int64_t w, int64_t pad_left, float pad,
+                           float* dst)
+{
+    const auto padded = [&](int64_t x) { return x >= pad_left && x < pad_left + w ? src[x - pad_left] : pad; };
+    if (!g.split_columns) {
+        std::fill(dst, dst + pad_left, pad);
+        std::memcpy(dst + pad_left, src, sizeof(float) * w);
+        std::fill(dst + pad_left + w, dst + g.in_w, pad);
+        return;
+    }
+    const int64_t evens = (g.in_w + 1) / 2, odds = g.in_w / 2;
+    float* even = dst;
+    float* odd = dst + evens;
+    // Pairs (2i, 2i+1) inside src in one loop (vectorized: a load feeds both
+    // halves); the pads and an odd end value by value.
+    const int64_t first = (pad_left + 1) / 2, end = std::max(first, std::min(odds, (pad_left + w) / 2));
+    for (int64_t i = 0; i < first; ++i) even[i] = padded(2 * i), odd[i] = padded(2 * i + 1);
+    const float* s = src + (2 * first - pad_left);
+    for (int64_t t = 0; t < end - first; ++t) {
+        even[first + t] = s[2 * t];
+        odd[first + t] = s[2 * t + 1];
+    }
+    for (int64_t i = end; i < evens; ++i) even[i] = padded(2 * i);
+    for (int64_t i = end; i < odds; ++i) odd[i] = padded(2 * i + 1);
+}
+
 namespace {
 
 // Columns [col0, col0+cols) of one group's image-to-column matrix, as panels of
 // nr pixels: panel[r*nr + j] = x[ic][oy*sh + ky*dh][ox*sw + kx*dw] for row
 // r = (ic*kh + ky)*kw + kx and pixel col0 + j = oy*out_w + ox. A panel's pixels
-// are copied in runs along one output row (a memcpy when stride_w is 1).
+// are copied in runs along one output row (a memcpy when the columns a tap
+// reads are contiguous), or read in place by the GEMM tile when that is cheaper.
 class ColumnPacker {
 public:
-    ColumnPacker(const Conv2dGemmGeometry& g, int nr, const float* x) : g_(g), nr_(nr), x_(x)
+    ColumnPacker(const Conv2dGemmGeometry& g, int nr, const float* x)
+        : g_(g), nr_(nr), x_(x), step_(g.split_columns ? 1 : g.stride_w)
     {
         for (int64_t ic = 0; ic < g.inch_g; ++ic)
             for (int64_t ky = 0; ky < g.kh; ++ky)
                 for (int64_t kx = 0; kx < g.kw; ++kx)
-                    row_offset_.push_back((ic * g.in_h + ky * g.dilation_h) * g.in_w + kx * g.dilation_w);
+                    row_offset_.push_back((ic * g.in_h + ky * g.dilation_h) * g.in_w + g.column(kx * g.dilation_w));
+        last_offset_ = row_offset_.empty() ? 0 : *std::max_element(row_offset_.begin(), row_offset_.end());
+        in_place_ = step_ == 1 && reads_in_place(g);
     }
 
     void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
@@ -48,18 +84,34 @@ public:
 
     // A 1x1 stride-1 kernel over an unpadded plane: B is the input itself,
     // row ic at x + ic * plane (whole panels: a partial one would read past it).
-    const float* direct(int64_t col, int64_t cols, int64_t& ldb) const
+    // Otherwise, for shallow GEMMs, a panel within one output row: row r of
+    // it starts at x + row_offset[r] + the pixel's place.
+    bool direct(int64_t col, int64_t cols, GemmPanel& panel) const
     {
         const bool pointwise = g_.kh == 1 && g_.kw == 1 && g_.stride_h == 1 && g_.stride_w == 1 &&
                                g_.in_h == g_.out_h && g_.in_w == g_.out_w;
-        ldb = g_.in_h * g_.in_w;
-        return pointwise && cols == nr_ && gemm_direct_b_ok(ldb) ? x_ + col : nullptr;
+        const int64_t plane = g_.in_h * g_.in_w;
+        if (pointwise) {
+            panel = GemmPanel{x_ + col, plane};
+            return cols == nr_ && gemm_direct_b_ok(plane);
+        }
+        const int64_t oy = col / g_.out_w, ox = col % g_.out_w;
+        const int64_t start = oy * g_.stride_h * g_.in_w + ox;
+        // The tile reads nr columns of every row: they must lie in the group's planes.
+        if (!in_place_ || ox + cols > g_.out_w || start + last_offset_ + nr_ > g_.inch_g * plane) return false;
+        panel = GemmPanel{x_ + start, 0, row_offset_.data()};
+        return true;
     }
 
 private:
     struct Run {
         int64_t j, len, src; // panel column, pixels, offset in the input plane
     };
+
+    // Reading in place saves the packing but reads each tap's row from the
+    // input for every panel of A: worth it when few A panels share a packed
+    // panel, or when the rows are few enough to stay in L1 (a first layer).
+    static bool reads_in_place(const Conv2dGemmGeometry& g) { return g.depth() <= 160; }
 
     // Rows [k0, k0 + kc) of the panel.
     void pack_panel(int64_t pixel0, int64_t valid, int64_t k0, int64_t kc, float* dst) const
@@ -69,22 +121,21 @@ private:
         for (int64_t j = 0; j < valid;) {
             const int64_t p = pixel0 + j, oy = p / g_.out_w, ox = p % g_.out_w;
             const int64_t len = std::min(valid - j, g_.out_w - ox);
-            runs[n_runs++] = Run{j, len, oy * g_.stride_h * g_.in_w + ox * g_.stride_w};
+            runs[n_runs++] = Run{j, len, oy * g_.stride_h * g_.in_w + ox * step_};
             j += len;
         }
-        const int64_t sw = g_.stride_w;
         for (int64_t r = 0; r < kc; ++r) {
             float* d = dst + r * nr_;
             const float* plane = x_ + row_offset_[static_cast<size_t>(k0 + r)];
             for (int i = 0; i < n_runs; ++i) {
                 const Run& run = runs[i];
                 const float* s = plane + run.src;
-                if (sw == 1)
+                if (step_ == 1)
                     std::memcpy(d + run.j, s, sizeof(float) * run.len);
-                else if (sw == 2) // a constant stride: the compiler vectorizes it with shuffles
+                else if (step_ == 2) // a constant stride: the compiler vectorizes it with shuffles
                     for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[2 * t];
                 else
-                    for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[t * sw];
+                    for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[t * step_];
             }
             std::fill(d + valid, d + nr_, 0.f);
         }
@@ -93,7 +144,10 @@ private:
     const Conv2dGemmGeometry& g_;
     int64_t nr_;
     const float* x_;
+    int64_t step_; // input columns from one output column to the next
     std::vector<int64_t> row_offset_;
+    int64_t last_offset_ = 0;
+    bool in_place_ = false;
 };
 
 } // namespace

@@ -16,9 +16,22 @@ struct Conv2dGemmGeometry {
     int64_t in_h = 0, in_w = 0;                  // the padded input plane
     int64_t out_h = 0, out_w = 0;
     int64_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+    // Each padded input row stored as its even columns, then its odd ones
+    // (conv2d_gemm_input_row): a stride-2 kernel then reads every tap's
+    // columns contiguously, so the GEMM can take them in place.
+    bool split_columns = false;
 
     int64_t depth() const { return inch_g * kh * kw; } // GEMM k
+    // Where column x of a padded row lies.
+    int64_t column(int64_t x) const { return split_columns ? (x & 1) * ((in_w + 1) / 2) + x / 2 : x; }
 };
+
+// Whether conv2d_gemm wants the rows of g's input split (its split_columns).
+bool conv2d_gemm_wants_split_columns(const Conv2dGemmGeometry& g);
+// One padded input row as g lays it out: in_w values, pad_left of `pad`, the
+// w values of `src`, then `pad` again.
+void conv2d_gemm_input_row(const Conv2dGemmGeometry& g, const float* src, int64_t w, int64_t pad_left, float pad,
+                           float* dst);
 
 // Weights [groups*outch_g][inch_g][kh][kw] packed for `kern`, group after group.
 std::vector<float> conv2d_gemm_pack_weights(const GemmKernel& kern, const float* weights,
@@ -30,7 +43,7 @@ void conv2d_gemm_pack_weights_into(const GemmKernel& kern, const float* weights,
 int64_t conv2d_gemm_packed_floats(const GemmKernel& kern, const Conv2dGemmGeometry& g);
 
 // y [groups*outch_g][out_h][out_w] = bias + convolution of x [groups*inch_g][in_h][in_w]
-// (already padded). post(out_channel, values, count) runs on each finished
+// (already padded, and laid out as g.split_columns says). post(out_channel, values, count) runs on each finished
 // piece of an output plane (the fused activation); it may be empty. `clamp`
 // (see GemmKernel::tile) bounds the values before post sees them.
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,

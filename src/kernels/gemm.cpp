@@ -75,8 +75,9 @@ void GemmTransposedB::operator()(int64_t col0, int64_t cols, int64_t k0, int64_t
 void GemmPackedB::operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
 {
     for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc) {
-        int64_t ldb = 0;
-        const float* src = direct(col0 + j0, 0, ldb) + k0 * nr;
+        GemmPanel panel;
+        direct(col0 + j0, 0, panel);
+        const float* src = panel.b + k0 * nr;
         std::copy(src, src + nr * kc, dst);
     }
 }

@@ -20,6 +20,21 @@
 
 namespace kestrel {
 
+// Where a tile reads a panel of B: row kk at b + kk*ldb, or at
+// b + row_offsets[kk] when there are offsets (a convolution's input read in
+// place, one offset per kernel tap).
+struct GemmPanel {
+    const float* b = nullptr;
+    int64_t ldb = 0;
+    const int64_t* row_offsets = nullptr;
+
+    // The same panel from row k0 on.
+    GemmPanel from_row(int64_t k0) const
+    {
+        return row_offsets ? GemmPanel{b, ldb, row_offsets + k0} : GemmPanel{b + k0 * ldb, ldb, nullptr};
+    }
+};
+
 // Where each C value's sum starts.
 enum class GemmStart {
     Zero,
@@ -30,16 +45,16 @@ enum class GemmStart {
 struct GemmKernel {
     const char* isa;
     int mr, nr;
-    // c[i*ldc + j] = start + sum_k a[k*mr + i] * b[k*ldb + j] for i < rows <= mr
+    // c[i*ldc + j] = start + sum_k a[k*mr + i] * B[k][j] for i < rows <= mr
     // and j < cols <= nr, the sum taken in k order from the start; `a` is a
     // full panel (zero-padded past rows), b holds nr readable columns per k
     // (a packed panel: ldb = nr), init has `rows` values. With `clamp`, each
     // value is stored as std::min(std::max(value, clamp[0]), clamp[1]).
-    void (*tile)(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
+    void (*tile)(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
                  int64_t ldc, int rows, int cols, const float* clamp);
     // The same for cols <= nr / 2 at half the work (a panel's last columns).
-    void (*tile_half)(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init,
-                      float* c, int64_t ldc, int rows, int cols, const float* clamp);
+    void (*tile_half)(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
+                      int64_t ldc, int rows, int cols, const float* clamp);
     // The tile for a panel of `cols` valid columns.
     auto tile_for(int64_t cols) const { return cols <= nr / 2 ? tile_half : tile; }
 };
@@ -68,7 +83,7 @@ struct GemmRowMajorB {
     int64_t k, ldb;
     int nr;
     void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const;
-    const float* direct(int64_t, int64_t, int64_t&) const { return nullptr; }
+    bool direct(int64_t, int64_t, GemmPanel&) const { return false; }
 };
 
 // pack_b for B stored transposed: B[kk][j] = b[j*ldb + kk] (a weight matrix
@@ -78,7 +93,7 @@ struct GemmTransposedB {
     int64_t k, ldb;
     int nr;
     void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const;
-    const float* direct(int64_t, int64_t, int64_t&) const { return nullptr; }
+    bool direct(int64_t, int64_t, GemmPanel&) const { return false; }
 };
 
 // pack_b for a B packed once (constant weights, gemm_pack_b): every panel is
@@ -88,10 +103,10 @@ struct GemmPackedB {
     int64_t k;
     int nr;
     void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const;
-    const float* direct(int64_t col, int64_t, int64_t& ldb) const
+    bool direct(int64_t col, int64_t, GemmPanel& panel) const
     {
-        ldb = nr;
-        return panels + col / nr * nr * k;
+        panel = GemmPanel{panels + col / nr * nr * k, nr};
+        return true;
     }
 };
 
@@ -111,19 +126,13 @@ inline bool gemm_direct_b_ok(int64_t ldb) { return ldb % 1024 >= 64 && ldb % 102
 // A post for gemm_f32 that does nothing.
 inline void gemm_no_post(int64_t, float*, int64_t) {}
 
-// Where the tile reads one panel of B.
-struct GemmPanel {
-    const float* b;
-    int64_t ldb;
-};
-
 // The depth a task multiplies at once: all of it while A (m x k) fits in L2
 // beside a block of B (re-reading it per column block is then cheap), else
 // chunks of 256 rows of B, so that A streams from memory once per task.
 inline int64_t gemm_depth_chunk(int64_t m, int64_t k)
 {
     constexpr int64_t kAInL2 = 128 * 1024; // floats (512 KiB)
-    return std::max<int64_t>(1, m * k <= kAInL2 ? k : std::min<int64_t>(k, 256));
+    return std::max<int64_t>(1, m * k <= kAInL2 ? k : std::min<int64_t>(k, 1024));
 }
 
 // Columns of B per block: a depth chunk of kc rows of the block, kc*cols
@@ -133,9 +142,9 @@ int64_t gemm_block_cols(const GemmKernel& kern, int64_t kc);
 // C (m x n, row stride ldc) = start + A*B with A from gemm_pack_a and B given
 // by pack_b: pack_b(col0, cols, k0, kc, dst) writes rows [k0, k0+kc) of
 // columns [col0, col0+cols) as ceil(cols/nr) panels of kc*nr floats, zero past
-// `cols`; where pack_b.direct(col, cols, ldb) gives a pointer for the panel of
-// `cols` (<= nr) columns from `col`, the tile reads it in place: column col + j,
-// row kk at ptr[kk*ldb + j] for j < nr. post(row, col0, cols) runs on each
+// `cols`; where pack_b.direct(col, cols, panel) returns true, the tile reads
+// the panel of `cols` (<= nr) columns from `col` in place, where `panel` says
+// (nr readable columns per row). post(row, col0, cols) runs on each
 // finished piece of a C row (activation), after the tile's clamp (see
 // GemmKernel::tile) if any.
 //
@@ -177,9 +186,8 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                 for (int64_t cp = 0; cp < col_panels; ++cp) {
                     const int64_t j0 = cp * kern.nr, w = std::min<int64_t>(kern.nr, cols - j0);
                     GemmPanel& panel = b_panels[cp];
-                    panel.b = pack_b.direct(col0 + j0, w, panel.ldb);
-                    if (panel.b) {
-                        panel.b += k0 * panel.ldb;
+                    if (pack_b.direct(col0 + j0, w, panel)) {
+                        panel = panel.from_row(k0);
                         continue;
                     }
                     // Sized before any panel points into it, for every panel of the block.
@@ -195,8 +203,7 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                     for (int64_t cp = 0; cp < col_panels; ++cp) {
                         const int64_t j0 = cp * kern.nr;
                         const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                        kern.tile_for(w)(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp].b,
-                                         b_panels[cp].ldb, chunk_start,
+                        kern.tile_for(w)(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp], chunk_start,
                                          chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
                                          c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
                     }

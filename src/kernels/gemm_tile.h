@@ -4,7 +4,9 @@
 //
 // The tile holds MR x NV accumulator registers (MR rows of the output, NV*width
 // columns). Per k it loads NV vectors of the B panel and broadcasts MR values
-// of the A panel: (MR + NV) loads for MR*NV fused multiply-adds.
+// of the A panel: (MR + NV) loads for MR*NV fused multiply-adds. B's rows are
+// either ldb floats apart or where the panel's row offsets say (a convolution
+// reading its input in place); the loop is compiled once for each.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -17,9 +19,10 @@ namespace kestrel {
 namespace detail {
 namespace {
 
-template <class V, int MR, int NV>
-void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart start, const float* init, float* c,
-               int64_t ldc, int rows, int cols, const float* clamp)
+template <class V, int MR, int NV, class RowOfB>
+__attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float* a, RowOfB row_of_b, GemmStart start,
+                                                          const float* init, float* c, int64_t ldc, int rows, int cols,
+                                                          const float* clamp)
 {
     using vec = typename V::vec;
     constexpr int NR = NV * V::width;
@@ -39,6 +42,7 @@ void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart
             for (int v = 0; v < NV; ++v) acc[i][v] = V::load(row + v * V::width);
         }
     for (int64_t kk = 0; kk < k; ++kk) {
+        const float* b = row_of_b(kk);
         vec bv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) bv[v] = V::load(b + v * V::width);
@@ -49,7 +53,6 @@ void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart
             for (int v = 0; v < NV; ++v) acc[i][v] = V::fmadd(av, bv[v], acc[i][v]);
         }
         a += MR;
-        b += ldb;
     }
     if (clamp) {
         const vec lo = V::set1(clamp[0]), hi = V::set1(clamp[1]);
@@ -72,6 +75,19 @@ void gemm_tile(int64_t k, const float* a, const float* b, int64_t ldb, GemmStart
     for (int i = 0; i < MR; ++i)
         for (int v = 0; v < NV; ++v) V::store(buf + i * NR + v * V::width, acc[i][v]);
     for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(float) * cols);
+}
+
+template <class V, int MR, int NV>
+void gemm_tile(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
+               int64_t ldc, int rows, int cols, const float* clamp)
+{
+    const float* base = b.b;
+    if (const int64_t* offsets = b.row_offsets)
+        gemm_tile_rows<V, MR, NV>(k, a, [=](int64_t kk) { return base + offsets[kk]; }, start, init, c, ldc, rows,
+                                  cols, clamp);
+    else
+        gemm_tile_rows<V, MR, NV>(k, a, [=, ldb = b.ldb](int64_t kk) { return base + kk * ldb; }, start, init, c,
+                                  ldc, rows, cols, clamp);
 }
 
 } // namespace

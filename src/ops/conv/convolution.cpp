@@ -211,14 +211,17 @@ public:
                     st->wg = WinogradGeometry{m, k.inch_g, k.outch, st->gg.in_h, st->gg.in_w, g.rows.out, g.cols.out};
                     st->winograd = ctx.request_scratch(winograd_scratch_floats(gemm_kernel(), st->wg) * 4);
                 } else {
-                    st->path = Path::Gemm;
+                    use_gemm(*st, padded_values, ctx);
                 }
                 return st;
             }
-            st->path = uses_gemm(k.outch / p_.group) ? Path::Gemm : Path::Plain;
-            if (st->path == Path::Gemm && !p_.dynamic)
-                st->packed = gemm_weights_.data(); // packed at load
-            if (st->path == Path::Gemm && p_.dynamic)
+            if (!uses_gemm(k.outch / p_.group)) {
+                st->path = Path::Plain;
+                return st;
+            }
+            use_gemm(*st, padded_values, ctx);
+            if (!p_.dynamic) st->packed = gemm_weights_.data(); // packed at load
+            if (p_.dynamic)
                 st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
             return st;
         }
@@ -254,7 +257,7 @@ public:
         case Path::Flat: forward_flat(x, st, out[0], ctx); return;
         case Path::Depthwise: forward_depthwise(x, st, weights_.weight_data(p_, in), bias, out[0], ctx); return;
         case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, out[0], ctx); return;
-        case Path::Gemm: forward_gemm(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
+        case Path::Gemm: forward_gemm(gemm_input(x, st, ctx), st, in, bias, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
         case Path::Reference:
             window::conv_forward(x, weights_.weight_data(p_, in), bias, p_.group, st.axes, pad_value_, out[0], ctx);
@@ -341,6 +344,38 @@ private:
                 for (int64_t y = 0; y < h; ++y)
                     std::memcpy(dp + (y + g.rows.pad_begin) * pw + g.cols.pad_begin, s + (ch * h + y) * w,
                                 sizeof(T) * w);
+            }
+        });
+        return p;
+    }
+
+    // The float GEMM path; its input goes through the padding buffer whenever
+    // the GEMM wants its rows split, padded or not.
+    static void use_gemm(ConvState& st, int64_t padded_values, PrepareContext& ctx)
+    {
+        st.path = Path::Gemm;
+        st.gg.split_columns = conv2d_gemm_wants_split_columns(st.gg);
+        if (st.gg.split_columns && st.padded < 0) st.padded = ctx.request_scratch(padded_values * 4);
+    }
+
+    // x padded for the GEMM path, its rows laid out as st.gg says.
+    Tensor gemm_input(const Tensor& x, const ConvState& st, const ExecContext& ctx) const
+    {
+        if (!st.gg.split_columns) return padded_input<float>(x, st, st.padded, pad_value_, ctx);
+        const ConvGeometry& g = st.g;
+        const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2), ph = st.gg.in_h, pw = st.gg.in_w;
+        Tensor p = Tensor::wrap(ctx.scratch(st.padded), {c, ph, pw}, DType::F32);
+        const float* s = x.data<float>();
+        float* d = p.data<float>();
+        ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
+            for (int64_t ch = begin; ch < end; ++ch) {
+                float* dp = d + ch * ph * pw;
+                const int64_t top = g.rows.pad_begin, bottom = top + h;
+                std::fill(dp, dp + top * pw, pad_value_);
+                for (int64_t y = 0; y < h; ++y)
+                    conv2d_gemm_input_row(st.gg, s + (ch * h + y) * w, w, g.cols.pad_begin, pad_value_,
+                                          dp + (top + y) * pw);
+                std::fill(dp + bottom * pw, dp + ph * pw, pad_value_);
             }
         });
         return p;
