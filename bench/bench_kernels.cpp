@@ -7,6 +7,10 @@
 //                     per call (as a convolution's input is)
 //   BM_GemmConv       a convolution-shaped GEMM: resnet's 3x3, 256 channels on
 //                     a 14x14 plane (M 256, K 2304, N 196)
+//   BM_GemmConv7      resnet's 3x3, 512 channels on a 7x7 plane (M 512,
+//                     K 4608, N 49: a 32 + 16 + 1 column split)
+//   BM_GemmConv7Cold  the same with the weights taken in turn from 16 copies
+//                     (150 MB: from memory, as in a network)
 //   BM_Conv3x3Direct  a 3x3 convolution, 128 channels, 56x56, by the direct
 //                     GEMM (kernels/conv2d_gemm.h)
 //   BM_Conv3x3Winograd  the same layer by Winograd F(4,3) and F(6,3)
@@ -110,6 +114,24 @@ void gemm_case(benchmark::State& state, int64_t m, int64_t n, int64_t k)
 void BM_Gemm(benchmark::State& state) { gemm_case(state, 1024, 1024, 1024); }
 void BM_GemmConv(benchmark::State& state) { gemm_case(state, 256, 196, 2304); }
 void BM_GemmConv7(benchmark::State& state) { gemm_case(state, 512, 49, 4608); }
+void BM_GemmConv7Cold(benchmark::State& state)
+{
+    const GemmKernel& kern = gemm_kernel();
+    const int64_t m = 512, n = 49, k = 4608;
+    const std::vector<float> a = values(m * k), b = values(k * n);
+    std::vector<float> c(static_cast<size_t>(m * n));
+    std::vector<std::vector<float>> packed;
+    for (int i = 0; i < 16; ++i) packed.push_back(gemm_pack_a(kern, a.data(), m, k, k));
+    const GemmRowMajorB pack_b{b.data(), k, n, kern.nr};
+    const ExecContext ctx = context(state);
+    size_t i = 0;
+    for (auto _ : state) {
+        gemm_f32(kern, m, n, k, packed[i++ % packed.size()].data(), GemmStart::Zero, nullptr, c.data(), n, pack_b,
+                 gemm_no_post, ctx);
+        benchmark::ClobberMemory();
+    }
+    report(state, double(m) * n * k);
+}
 
 constexpr int64_t kConvChannels = 128, kConvSide = 56;
 
@@ -175,6 +197,7 @@ KESTREL_KERNEL_BENCH(BM_FmaPeak);
 KESTREL_KERNEL_BENCH(BM_Gemm);
 KESTREL_KERNEL_BENCH(BM_GemmConv);
 KESTREL_KERNEL_BENCH(BM_GemmConv7);
+KESTREL_KERNEL_BENCH(BM_GemmConv7Cold);
 KESTREL_KERNEL_BENCH(BM_Conv3x3Direct);
 BENCHMARK(BM_Conv3x3Winograd)->Args({1, 4})->Args({1, 6})->Args({2, 4})->Args({2, 6})->UseRealTime()->Unit(benchmark::kMillisecond);
 KESTREL_KERNEL_BENCH(BM_Depthwise3x3);

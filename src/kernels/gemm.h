@@ -28,6 +28,8 @@ struct GemmPanel {
     int64_t ldb = 0;
     const int64_t* row_offsets = nullptr;
 
+    // The same panel from column j on.
+    GemmPanel shifted(int64_t j) const { return GemmPanel{b + j, ldb, row_offsets}; }
     // The same panel from row k0 on.
     GemmPanel from_row(int64_t k0) const
     {
@@ -50,13 +52,32 @@ struct GemmKernel {
     // full panel (zero-padded past rows), b holds nr readable columns per k
     // (a packed panel: ldb = nr), init has `rows` values. With `clamp`, each
     // value is stored as std::min(std::max(value, clamp[0]), clamp[1]).
-    void (*tile)(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
-                 int64_t ldc, int rows, int cols, const float* clamp);
+    // `a_next`, when not null, is A data the caller reads next: the tile
+    // prefetches it into L2 at A's pace (weights streamed once per use).
+    void (*tile)(int64_t k, const float* a, const float* a_next, const GemmPanel& b, GemmStart start,
+                 const float* init, float* c, int64_t ldc, int rows, int cols, const float* clamp);
     // The same for cols <= nr / 2 at half the work (a panel's last columns).
-    void (*tile_half)(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
-                      int64_t ldc, int rows, int cols, const float* clamp);
-    // The tile for a panel of `cols` valid columns.
-    auto tile_for(int64_t cols) const { return cols <= nr / 2 ? tile_half : tile; }
+    void (*tile_half)(int64_t k, const float* a, const float* a_next, const GemmPanel& b, GemmStart start,
+                      const float* init, float* c, int64_t ldc, int rows, int cols, const float* clamp);
+    // The same for cols <= narrow_cols(), at cols multiply-adds per k.
+    void (*tile_narrow)(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
+                        int64_t ldc, int rows, int cols, const float* clamp);
+
+    int narrow_cols() const { return nr / 4; }
+    // A panel of `cols` valid columns, by the cheapest tiles for it: the full
+    // one, or the half one and/or the narrow one (a 7x7 plane's 49 columns
+    // are 32 + 16 + 1, not 32 + 32).
+    void panel(int64_t k, const float* a, const float* a_next, const GemmPanel& b, GemmStart start,
+               const float* init, float* c, int64_t ldc, int rows, int cols, const float* clamp) const
+    {
+        const int half = nr / 2, narrow = narrow_cols();
+        if (cols > half + narrow) return tile(k, a, a_next, b, start, init, c, ldc, rows, cols, clamp);
+        if (cols <= narrow) return tile_narrow(k, a, b, start, init, c, ldc, rows, cols, clamp);
+        const int first = std::min(cols, half);
+        tile_half(k, a, a_next, b, start, init, c, ldc, rows, first, clamp);
+        if (cols > first)
+            tile_narrow(k, a, b.shifted(first), start, init, c + first, ldc, rows, cols - first, clamp);
+    }
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA).
@@ -168,6 +189,11 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
     // (each split packs the block's B again, so no more splits than threads).
     const int64_t want = ctx.threads();
     const int64_t row_splits = std::min(panels, std::max<int64_t>(1, (want + col_blocks - 1) / col_blocks));
+    // An A panel used by one or two B panels is read too briefly for the
+    // hardware prefetcher to follow (each chunk of it a short stream): the
+    // tile then prefetches the next A panel itself (resnet's 512-channel 3x3
+    // layers on 7x7 planes, their weights from memory: 1.5x).
+    const bool streams_a = std::min(block, n) <= 2 * kern.nr && depth_chunk < k;
     ctx.parallel_for(col_blocks * row_splits, [&](int64_t begin, int64_t end) {
         // The thread's own buffers, kept from call to call (no allocation per
         // call); so post() must not call gemm_f32 itself.
@@ -203,7 +229,10 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                     for (int64_t cp = 0; cp < col_panels; ++cp) {
                         const int64_t j0 = cp * kern.nr;
                         const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
-                        kern.tile_for(w)(kc, a_packed + p * kern.mr * k + k0 * kern.mr, b_panels[cp], chunk_start,
+                        kern.panel(kc, a_packed + p * kern.mr * k + k0 * kern.mr,
+                                   streams_a && cp == 0 && p + 1 < p_end ? a_packed + (p + 1) * kern.mr * k + k0 * kern.mr
+                                                                         : nullptr,
+                                   b_panels[cp], chunk_start,
                                          chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
                                          c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
                     }

@@ -9,7 +9,9 @@
 // reading its input in place); the loop is compiled once for each.
 #pragma once
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/gemm.h"
 #include "kernels/vector_of.h"
@@ -19,9 +21,10 @@ namespace kestrel {
 namespace detail {
 namespace {
 
-template <class V, int MR, int NV, class RowOfB>
-__attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float* a, RowOfB row_of_b, GemmStart start,
-                                                          const float* init, float* c, int64_t ldc, int rows, int cols,
+template <class V, int MR, int NV, bool Prefetch, class RowOfB>
+__attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float* a, const float* a_next,
+                                                          RowOfB row_of_b, GemmStart start, const float* init,
+                                                          float* c, int64_t ldc, int rows, int cols,
                                                           const float* clamp)
 {
     using vec = typename V::vec;
@@ -42,6 +45,7 @@ __attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float
             for (int v = 0; v < NV; ++v) acc[i][v] = V::load(row + v * V::width);
         }
     for (int64_t kk = 0; kk < k; ++kk) {
+        if (Prefetch) __builtin_prefetch(a_next + kk * MR, 0, 2); // to L2
         const float* b = row_of_b(kk);
         vec bv[NV];
 #pragma GCC unroll 4
@@ -77,17 +81,105 @@ __attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float
     for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(float) * cols);
 }
 
-template <class V, int MR, int NV>
-void gemm_tile(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
-               int64_t ldc, int rows, int cols, const float* clamp)
+template <class V, int MR, int NV, bool Prefetch>
+void gemm_tile_with(int64_t k, const float* a, const float* a_next, const GemmPanel& b, GemmStart start,
+                    const float* init, float* c, int64_t ldc, int rows, int cols, const float* clamp)
 {
     const float* base = b.b;
     if (const int64_t* offsets = b.row_offsets)
-        gemm_tile_rows<V, MR, NV>(k, a, [=](int64_t kk) { return base + offsets[kk]; }, start, init, c, ldc, rows,
-                                  cols, clamp);
+        gemm_tile_rows<V, MR, NV, Prefetch>(k, a, a_next, [=](int64_t kk) { return base + offsets[kk]; }, start,
+                                            init, c, ldc, rows, cols, clamp);
     else
-        gemm_tile_rows<V, MR, NV>(k, a, [=, ldb = b.ldb](int64_t kk) { return base + kk * ldb; }, start, init, c,
-                                  ldc, rows, cols, clamp);
+        gemm_tile_rows<V, MR, NV, Prefetch>(k, a, a_next, [=, ldb = b.ldb](int64_t kk) { return base + kk * ldb; },
+                                            start, init, c, ldc, rows, cols, clamp);
+}
+
+template <class V, int MR, int NV>
+void gemm_tile(int64_t k, const float* a, const float* a_next, const GemmPanel& b, GemmStart start, const float* init,
+               float* c, int64_t ldc, int rows, int cols, const float* clamp)
+{
+    if (a_next)
+        gemm_tile_with<V, MR, NV, true>(k, a, a_next, b, start, init, c, ldc, rows, cols, clamp);
+    else
+        gemm_tile_with<V, MR, NV, false>(k, a, nullptr, b, start, init, c, ldc, rows, cols, clamp);
+}
+
+// The last few columns of a panel (T <= 8): vectors along the MR rows (A's
+// packed layout, NA vectors, the lanes past MR unused) and one accumulator
+// set per column, so T columns cost T multiply-adds per k instead of a half
+// tile's. Each value is the same k-order sum of the same fused multiply-adds
+// as in gemm_tile, so the bits match.
+template <class V, int MR, int T, class RowOfB>
+__attribute__((always_inline)) inline void gemm_tile_columns(int64_t k, const float* a, RowOfB row_of_b,
+                                                             GemmStart start, const float* init, float* c,
+                                                             int64_t ldc, int rows, const float* clamp)
+{
+    using vec = typename V::vec;
+    constexpr int W = V::width, NA = (MR + W - 1) / W;
+    float lanes[NA * W] = {};
+    vec acc[T][NA];
+    for (int j = 0; j < T; ++j) {
+        if (start == GemmStart::RowInit) std::memcpy(lanes, init, sizeof(float) * rows);
+        if (start == GemmStart::C)
+            for (int i = 0; i < rows; ++i) lanes[i] = c[i * ldc + j];
+        for (int v = 0; v < NA; ++v) acc[j][v] = V::load(lanes + v * W);
+    }
+    const auto step = [&](int64_t kk, const float* a_k) {
+        const float* b = row_of_b(kk);
+        vec av[NA];
+#pragma GCC unroll 4
+        for (int v = 0; v < NA; ++v) av[v] = V::load(a_k + v * W);
+#pragma GCC unroll 8
+        for (int j = 0; j < T; ++j) {
+            const vec bj = V::set1(b[j]);
+#pragma GCC unroll 4
+            for (int v = 0; v < NA; ++v) acc[j][v] = V::fmadd(av[v], bj, acc[j][v]);
+        }
+    };
+    // The vector loads read past the k's MR values into the next k's: the
+    // last k goes through a copy, so nothing past the panel is read.
+    for (int64_t kk = 0; kk + 1 < k; ++kk) step(kk, a + kk * MR);
+    if (k > 0) {
+        float last[NA * W] = {};
+        std::memcpy(last, a + (k - 1) * MR, sizeof(float) * MR);
+        step(k - 1, last);
+    }
+    for (int j = 0; j < T; ++j) {
+        for (int v = 0; v < NA; ++v) V::store(lanes + v * W, acc[j][v]);
+        for (int i = 0; i < rows; ++i) {
+            float x = lanes[i];
+            if (clamp) x = std::min(std::max(x, clamp[0]), clamp[1]);
+            c[i * ldc + j] = x;
+        }
+    }
+}
+
+template <class V, int MR>
+void gemm_tile_narrow(int64_t k, const float* a, const GemmPanel& b, GemmStart start, const float* init, float* c,
+                      int64_t ldc, int rows, int cols, const float* clamp)
+{
+    const float* base = b.b;
+    const int64_t* offsets = b.row_offsets;
+    const int64_t ldb = b.ldb;
+    const auto run = [&](auto columns) {
+        constexpr int T = decltype(columns)::value;
+        if (offsets)
+            gemm_tile_columns<V, MR, T>(k, a, [=](int64_t kk) { return base + offsets[kk]; }, start, init, c, ldc,
+                                        rows, clamp);
+        else
+            gemm_tile_columns<V, MR, T>(k, a, [=](int64_t kk) { return base + kk * ldb; }, start, init, c, ldc, rows,
+                                        clamp);
+    };
+    switch (cols) {
+    case 1: return run(std::integral_constant<int, 1>{});
+    case 2: return run(std::integral_constant<int, 2>{});
+    case 3: return run(std::integral_constant<int, 3>{});
+    case 4: return run(std::integral_constant<int, 4>{});
+    case 5: return run(std::integral_constant<int, 5>{});
+    case 6: return run(std::integral_constant<int, 6>{});
+    case 7: return run(std::integral_constant<int, 7>{});
+    default: return run(std::integral_constant<int, 8>{});
+    }
 }
 
 } // namespace

@@ -6,7 +6,8 @@ namespace kestrel::detail {
 
 const GemmKernel& gemm_kernel_avx2()
 {
-    static const GemmKernel k{"avx2", 6, 16, gemm_tile<VectorOf<8>, 6, 2>, gemm_tile<VectorOf<8>, 6, 1>};
+    static const GemmKernel k{"avx2", 6, 16, gemm_tile<VectorOf<8>, 6, 2>, gemm_tile<VectorOf<8>, 6, 1>,
+                              gemm_tile_narrow<VectorOf<8>, 6>};
     return k;
 }
 

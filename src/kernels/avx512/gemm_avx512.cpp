@@ -6,7 +6,8 @@ namespace kestrel::detail {
 
 const GemmKernel& gemm_kernel_avx512()
 {
-    static const GemmKernel k{"avx512", 12, 32, gemm_tile<VectorOf<16>, 12, 2>, gemm_tile<VectorOf<16>, 12, 1>};
+    static const GemmKernel k{"avx512", 12, 32, gemm_tile<VectorOf<16>, 12, 2>, gemm_tile<VectorOf<16>, 12, 1>,
+                              gemm_tile_narrow<VectorOf<16>, 12>};
     return k;
 }
 

@@ -7,7 +7,8 @@ namespace kestrel::detail {
 
 const GemmKernel& gemm_kernel_generic()
 {
-    static const GemmKernel k{"generic", 6, 8, gemm_tile<VectorOf<4>, 6, 2>, gemm_tile<VectorOf<4>, 6, 1>};
+    static const GemmKernel k{"generic", 6, 8, gemm_tile<VectorOf<4>, 6, 2>, gemm_tile<VectorOf<4>, 6, 1>,
+                              gemm_tile_narrow<VectorOf<4>, 6>};
     return k;
 }
 
