@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "core/half.h"
-#include "kernels/dot.h"
 #include "kernels/gemm.h"
-#include "kernels/half_dot.h"
+#include "kernels/row_dots.h"
 #include "ops/common/packed_weights.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
@@ -153,26 +152,11 @@ public:
             return;
         }
         if (!half_weights_.empty()) {
-            forward_half(in[0].data<float>(), rows, bias, y, ctx);
+            forward_rows(half_weights_.data(), &RowDotKernel::halves, in[0].data<float>(), rows, bias, y, ctx);
             return;
         }
         if (int8_scale_term_ == 0) {
-            const float* x = in[0].data<float>();
-            const float* w = weight_.data<float>();
-            // Rows go in blocks that share each weight row while it is in cache:
-            // the weights are streamed rows / kRowBlock times, not once per row.
-            constexpr int64_t kRowBlock = 8;
-            const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
-            ctx.parallel_for(row_blocks * num_output_, [&](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                    const int64_t r0 = i / num_output_ * kRowBlock, o = i % num_output_;
-                    const float* wr = w + o * num_input_;
-                    for (int64_t r = r0; r < std::min(rows, r0 + kRowBlock); ++r) {
-                        const float sum = dot_f32(x + r * num_input_, wr, num_input_);
-                        y[r * num_output_ + o] = activation_(bias ? sum + bias[o] : sum);
-                    }
-                }
-            });
+            forward_rows(weight_.data<float>(), &RowDotKernel::floats, in[0].data<float>(), rows, bias, y, ctx);
             return;
         }
         Tensor xq = in[0];
@@ -200,18 +184,25 @@ public:
     }
 
 private:
-    // Half-float weights: each thread a range of outputs for every input row.
-    void forward_half(const float* x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
+    // Fewer input rows than a GEMM pays off for: row dot products, each
+    // thread a range of outputs, in chunks of weight rows that stay in cache
+    // while every input row passes over them (the weights stream once).
+    template <class T>
+    void forward_rows(const T* w, void (*RowDotKernel::*dots)(const T*, const float*, int64_t, int64_t, float*),
+                      const float* x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
     {
-        const HalfDotKernel& kern = half_dot_kernel();
+        const auto run = row_dot_kernel().*dots;
+        const int64_t chunk = std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(num_input_, 1)); // 256 KiB of floats
         ctx.parallel_for(num_output_, [&](int64_t begin, int64_t end) {
-            for (int64_t r = 0; r < rows; ++r) {
-                float* yr = y + r * num_output_;
-                kern.rows(half_weights_.data() + begin * num_input_, x + r * num_input_, num_input_, end - begin,
-                          yr + begin);
-                if (bias)
-                    for (int64_t o = begin; o < end; ++o) yr[o] += bias[o];
-                activation_.apply(yr + begin, end - begin);
+            for (int64_t o0 = begin; o0 < end; o0 += chunk) {
+                const int64_t count = std::min(chunk, end - o0);
+                for (int64_t r = 0; r < rows; ++r) {
+                    float* yr = y + r * num_output_ + o0;
+                    run(w + o0 * num_input_, x + r * num_input_, num_input_, count, yr);
+                    if (bias)
+                        for (int64_t o = 0; o < count; ++o) yr[o] += bias[o0 + o];
+                    activation_.apply(yr, count);
+                }
             }
         });
     }

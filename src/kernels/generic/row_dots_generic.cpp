@@ -1,7 +1,7 @@
-// The half-float dot products for 4-float vectors (SSE2 on x86-64, NEON on ARM),
+// The row dot products (float and half-float weights) for 4-float vectors (SSE2 on x86-64, NEON on ARM),
 // converting in scalar code.
 #include "core/half.h"
-#include "kernels/half_dot_rows.h"
+#include "kernels/row_dots_impl.h"
 
 namespace kestrel::detail {
 
@@ -16,9 +16,10 @@ struct ScalarHalves {
 };
 } // namespace
 
-const HalfDotKernel& half_dot_kernel_generic()
+const RowDotKernel& row_dot_kernel_generic()
 {
-    static const HalfDotKernel k{"generic", half_dot_rows<VectorOf<4>, ScalarHalves>};
+    static const RowDotKernel k{"generic", row_dots<VectorOf<4>, FloatWeights<VectorOf<4>>>,
+                                   row_dots<VectorOf<4>, ScalarHalves>};
     return k;
 }
 

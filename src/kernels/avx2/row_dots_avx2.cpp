@@ -1,7 +1,7 @@
-// The half-float dot products for AVX2 + FMA + F16C, 8-float vectors.
+// The row dot products (float and half-float weights) for AVX2 + FMA + F16C, 8-float vectors.
 #include <immintrin.h>
 
-#include "kernels/half_dot_rows.h"
+#include "kernels/row_dots_impl.h"
 
 namespace kestrel::detail {
 
@@ -15,9 +15,10 @@ struct F16cHalves {
 };
 } // namespace
 
-const HalfDotKernel& half_dot_kernel_avx2()
+const RowDotKernel& row_dot_kernel_avx2()
 {
-    static const HalfDotKernel k{"avx2", half_dot_rows<VectorOf<8>, F16cHalves>};
+    static const RowDotKernel k{"avx2", row_dots<VectorOf<8>, FloatWeights<VectorOf<8>>>,
+                                   row_dots<VectorOf<8>, F16cHalves>};
     return k;
 }
 

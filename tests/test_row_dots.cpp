@@ -1,6 +1,7 @@
-// The half-float dot product kernels (kernels/half_dot.h), every one this CPU
-// runs, against sums in double of the same half weights; and InnerProduct with
-// LoadOptions::fp16_weights against the float layer and that reference.
+// The row dot product kernels (kernels/row_dots.h), every one this CPU runs,
+// float and half-float weights, against sums in double of the same weights;
+// and InnerProduct with LoadOptions::fp16_weights against the float layer and
+// that reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "core/half.h"
-#include "kernels/half_dot.h"
+#include "kernels/row_dots.h"
 #include "layer_test_util.h"
 
 namespace kestrel {
@@ -23,34 +24,38 @@ std::vector<float> uniform(int64_t n, uint32_t seed, float lo, float hi)
     return v;
 }
 
-TEST(HalfDot, EveryKernelMatchesDoubleSums)
+TEST(RowDots, EveryKernelMatchesDoubleSumsForFloatAndHalfWeights)
 {
     for (int64_t n : {0, 1, 7, 15, 16, 17, 63, 64, 65, 200, 1027}) {
         const int64_t rows = 5;
-        std::vector<uint16_t> w(static_cast<size_t>(rows * n));
         const std::vector<float> wf = uniform(rows * n, 3 + static_cast<uint32_t>(n), -2.f, 2.f);
-        for (size_t i = 0; i < w.size(); ++i) w[i] = float_to_half(wf[i]);
+        std::vector<uint16_t> wh(static_cast<size_t>(rows * n));
+        for (size_t i = 0; i < wh.size(); ++i) wh[i] = float_to_half(wf[i]);
         const std::vector<float> x = uniform(n, 7 + static_cast<uint32_t>(n), -1.f, 1.f);
-        for (const HalfDotKernel* k : half_dot_kernels_available()) {
-            SCOPED_TRACE(::testing::Message() << k->isa << " n=" << n);
-            std::vector<float> y(rows + 1, 12345.f);
-            k->rows(w.data(), x.data(), n, rows, y.data());
-            EXPECT_EQ(y[rows], 12345.f) << "wrote past the rows";
-            for (int64_t o = 0; o < rows; ++o) {
-                double want = 0, scale = 0;
-                for (int64_t i = 0; i < n; ++i) {
-                    const double t = double(half_to_float(w[o * n + i])) * x[i];
-                    want += t;
-                    scale += std::fabs(t);
+        for (const RowDotKernel* k : row_dot_kernels_available())
+            for (bool half : {false, true}) {
+                SCOPED_TRACE(::testing::Message() << k->isa << " n=" << n << (half ? " half" : " float"));
+                std::vector<float> y(rows + 1, 12345.f);
+                if (half)
+                    k->halves(wh.data(), x.data(), n, rows, y.data());
+                else
+                    k->floats(wf.data(), x.data(), n, rows, y.data());
+                EXPECT_EQ(y[rows], 12345.f) << "wrote past the rows";
+                for (int64_t o = 0; o < rows; ++o) {
+                    double want = 0, scale = 0;
+                    for (int64_t i = 0; i < n; ++i) {
+                        const double wi = half ? double(half_to_float(wh[o * n + i])) : double(wf[o * n + i]);
+                        want += wi * x[i];
+                        scale += std::fabs(wi * x[i]);
+                    }
+                    EXPECT_NEAR(y[o], want, 1e-6 * (scale + 1)) << "row " << o;
                 }
-                EXPECT_NEAR(y[o], want, 1e-6 * (scale + 1)) << "row " << o;
             }
-        }
     }
 }
 
 // A 2-row input (rows x 300) and a flat one, with bias and ReLU.
-TEST(HalfDot, InnerProductWithHalfWeightsMatchesItsReference)
+TEST(RowDots, InnerProductWithHalfWeightsMatchesItsReference)
 {
     const int64_t in = 300, out = 37;
     const std::vector<float> w = uniform(in * out, 11, -0.5f, 0.5f), b = uniform(out, 12, -1.f, 1.f);

@@ -1,7 +1,7 @@
-// The half-float dot products for AVX-512, 16-float vectors.
+// The row dot products (float and half-float weights) for AVX-512, 16-float vectors.
 #include <immintrin.h>
 
-#include "kernels/half_dot_rows.h"
+#include "kernels/row_dots_impl.h"
 
 namespace kestrel::detail {
 
@@ -16,9 +16,10 @@ struct Avx512Halves {
 };
 } // namespace
 
-const HalfDotKernel& half_dot_kernel_avx512()
+const RowDotKernel& row_dot_kernel_avx512()
 {
-    static const HalfDotKernel k{"avx512", half_dot_rows<VectorOf<16>, Avx512Halves>};
+    static const RowDotKernel k{"avx512", row_dots<VectorOf<16>, FloatWeights<VectorOf<16>>>,
+                                   row_dots<VectorOf<16>, Avx512Halves>};
     return k;
 }
 
