@@ -506,7 +506,7 @@ private:
     std::vector<float> channel_block_weights(const Depthwise2dGeometry& dg, int64_t channels) const
     {
         const int64_t block = depthwise_kernel().block, taps = dg.kh * dg.kw, blocks = channels / block;
-        if (dg.out_h * dg.out_w > kMaxBlockedPlane || blocks == 0) return {};
+        if (!dg.blocked() || blocks == 0) return {};
         const float* w = weights_.weight.data<float>();
         std::vector<float> packed(static_cast<size_t>(blocks * block * taps));
         for (int64_t ch = 0; ch < blocks * block; ++ch)
