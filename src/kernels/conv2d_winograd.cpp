@@ -124,8 +124,8 @@ public:
                 float* c = m_ + (xi * g_.outch + row0) * cols_;
                 for (int64_t j0 = 0; j0 < cols_; j0 += nr) {
                     const int64_t w = std::min(nr, cols_ - j0);
-                    gemm_.panel(inch, a, nullptr, GemmPanel{v + j0 * inch, nr}, GemmStart::Zero, nullptr, c + j0, cols_, rows,
-                                      static_cast<int>(w), nullptr);
+                    gemm_.panel(inch, a, nullptr, GemmPanel{v + j0 * inch, nr}, GemmStart::Zero, nullptr, c + j0,
+                                cols_, rows, static_cast<int>(w), nullptr);
                 }
             }
         });

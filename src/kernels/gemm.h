@@ -149,7 +149,10 @@ inline void gemm_no_post(int64_t, float*, int64_t) {}
 
 // The depth a task multiplies at once: all of it while A (m x k) fits in L2
 // beside a block of B (re-reading it per column block is then cheap), else
-// chunks of 256 rows of B, so that A streams from memory once per task.
+// chunks of 1024 rows of B, so that A streams from memory once per task.
+// (1024 since 302b152, where it went in by accident from an experiment with
+// 64-1024; session 13's measurements were all taken with it, and 256 against
+// 1024 was within that VM's noise. To be settled on a quiet machine.)
 inline int64_t gemm_depth_chunk(int64_t m, int64_t k)
 {
     constexpr int64_t kAInL2 = 128 * 1024; // floats (512 KiB)
@@ -229,12 +232,11 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
                     for (int64_t cp = 0; cp < col_panels; ++cp) {
                         const int64_t j0 = cp * kern.nr;
                         const int w = static_cast<int>(std::min<int64_t>(kern.nr, cols - j0));
+                        const bool prefetch = streams_a && cp == 0 && p + 1 < p_end;
                         kern.panel(kc, a_packed + p * kern.mr * k + k0 * kern.mr,
-                                   streams_a && cp == 0 && p + 1 < p_end ? a_packed + (p + 1) * kern.mr * k + k0 * kern.mr
-                                                                         : nullptr,
-                                   b_panels[cp], chunk_start,
-                                         chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
-                                         c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
+                                   prefetch ? a_packed + (p + 1) * kern.mr * k + k0 * kern.mr : nullptr, b_panels[cp],
+                                   chunk_start, chunk_start == GemmStart::RowInit ? init + row0 : nullptr,
+                                   c + row0 * ldc + col0 + j0, ldc, rows, w, last ? clamp : nullptr);
                     }
                     if (last)
                         for (int i = 0; i < rows; ++i) post(row0 + i, c + (row0 + i) * ldc + col0, cols);

@@ -8,8 +8,8 @@
 // either ldb floats apart or where the panel's row offsets say (a convolution
 // reading its input in place); the loop is compiled once for each.
 #pragma once
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
