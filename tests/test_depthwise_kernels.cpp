@@ -128,7 +128,20 @@ void check_block(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed,
     EXPECT_EQ(bad, 0);
 }
 
-// Max pooling's windows by channel blocks against a plain loop (padding is the lowest value).
+// The maximum of output (oy, ox)'s window over `plane` in a plain loop, from
+// the lowest value (padding is the lowest value).
+float plain_window_max(const float* plane, const PlaneCase& c, float lowest, int64_t oy, int64_t ox)
+{
+    float m = lowest;
+    for (int64_t ky = 0; ky < c.kh; ++ky)
+        for (int64_t kx = 0; kx < c.kw; ++kx) {
+            const int64_t iy = oy * c.sh + ky * c.dh - c.pt, ix = ox * c.sw + kx * c.dw - c.pl;
+            if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w) m = std::max(m, plane[iy * c.w + ix]);
+        }
+    return m;
+}
+
+// Max pooling's windows by channel blocks against a plain loop.
 void check_block_max(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed)
 {
     SCOPED_TRACE(::testing::Message() << kern.isa << " block max in=" << c.h << "x" << c.w << " k=" << c.kh << "x"
@@ -144,12 +157,7 @@ void check_block_max(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t s
     for (int64_t ch = 0; ch < block; ++ch) {
         for (int64_t oy = 0; oy < g.out_h; ++oy)
             for (int64_t ox = 0; ox < g.out_w; ++ox) {
-                float want = g.pad_value;
-                for (int64_t ky = 0; ky < c.kh; ++ky)
-                    for (int64_t kx = 0; kx < c.kw; ++kx) {
-                        const int64_t iy = oy * c.sh + ky * c.dh - c.pt, ix = ox * c.sw + kx * c.dw - c.pl;
-                        if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w) want = std::max(want, x[ch * in_plane + iy * c.w + ix]);
-                    }
+                const float want = plain_window_max(x.data() + ch * in_plane, c, g.pad_value, oy, ox);
                 const float got = y[ch * out_plane + oy * g.out_w + ox];
                 if (got != want && ++bad <= 5)
                     ADD_FAILURE() << "channel " << ch << " out[" << oy << "][" << ox << "] = " << got << ", expected " << want;
@@ -157,6 +165,30 @@ void check_block_max(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t s
         EXPECT_TRUE(std::isnan(y[ch * out_plane + out_n])) << "channel " << ch << ": wrote past its plane";
     }
     EXPECT_EQ(bad, 0);
+}
+
+// Max pooling's windows by rows (plane_max) against the same loop.
+void check_plane_max(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed)
+{
+    SCOPED_TRACE(::testing::Message() << kern.isa << " plane max in=" << c.h << "x" << c.w << " k=" << c.kh << "x"
+                                      << c.kw << " s=" << c.sh << "x" << c.sw << " pads=" << c.pt << "," << c.pb << ","
+                                      << c.pl << "," << c.pr);
+    Depthwise2dGeometry g = geometry_of(c);
+    g.pad_value = -std::numeric_limits<float>::max();
+    ASSERT_TRUE(max_plane_supported(g) && g.supported());
+    const std::vector<float> x = random_values(c.h * c.w, seed);
+    std::vector<float> y(static_cast<size_t>(g.out_h * g.out_w + 1), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> scratch(static_cast<size_t>(g.scratch_floats()));
+    kern.plane_max(g, x.data(), y.data(), scratch.data());
+    int bad = 0;
+    for (int64_t oy = 0; oy < g.out_h; ++oy)
+        for (int64_t ox = 0; ox < g.out_w; ++ox) {
+            const float want = plain_window_max(x.data(), c, g.pad_value, oy, ox), got = y[oy * g.out_w + ox];
+            if (got != want && ++bad <= 5)
+                ADD_FAILURE() << "out[" << oy << "][" << ox << "] = " << got << ", expected " << want;
+        }
+    EXPECT_EQ(bad, 0);
+    EXPECT_TRUE(std::isnan(y.back())) << "wrote past the output plane";
 }
 
 TEST(DepthwiseKernels, EveryKernelMatchesDoubleSums)
@@ -186,6 +218,36 @@ TEST(DepthwiseKernels, ChannelBlockMaximaMatchAPlainLoop)
     uint32_t seed = 7;
     for (const DepthwiseKernel* kern : depthwise_kernels_available())
         for (const PlaneCase& c : kCases) check_block_max(*kern, c, seed += 3);
+}
+
+TEST(DepthwiseKernels, PlaneMaximaMatchAPlainLoop)
+{
+    // Pooling's own shapes: wide rows by pairs of vectors, single vectors, an
+    // overlapping last vector and the stride-2 row's last output alone;
+    // narrow rows by half-width vectors or none; padding after the input
+    // (ceil mode) and on every side.
+    const PlaneCase pools[] = {
+            {7, 111, 3, 3, 2, 2, 1, 1},             // squeezenet's first pool
+            {6, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, // resnet's, padded
+            {6, 56, 2, 2, 2, 2, 1, 1},              // vgg's 2x2
+            {5, 57, 2, 2, 2, 2, 1, 1, 0, 1, 0, 1},  // 2x2 in ceil mode
+            {6, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  // googlenet's stride-1 3x3
+            {5, 40, 2, 2, 1, 1, 1, 1},              // 2x2 at stride 1
+            {4, 27, 3, 3, 2, 2, 1, 1, 0, 1, 0, 1},
+            {6, 25, 3, 3, 1, 2, 1, 1},              // stride 2 along the rows only
+            {9, 19, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1},  // and along the columns only
+            {5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+            {3, 4, 2, 2, 2, 2, 1, 1},
+            {1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, // a single value in the padding
+    };
+    uint32_t seed = 11;
+    int n = 0;
+    for (const DepthwiseKernel* kern : depthwise_kernels_available()) {
+        for (const PlaneCase& c : pools) check_plane_max(*kern, c, seed += 3);
+        for (const PlaneCase& c : kCases)
+            if (max_plane_supported(geometry_of(c))) check_plane_max(*kern, c, seed += 3), ++n;
+    }
+    EXPECT_GT(n, 0);
 }
 
 } // namespace

@@ -139,7 +139,9 @@ TEST(Gemm, EveryKernelMatchesDoubleSumsOnTilesAndTails)
     int cases = 0;
     for (const GemmKernel* kern : gemm_kernels_available()) {
         const int64_t mr = kern->mr, nr = kern->nr;
-        for (int64_t m : {int64_t{1}, mr - 1, mr, mr + 1, 2 * mr + 3})
+        // Rows for each tile height: the short tiles' (exactly and partly), the full one's.
+        const int64_t fewest = kern->short_tiles[0].rows, fewer = kern->short_tiles[1].rows;
+        for (int64_t m : {int64_t{1}, fewest + 1, fewer, mr - 1, mr, mr + 1, 2 * mr + 3})
             for (int64_t n : {int64_t{1}, nr / 2 + 1, nr - 1, nr, nr + 1, 3 * nr + 5})
                 for (int64_t k : {1, 7, 64}) {
                     seed += 3;

@@ -4,7 +4,8 @@
 // buffers (never a padded copy of the plane), a stride along the rows taken by
 // computing the row at stride 1 and keeping every stride-th value. By channel
 // blocks (depthwise_conv2d_blocks.h): vectorized across channels, for small
-// planes; pooling's 2-D windows take this path too.
+// planes. Max pooling's windows take both paths too, with a maximum for the
+// weighted sum.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -43,6 +44,11 @@ struct Depthwise2dGeometry {
     bool supported() const { return kh * kw <= kMaxDepthwiseTaps && cached_rows() <= kMaxDepthwiseRows; }
 };
 
+// How a window's taps combine: the weighted sum from the bias in tap order
+// (convolution, and average pooling with weights of 1: an add of x * 1 is the
+// add of x), or the maximum (max pooling).
+enum class WindowReduce { WeightedSum, Max };
+
 struct DepthwiseKernel {
     const char* isa;
     // out[oy][ox] = bias + sum over (ky, kx) in order of weights[ky*kw + kx] *
@@ -61,7 +67,18 @@ struct DepthwiseKernel {
     // the maximum of its taps (padding reads pad_value, the lowest value).
     void (*channels_max)(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* out,
                          int64_t out_plane, float* scratch);
+    // Max pooling's windows over one plane by rows (large planes), for
+    // max_plane_supported(g); scratch of g.scratch_floats().
+    void (*plane_max)(const Depthwise2dGeometry& g, const float* in, float* out, float* scratch);
 };
+
+// Whether plane_max takes g: square 2x2 or 3x3 windows without dilation, a
+// stride of 1 or 2 along the rows.
+inline bool max_plane_supported(const Depthwise2dGeometry& g)
+{
+    return g.kh == g.kw && (g.kh == 2 || g.kh == 3) && g.dilation_h == 1 && g.dilation_w == 1 &&
+           (g.stride_w == 1 || g.stride_w == 2);
+}
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them
 // (generic first) for tests.

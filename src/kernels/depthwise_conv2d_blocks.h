@@ -104,14 +104,9 @@ void pack_padded_block(const Depthwise2dGeometry& g, const float* in, int64_t in
     }
 }
 
-// How a window's taps combine: the weighted sum from the bias in tap order
-// (convolution, and average pooling with weights of 1: an add of x * 1 is the
-// add of x), or the maximum (max pooling).
-enum class BlockReduce { WeightedSum, Max };
-
 // N pixels of a row of the block (`step` floats apart in the padded copy),
 // into blocked outputs.
-template <class V, BlockReduce R, int N>
+template <class V, WindowReduce R, int N>
 inline void block_pixels(const float* src, int64_t step, const int64_t* offset, int64_t taps, const float* weights,
                          typename V::vec start, float* out)
 {
@@ -120,7 +115,7 @@ inline void block_pixels(const float* src, int64_t step, const int64_t* offset, 
     for (int j = 0; j < N; ++j) acc[j] = start;
     for (int64_t t = 0; t < taps; ++t) {
         const float* s = src + offset[t];
-        if constexpr (R == BlockReduce::Max) {
+        if constexpr (R == WindowReduce::Max) {
             for (int j = 0; j < N; ++j) {
                 const vec x = V::load(s + j * step);
                 acc[j] = acc[j] < x ? x : acc[j];
@@ -136,7 +131,7 @@ inline void block_pixels(const float* src, int64_t step, const int64_t* offset, 
 // Each output starts from start[channel], or (no start) from `fill`. (Not a
 // vector argument: a function taking one by value returns without vzeroupper,
 // and the SSE code after it then runs 2-3x slower; see vector_of.h.)
-template <class V, BlockReduce R>
+template <class V, WindowReduce R>
 void window_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
                   const float* start_values, float fill, float* out, int64_t out_plane, float* scratch)
 {
@@ -174,7 +169,7 @@ template <class V>
 void depthwise_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
                      const float* bias, float* out, int64_t out_plane, float* scratch)
 {
-    window_block<V, BlockReduce::WeightedSum>(g, in, in_plane, weights, bias, 0.f, out, out_plane, scratch);
+    window_block<V, WindowReduce::WeightedSum>(g, in, in_plane, weights, bias, 0.f, out, out_plane, scratch);
 }
 
 // The windows' maxima (pad_value: the lowest value), from the lowest value.
@@ -182,7 +177,7 @@ template <class V>
 void max_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* out, int64_t out_plane,
                float* scratch)
 {
-    window_block<V, BlockReduce::Max>(g, in, in_plane, nullptr, nullptr, g.pad_value, out, out_plane, scratch);
+    window_block<V, WindowReduce::Max>(g, in, in_plane, nullptr, nullptr, g.pad_value, out, out_plane, scratch);
 }
 
 } // namespace

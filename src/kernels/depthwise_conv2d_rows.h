@@ -142,53 +142,94 @@ template <class V, int K, int SW> inline void row_taps(const float* row, int64_t
     }
 }
 
-// N vectors of outputs of one row from output x on, each the bias plus the
-// K x K taps in (ky, kx) order, as in depthwise_strip.
-template <class V, int K, int SW, int N>
-inline void strip_k(const float* const (&rows)[K], int64_t x, const typename V::vec (&w)[K * K], typename V::vec bias,
-                    float* out)
+// N vectors of outputs of one row from output x on, each the start value
+// combined with the K x K taps in (ky, kx) order: by multiply-adds, as in
+// depthwise_strip, or by maxima.
+template <class V, WindowReduce R, int K, int SW, int N>
+inline void strip_k(const float* const (&rows)[K], int64_t x, const typename V::vec (&w)[K * K],
+                    typename V::vec start, float* out)
 {
     using vec = typename V::vec;
     vec acc[N];
-    for (int j = 0; j < N; ++j) acc[j] = bias;
+    for (int j = 0; j < N; ++j) acc[j] = start;
     for (int ky = 0; ky < K; ++ky)
         for (int j = 0; j < N; ++j) {
             vec t[K];
             row_taps<V, K, SW>(rows[ky], x + j * V::width, t);
-            for (int kx = 0; kx < K; ++kx) acc[j] = V::fmadd(w[ky * K + kx], t[kx], acc[j]);
+            for (int kx = 0; kx < K; ++kx) {
+                if constexpr (R == WindowReduce::Max)
+                    acc[j] = acc[j] < t[kx] ? t[kx] : acc[j];
+                else
+                    acc[j] = V::fmadd(w[ky * K + kx], t[kx], acc[j]);
+            }
         }
     for (int j = 0; j < N; ++j) V::store(out + j * V::width, acc[j]);
 }
 
-// K x K (3 or 5), no dilation, stride SW (1 or 2) along the rows, out_w >= V::width.
-template <class V, int K, int SW>
-void depthwise_k_rows(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
-                      float* scratch)
+// One output of strip_k without vectors.
+template <WindowReduce R, int K, int SW>
+inline float window_k(const float* const (&rows)[K], int64_t x, const float* weights, float start)
+{
+    float acc = start;
+    for (int t = 0; t < K * K; ++t) {
+        const float v = rows[t / K][x * SW + t % K];
+        if constexpr (R == WindowReduce::Max)
+            acc = acc < v ? v : acc;
+        else
+            acc = weights[t] * v + acc;
+    }
+    return acc;
+}
+
+// K x K (2, 3 or 5), no dilation, stride SW (1 or 2) along the rows: each
+// output the start value combined with its taps (weights: K * K values for a
+// weighted sum). Rows narrower than a vector are done without vectors.
+template <class V, WindowReduce R, int K, int SW>
+void window_k_rows(const Depthwise2dGeometry& g, const float* in, const float* weights, float start, float* out,
+                   float* scratch)
 {
     using vec = typename V::vec;
     constexpr int64_t W = V::width;
     vec w[K * K];
-    for (int t = 0; t < K * K; ++t) w[t] = V::set1(weights[t]);
-    const vec b = V::set1(bias);
+    for (int t = 0; t < K * K; ++t) w[t] = V::set1(R == WindowReduce::Max ? 0.f : weights[t]);
+    const vec s = V::set1(start);
     PaddedRows padded(g, in, scratch);
     // Outputs [0, vec_end) in vectors (the last one overlapping the one before
     // when needed); with stride 2 a vector reads one value past its last tap,
     // so the row's last output is computed alone.
-    const int64_t vec_end = SW == 1 ? g.out_w : g.out_w - 1;
+    const int64_t extra = SW == 1 ? 0 : 1;
+    const int64_t vec_end = g.out_w >= W + extra ? g.out_w - extra : 0;
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
         const float* rows[K];
         for (int ky = 0; ky < K; ++ky) rows[ky] = padded.get(oy * g.stride_h + ky);
         float* orow = out + oy * g.out_w;
         int64_t x = 0;
-        for (; x + 2 * W <= vec_end; x += 2 * W) strip_k<V, K, SW, 2>(rows, x, w, b, orow + x);
-        for (; x + W <= vec_end; x += W) strip_k<V, K, SW, 1>(rows, x, w, b, orow + x);
-        if (x < vec_end) strip_k<V, K, SW, 1>(rows, vec_end - W, w, b, orow + vec_end - W);
-        for (x = vec_end; x < g.out_w; ++x) {
-            float acc = bias;
-            for (int t = 0; t < K * K; ++t) acc = weights[t] * rows[t / K][x * SW + t % K] + acc;
-            orow[x] = acc;
-        }
+        for (; x + 2 * W <= vec_end; x += 2 * W) strip_k<V, R, K, SW, 2>(rows, x, w, s, orow + x);
+        for (; x + W <= vec_end; x += W) strip_k<V, R, K, SW, 1>(rows, x, w, s, orow + x);
+        if (x < vec_end) strip_k<V, R, K, SW, 1>(rows, vec_end - W, w, s, orow + vec_end - W);
+        for (x = vec_end; x < g.out_w; ++x) orow[x] = window_k<R, K, SW>(rows, x, weights, start);
     }
+}
+
+template <class V, int K, int SW>
+void depthwise_k_rows(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
+                      float* scratch)
+{
+    window_k_rows<V, WindowReduce::WeightedSum, K, SW>(g, in, weights, bias, out, scratch);
+}
+
+// Max pooling by rows (max_plane_supported(g)): each output the maximum of
+// its taps from the lowest value (pad_value).
+template <class V> void max_plane(const Depthwise2dGeometry& g, const float* in, float* out, float* scratch)
+{
+    constexpr WindowReduce M = WindowReduce::Max;
+    const bool s1 = g.stride_w == 1;
+    if constexpr (V::width > 4)
+        if (g.out_w < V::width + (s1 ? 0 : 1)) return max_plane<VectorOf<V::width / 2>>(g, in, out, scratch);
+    if (g.kh == 2)
+        (s1 ? window_k_rows<V, M, 2, 1> : window_k_rows<V, M, 2, 2>)(g, in, nullptr, g.pad_value, out, scratch);
+    else
+        (s1 ? window_k_rows<V, M, 3, 1> : window_k_rows<V, M, 3, 2>)(g, in, nullptr, g.pad_value, out, scratch);
 }
 
 // The K x K rows kernels by kernel size and stride.

@@ -3,7 +3,8 @@
 // (vector_of.h), compiled with that ISA's flags.
 //
 // The tile holds MR x NV accumulator registers (MR rows of the output, NV*width
-// columns). Per k it loads NV vectors of the B panel and broadcasts MR values
+// columns); A's panels hold AR >= MR rows (a tile of fewer rows than the
+// panels have serves a last, short panel). Per k it loads NV vectors of the B panel and broadcasts MR values
 // of the A panel: (MR + NV) loads for MR*NV fused multiply-adds. B's rows are
 // either ldb floats apart or where the panel's row offsets say (a convolution
 // reading its input in place); the loop is compiled once for each.
@@ -21,7 +22,7 @@ namespace kestrel {
 namespace detail {
 namespace {
 
-template <class V, int MR, int NV, bool Prefetch, class RowOfB>
+template <class V, int MR, int AR, int NV, bool Prefetch, class RowOfB>
 __attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float* a, const float* a_next,
                                                           RowOfB row_of_b, GemmStart start, const float* init,
                                                           float* c, int64_t ldc, int rows, int cols,
@@ -45,7 +46,7 @@ __attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float
             for (int v = 0; v < NV; ++v) acc[i][v] = V::load(row + v * V::width);
         }
     for (int64_t kk = 0; kk < k; ++kk) {
-        if (Prefetch) __builtin_prefetch(a_next + kk * MR, 0, 2); // to L2
+        if (Prefetch) __builtin_prefetch(a_next + kk * AR, 0, 2); // to L2
         const float* b = row_of_b(kk);
         vec bv[NV];
 #pragma GCC unroll 4
@@ -56,7 +57,7 @@ __attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) acc[i][v] = V::fmadd(av, bv[v], acc[i][v]);
         }
-        a += MR;
+        a += AR;
     }
     if (clamp) {
         const vec lo = V::set1(clamp[0]), hi = V::set1(clamp[1]);
@@ -81,27 +82,27 @@ __attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float
     for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(float) * cols);
 }
 
-template <class V, int MR, int NV, bool Prefetch>
+template <class V, int MR, int AR, int NV, bool Prefetch>
 void gemm_tile_with(int64_t k, const float* a, const float* a_next, const GemmPanel& b, GemmStart start,
                     const float* init, float* c, int64_t ldc, int rows, int cols, const float* clamp)
 {
     const float* base = b.b;
     if (const int64_t* offsets = b.row_offsets)
-        gemm_tile_rows<V, MR, NV, Prefetch>(k, a, a_next, [=](int64_t kk) { return base + offsets[kk]; }, start,
+        gemm_tile_rows<V, MR, AR, NV, Prefetch>(k, a, a_next, [=](int64_t kk) { return base + offsets[kk]; }, start,
                                             init, c, ldc, rows, cols, clamp);
     else
-        gemm_tile_rows<V, MR, NV, Prefetch>(k, a, a_next, [=, ldb = b.ldb](int64_t kk) { return base + kk * ldb; },
+        gemm_tile_rows<V, MR, AR, NV, Prefetch>(k, a, a_next, [=, ldb = b.ldb](int64_t kk) { return base + kk * ldb; },
                                             start, init, c, ldc, rows, cols, clamp);
 }
 
-template <class V, int MR, int NV>
+template <class V, int MR, int NV, int AR = MR>
 void gemm_tile(int64_t k, const float* a, const float* a_next, const GemmPanel& b, GemmStart start, const float* init,
                float* c, int64_t ldc, int rows, int cols, const float* clamp)
 {
     if (a_next)
-        gemm_tile_with<V, MR, NV, true>(k, a, a_next, b, start, init, c, ldc, rows, cols, clamp);
+        gemm_tile_with<V, MR, AR, NV, true>(k, a, a_next, b, start, init, c, ldc, rows, cols, clamp);
     else
-        gemm_tile_with<V, MR, NV, false>(k, a, nullptr, b, start, init, c, ldc, rows, cols, clamp);
+        gemm_tile_with<V, MR, AR, NV, false>(k, a, nullptr, b, start, init, c, ldc, rows, cols, clamp);
 }
 
 // The last few columns of a panel (T <= 8): vectors along the MR rows (A's
