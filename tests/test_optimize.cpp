@@ -143,7 +143,32 @@ TEST(Optimizer, FoldsScalarAffineOpsIntoConvolutions)
     testing::expect_close_to_reference(b.get("y"), a.get("y"), 1e-5);
 }
 
-// LoadOptions::fuse_activations: an ncnn model loaded with it runs the
+// `net` loaded from `source`'s param text and weights, with or without LoadOptions::fuse_layers.
+void load_with_fusion(Net& source, Net& net, bool fuse)
+{
+    const std::string param = source.param_text();
+    const std::vector<uint8_t> bin = source.model_bytes();
+    LoadOptions lo;
+    lo.fuse_layers = fuse;
+    net.set_load_options(lo);
+    net.load_param_mem(param);
+    net.load_model_mem(bin.data(), bin.size());
+}
+
+// Both nets give the same bits for `outputs` from input "x".
+void expect_same_bits(Net& plain, Net& fused, const Tensor& x, const std::vector<const char*>& outputs)
+{
+    Session a(plain), b(fused);
+    a.set_input("x", x);
+    b.set_input("x", x);
+    for (const char* out : outputs) {
+        const Tensor ya = a.get(out), yb = b.get(out);
+        ASSERT_EQ(ya.shape(), yb.shape());
+        EXPECT_EQ(std::memcmp(ya.data<float>(), yb.data<float>(), ya.nbytes()), 0) << out << " changed by the fusion";
+    }
+}
+
+// LoadOptions::fuse_layers: an ncnn model loaded with it runs the
 // activations inside the convolutions (Swish included, Kestrel's activation
 // type 7) and gives the same bits; an InnerProduct keeps its Swish, and an
 // activation whose input another layer also reads stays.
@@ -173,32 +198,62 @@ TEST(Optimizer, LoadTimeActivationFusionKeepsTheBits)
     source.add_layer("Swish", "fc_swish", {"f"}, {"y"});
     source.add_layer("Sigmoid", "side", {"m2"}, {"z"});
     source.finish_graph();
-    const std::string param = source.param_text();
-    const std::vector<uint8_t> bin = source.model_bytes();
-
-    const auto load = [&](Net& net, bool fuse) {
-        LoadOptions lo;
-        lo.fuse_activations = fuse;
-        net.set_load_options(lo);
-        net.load_param_mem(param);
-        net.load_model_mem(bin.data(), bin.size());
-    };
     Net plain, fused;
-    load(plain, false);
-    load(fused, true);
+    load_with_fusion(source, plain, false);
+    load_with_fusion(source, fused, true);
     std::vector<std::string> types;
     for (const Layer& l : fused.graph().layers) types.push_back(l.type + (l.params.has(9) ? "+" + std::to_string(l.params.get_int(9, 0)) : ""));
     EXPECT_EQ(types, std::vector<std::string>({"Input", "Convolution+7", "ConvolutionDepthWise+5", "Split", "Convolution+6",
                                                "InnerProduct", "Swish", "Sigmoid"}));
-    const Tensor x = random_tensor({3, 6, 6}, 99, -2.f, 2.f);
-    Session a(plain), b(fused);
-    a.set_input("x", x);
-    b.set_input("x", x);
-    for (const char* out : {"y", "z"}) {
-        const Tensor ya = a.get(out), yb = b.get(out);
-        ASSERT_EQ(ya.shape(), yb.shape());
-        EXPECT_EQ(std::memcmp(ya.data<float>(), yb.data<float>(), ya.nbytes()), 0) << out << " changed by the fusion";
-    }
+    expect_same_bits(plain, fused, random_tensor({3, 6, 6}, 99, -2.f, 2.f), {"y", "z"});
+}
+
+// LoadOptions::fuse_layers: a constant Padding of rows and columns goes into
+// the convolution that alone reads it (its pads added to the convolution's,
+// its value the convolution's pad value), with the same bits; a padding of
+// channels, one whose value differs from the convolution's own padding, and
+// one another layer also reads stay.
+TEST(Optimizer, LoadTimePaddingFusionKeepsTheBits)
+{
+    const auto padding = [](int top, int bottom, int left, int right, float value, int behind = 0) {
+        ParamDict p;
+        p.set_int(0, top), p.set_int(1, bottom), p.set_int(2, left), p.set_int(3, right);
+        p.set_float(5, value);
+        if (behind) p.set_int(8, behind);
+        return p;
+    };
+    ParamDict strided = conv3x3_to_4(3); // own pads 1, stride 2 on rows and columns
+    strided.set_int(3, 2);
+    ParamDict dw;
+    dw.set_int(0, 4), dw.set_int(1, 3), dw.set_int(4, 0), dw.set_int(5, 1), dw.set_int(6, 4 * 9), dw.set_int(7, 4);
+    ParamDict own_value = conv3x3_to_4(4); // pads 1 of 0.5
+    own_value.set_float(18, 0.5f);
+    Net source;
+    source.add_layer("Input", "in", {}, {"x"});
+    source.add_layer("Padding", "pad1", {"x"}, {"p1"}, padding(1, 2, 0, 3, 0.f));
+    source.add_layer("Convolution", "conv1", {"p1"}, {"c1"}, strided, {random_tensor({4 * 3 * 9}, 1), random_tensor({4}, 2)});
+    source.add_layer("Padding", "pad2", {"c1"}, {"p2"}, padding(2, 0, 1, 1, 0.75f));
+    source.add_layer("ConvolutionDepthWise", "dw", {"p2"}, {"d"}, dw, {random_tensor({4 * 9}, 3), random_tensor({4}, 4)});
+    source.add_layer("Padding", "pad3", {"d"}, {"p3"}, padding(1, 1, 1, 1, 0.5f));
+    source.add_layer("Convolution", "same_value", {"p3"}, {"s"}, own_value, {random_tensor({4 * 4 * 9}, 5), random_tensor({4}, 6)});
+    source.add_layer("Padding", "pad4", {"s"}, {"p4"}, padding(0, 1, 1, 0, 0.25f));
+    source.add_layer("Convolution", "other_value", {"p4"}, {"o"}, conv3x3_to_4(4), {random_tensor({4 * 4 * 9}, 7), random_tensor({4}, 8)});
+    source.add_layer("Padding", "channels", {"o"}, {"p5"}, padding(0, 0, 0, 0, 0.f, 2));
+    source.add_layer("Convolution", "wider", {"p5"}, {"w"}, conv3x3_to_4(6), {random_tensor({4 * 6 * 9}, 9), random_tensor({4}, 10)});
+    source.add_layer("Padding", "pad6", {"w"}, {"p6"}, padding(1, 0, 0, 1, 0.f));
+    source.add_layer("Split", "split", {"p6"}, {"p6a", "p6b"});
+    source.add_layer("Convolution", "shared", {"p6a"}, {"y"}, conv3x3_to_4(4), {random_tensor({4 * 4 * 9}, 11), random_tensor({4}, 12)});
+    source.add_layer("Sigmoid", "side", {"p6b"}, {"z"});
+    source.finish_graph();
+    Net plain, fused;
+    load_with_fusion(source, plain, false);
+    load_with_fusion(source, fused, true);
+    std::vector<std::string> types;
+    for (const Layer& l : fused.graph().layers) types.push_back(l.type);
+    EXPECT_EQ(types, std::vector<std::string>({"Input", "Convolution", "ConvolutionDepthWise", "Convolution", "Padding",
+                                               "Convolution", "Padding", "Convolution", "Padding", "Split",
+                                               "Convolution", "Sigmoid"}));
+    expect_same_bits(plain, fused, random_tensor({3, 13, 11}, 99, -2.f, 2.f), {"y", "z"});
 }
 
 TEST(Optimizer, SharedModelsKeepTheirOutputs)

@@ -6,12 +6,14 @@ namespace kestrel {
 // Choices fixed when a Net loads a model (Net::set_load_options, before
 // load_param; winograd and keep_loaded_weights may change until load_model).
 struct LoadOptions {
-    // Fuse an activation layer (ReLU, Clip, Mish, HardSwish, Swish) into the
-    // Convolution or InnerProduct before it when nothing else reads the
-    // convolution's output: one pass over the output instead of two, the same
-    // bits. The convolution's own output blob is then gone (get() of it fails);
-    // Net::optimize does this and more on a loaded model.
-    bool fuse_activations = false;
+    // Fuse layers into a convolution when nothing else reads the blob between
+    // them, with the same bits: an activation (ReLU, Clip, Mish, HardSwish,
+    // Swish) into the Convolution or InnerProduct before it, a constant
+    // Padding of rows and columns into the convolution after it (its pads
+    // added to the convolution's). One pass over the data instead of two; the
+    // blob between is then gone (get() of it fails). Net::optimize does this
+    // and more on a loaded model.
+    bool fuse_layers = false;
     // 3x3 stride-1 convolutions by Winograd's minimal filtering (F(4,3), or
     // F(6,3) for wide layers): 2-4x fewer multiplications, and a transformed
     // copy of those weights 4-7x their size in place of the packed one. The

@@ -1,5 +1,6 @@
 #include "graph/optimize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -354,6 +355,66 @@ int fuse_activation_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
     return n;
 }
 
+namespace {
+
+// ncnn's params for a convolution's pads: left, right, top, bottom.
+constexpr int kConvPadIds[4] = {4, 15, 14, 16};
+
+// A convolution's explicit pads (left, right, top, bottom; right and top
+// default to left, bottom to top), or false for its automatic (SAME) pads.
+bool explicit_conv_pads(const ParamDict& pd, int (&pads)[4])
+{
+    pads[0] = pd.get_int(kConvPadIds[0], 0);
+    pads[1] = pd.get_int(kConvPadIds[1], pads[0]);
+    pads[2] = pd.get_int(kConvPadIds[2], pads[0]);
+    pads[3] = pd.get_int(kConvPadIds[3], pads[2]);
+    return std::all_of(pads, pads + 4, [](int p) { return p >= 0; });
+}
+
+// Layer `pad` as a constant padding of rows and columns only (ncnn's params:
+// 0=top 1=bottom 2=left 3=right, 5=value), its pads as left, right, top, bottom.
+bool rows_and_columns_padding(const Layer& pad, int (&pads)[4], float& value)
+{
+    const ParamDict& pd = pad.params;
+    if (pad.type != "Padding" || pd.get_int(21, 0) != 0 || pd.get_int(4, 0) != 0 || pd.get_int(6, 0) != 0 ||
+        pd.get_int(7, 0) != 0 || pd.get_int(8, 0) != 0)
+        return false;
+    pads[0] = pd.get_int(2, 0), pads[1] = pd.get_int(3, 0), pads[2] = pd.get_int(0, 0), pads[3] = pd.get_int(1, 0);
+    value = pd.get_float(5, 0.f);
+    return std::all_of(pads, pads + 4, [](int p) { return p >= 0; });
+}
+
+} // namespace
+
+int fuse_padding_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
+{
+    int n = 0;
+    for (size_t li = 0; li < g.layers.size(); ++li) {
+        int extra[4], own[4];
+        float value = 0.f;
+        if (!rows_and_columns_padding(g.layers[li], extra, value)) continue;
+        const int ci = sole_consumer(g, static_cast<int>(li));
+        if (ci < 0) continue;
+        Layer& conv = g.layers[ci];
+        // Float convolutions only (int8 ones pad with the quantized value).
+        if ((conv.type != "Convolution" && conv.type != "ConvolutionDepthWise") || conv.bottoms.empty() ||
+            conv.bottoms[0] != g.layers[li].tops[0] || conv.params.get_int(8, 0) != 0 ||
+            !explicit_conv_pads(conv.params, own))
+            continue;
+        const bool own_pads = std::any_of(own, own + 4, [](int p) { return p > 0; });
+        if (own_pads && conv.params.get_float(18, 0.f) != value) continue; // two pad values
+        for (int i = 0; i < 4; ++i) conv.params.set_int(kConvPadIds[i], own[i] + extra[i]);
+        conv.params.set_float(18, value);
+        conv.bottoms[0] = g.layers[li].bottoms[0];
+        if (with_ops) rebuild_layer(g, ci, weight_values(conv));
+        report.applied.push_back("fused Padding '" + g.layers[li].name + "' into " + conv.type + " '" + conv.name + "'");
+        erase_layer(g.layers[li]);
+        compact(g);
+        ++n;
+    }
+    return n;
+}
+
 OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
 {
     OptimizeReport report;
@@ -372,6 +433,7 @@ OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
         changes += fuse_attention_pattern(g, hints, report);
         changes += fold_affine_into_conv(g, report);
         changes += fuse_activation_into_conv(g, report);
+        changes += fuse_padding_into_conv(g, report);
         changes += remove_dead_layers(g, report);
         if (changes == 0) break;
     }

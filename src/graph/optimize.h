@@ -27,6 +27,9 @@ int fold_affine_into_conv(Graph& g, OptimizeReport& report); // Conv/ConvDW/Inne
 // layers. Without ops (with_ops false: a parsed graph whose ops are not made yet) it
 // edits params only.
 int fuse_activation_into_conv(Graph& g, OptimizeReport& report, bool with_ops = true);
+// Padding (constant, rows and columns only) -> Convolution/ConvDW that alone reads it:
+// the pads added to the convolution's, the same bits (with_ops as above).
+int fuse_padding_into_conv(Graph& g, OptimizeReport& report, bool with_ops = true);
 int remove_dead_layers(Graph& g, OptimizeReport& report);       // nothing reaches a graph output
 // MatMul (constant 2-D B) [+ Add of a bias along the last axis] -> InnerProduct (fuse_matmul.cpp).
 int fuse_matmul_into_inner_product(Graph& g, const ShapeHints& hints, OptimizeReport& report);

@@ -125,9 +125,10 @@ void Net::instantiate_ops()
     Graph& g = *graph_;
     weights_loaded_ = true;
     drop_ignored_bottoms(g);
-    if (load_options_.fuse_activations) {
+    if (load_options_.fuse_layers) {
         OptimizeReport report;
         fuse_activation_into_conv(g, report, /*with_ops=*/false);
+        fuse_padding_into_conv(g, report, /*with_ops=*/false);
     }
     for (Layer& l : g.layers) l.op = create_op(l.type);
     check_layer_types_known(g);

@@ -120,7 +120,7 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
     }
     // ncnn models keep ncnn's bits: only the exact fusions.
     LoadOptions lo = m.net.load_options();
-    lo.fuse_activations = optimize;
+    lo.fuse_layers = optimize;
     m.net.set_load_options(lo);
     std::string stem = path;
     if (ends_with(path, ".param.bin")) {

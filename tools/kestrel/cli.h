@@ -38,7 +38,7 @@ struct LoadedModel {
 // Loads .param / .param.bin and its weights (default: same path with .bin).
 // With zero_weights_if_missing, a missing .bin gives zero weights (bench/info).
 // Unless optimize is false (--no-optimize), an .onnx model is optimized and an
-// ncnn model gets the fusions that keep its bits (LoadOptions::fuse_activations).
+// ncnn model gets the fusions that keep its bits (LoadOptions::fuse_layers).
 void load_model(LoadedModel& model, const std::string& path, const std::string* weights, bool zero_weights_if_missing,
                 bool optimize = true);
 

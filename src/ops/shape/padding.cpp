@@ -104,11 +104,24 @@ void fill_run(uint8_t* o, int64_t count, const uint8_t* v, size_t es)
 
 // y = x padded by p; the pad value is fill[0], or fill[i] where the output's
 // index along `fill_axis` is i (ncnn's per-channel values).
-void pad_copy(const Tensor& x, const Pads& p, int type, const std::vector<std::vector<uint8_t>>& fill, int fill_axis,
-              Tensor& y, const ExecContext& ctx)
+void pad_copy(const Tensor& x, const Pads& pads, int type, const std::vector<std::vector<uint8_t>>& fill,
+              int fill_axis, Tensor& y, const ExecContext& ctx)
 {
-    const Shape& d = x.shape();
-    const Shape& s = y.shape();
+    // The axes after the last padded one (and after fill_axis) as one: rows
+    // of whole planes when only channels are padded (BlazeFace's 24 -> 28
+    // channels: a copy and a fill, not a copy per row).
+    Shape d = x.shape(), s = y.shape();
+    Pads p = pads;
+    int keep = fill_axis + 1;
+    for (int k = 0; k < static_cast<int>(d.size()); ++k)
+        if (p.begin[static_cast<size_t>(k)] != 0 || p.end[static_cast<size_t>(k)] != 0) keep = std::max(keep, k + 1);
+    if (keep < static_cast<int>(d.size())) {
+        const size_t first = static_cast<size_t>(keep);
+        int64_t inner = 1;
+        for (size_t k = first; k < d.size(); ++k) inner *= d[k];
+        d.resize(first), s.resize(first), p.begin.resize(first), p.end.resize(first);
+        d.push_back(inner), s.push_back(inner), p.begin.push_back(0), p.end.push_back(0);
+    }
     const int r = static_cast<int>(d.size());
     const size_t es = dtype_size(x.dtype());
     if (y.numel() == 0) return;
