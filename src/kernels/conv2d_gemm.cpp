@@ -56,6 +56,11 @@ void conv2d_gemm_input_row(const Conv2dGemmGeometry& g, const float* src, int64_
     for (int64_t i = end; i < odds; ++i) odd[i] = padded(2 * i + 1);
 }
 
+// Reading in place saves the packing but reads each tap's row from the input
+// for every panel of A: worth it when the rows are few enough to stay in L1
+// (a first layer).
+bool conv2d_gemm_reads_in_place(int64_t depth) { return depth <= 160; }
+
 namespace {
 
 // Columns [col0, col0+cols) of one group's image-to-column matrix, as panels of
@@ -73,7 +78,7 @@ public:
                 for (int64_t kx = 0; kx < g.kw; ++kx)
                     row_offset_.push_back((ic * g.in_h + ky * g.dilation_h) * g.in_w + g.column(kx * g.dilation_w));
         last_offset_ = row_offset_.empty() ? 0 : *std::max_element(row_offset_.begin(), row_offset_.end());
-        in_place_ = step_ == 1 && reads_in_place(g);
+        in_place_ = step_ == 1 && conv2d_gemm_reads_in_place(g.depth());
     }
 
     void operator()(int64_t col0, int64_t cols, int64_t k0, int64_t kc, float* dst) const
@@ -107,11 +112,6 @@ private:
     struct Run {
         int64_t j, len, src; // panel column, pixels, offset in the input plane
     };
-
-    // Reading in place saves the packing but reads each tap's row from the
-    // input for every panel of A: worth it when few A panels share a packed
-    // panel, or when the rows are few enough to stay in L1 (a first layer).
-    static bool reads_in_place(const Conv2dGemmGeometry& g) { return g.depth() <= 160; }
 
     // Rows [k0, k0 + kc) of the panel.
     void pack_panel(int64_t pixel0, int64_t valid, int64_t k0, int64_t kc, float* dst) const

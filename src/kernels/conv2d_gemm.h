@@ -26,6 +26,9 @@ struct Conv2dGemmGeometry {
     int64_t column(int64_t x) const { return split_columns ? (x & 1) * ((in_w + 1) / 2) + x / 2 : x; }
 };
 
+// Whether conv2d_gemm reads a layer of GEMM depth `depth` (in channels x
+// kernel taps) in place, where panels allow it, rather than packing its columns.
+bool conv2d_gemm_reads_in_place(int64_t depth);
 // Whether conv2d_gemm wants the rows of g's input split (its split_columns).
 bool conv2d_gemm_wants_split_columns(const Conv2dGemmGeometry& g);
 // One padded input row as g lays it out: in_w values, pad_left of `pad`, the

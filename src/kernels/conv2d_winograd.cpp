@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/conv2d_gemm.h"
 #include "kernels/isa.h"
 #include "kernels/winograd_tables.h"
 #include "kestrel/error.h"
@@ -70,10 +71,14 @@ int winograd_pick_tile(const GemmKernel& gemm, int64_t inch, int64_t outch, int6
 {
     // Costs in GEMM multiply-adds, measured on AVX-512 (docs/benchmarks.md):
     // a transformed value costs about 40 of them (gather, transform, scatter),
-    // a weight byte streamed from memory about 4.
-    constexpr double kTransformCost = 40, kWeightByteCost = 4;
-    const double channels = double(inch) * outch;
-    double best = double(round_up(out_h * out_w, gemm.nr)) * 9 * channels + kWeightByteCost * 9 * 4 * channels;
+    // a weight byte streamed from memory about 4, a value of the direct
+    // GEMM's packed columns (9 * inch per output pixel, unless read in place)
+    // about 8 (a layer with 16 outputs from 512 channels on 37x37 ran 1.5x
+    // faster by Winograd, which this term makes it choose).
+    constexpr double kTransformCost = 40, kWeightByteCost = 4, kPackedValueCost = 8;
+    const double channels = double(inch) * outch, columns = double(round_up(out_h * out_w, gemm.nr));
+    const double packing = conv2d_gemm_reads_in_place(9 * inch) ? 0 : kPackedValueCost * 9 * inch * columns;
+    double best = columns * 9 * channels + kWeightByteCost * 9 * 4 * channels + packing;
     int pick = 0;
     for (int m : {4, 6}) {
         const WinogradGeometry g{m, inch, outch, out_h + 2, out_w + 2, out_h, out_w};
