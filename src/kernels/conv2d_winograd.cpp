@@ -1,6 +1,7 @@
 #include "kernels/conv2d_winograd.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/conv2d_gemm.h"
 #include "kernels/isa.h"
@@ -92,6 +93,14 @@ int winograd_pick_tile(const GemmKernel& gemm, int64_t inch, int64_t outch, int6
 
 namespace {
 
+// n <= 6 values of a tile's output row: a whole row as one fixed-size copy.
+inline void copy_row(const float* src, int n, float* dst)
+{
+    if (n == 6) return static_cast<void>(std::memcpy(dst, src, 6 * sizeof(float)));
+    if (n == 4) return static_cast<void>(std::memcpy(dst, src, 4 * sizeof(float)));
+    for (int c = 0; c < n; ++c) dst[c] = src[c];
+}
+
 // One chunk of tiles [tile0, tile0 + cols) (cols a multiple of nr / 2, so a
 // last half panel takes the GEMM's half tile): the three passes.
 class WinogradChunk {
@@ -144,18 +153,18 @@ public:
         const int64_t tiles = g_.tiles(), tiles_w = g_.tiles_w(), plane = g_.out_h * g_.out_w;
         const int64_t count = std::min(cols_, tiles - tile0_);
         ctx.parallel_for(g_.outch, [&](int64_t begin, int64_t end) {
-            float out[6 * 6 * 16];
+            float out[16 * 6 * kWinogradOutRow];
             for (int64_t oc = begin; oc < end; ++oc)
                 for (int64_t j = 0; j < count; j += lanes) {
                     kern_.output(g_, m_ + oc * cols_ + j, g_.outch * cols_, bias ? bias[oc] : 0.f, out);
-                    if (post) post(oc, out, int64_t(m) * m * lanes);
+                    if (post) post(oc, out, int64_t(lanes) * m * kWinogradOutRow);
                     for (int l = 0; l < lanes && j + l < count; ++l) {
                         const int64_t t = tile0_ + j + l, y0 = t / tiles_w * m, x0 = t % tiles_w * m;
                         const int rows = static_cast<int>(std::min<int64_t>(m, g_.out_h - y0));
                         const int cols = static_cast<int>(std::min<int64_t>(m, g_.out_w - x0));
                         float* dst = y + oc * plane + y0 * g_.out_w + x0;
-                        for (int r = 0; r < rows; ++r)
-                            for (int c = 0; c < cols; ++c) dst[r * g_.out_w + c] = out[(r * m + c) * lanes + l];
+                        const float* tile = out + l * m * kWinogradOutRow;
+                        for (int r = 0; r < rows; ++r) copy_row(tile + r * kWinogradOutRow, cols, dst + r * g_.out_w);
                     }
                 }
         });

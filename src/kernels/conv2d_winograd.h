@@ -36,6 +36,9 @@ struct WinogradGeometry {
     int64_t tiles() const { return tiles_h() * tiles_w(); }
 };
 
+// The floats a tile's output row takes in WinogradKernel::output (m <= 6 of them used).
+constexpr int kWinogradOutRow = 8;
+
 struct WinogradKernel {
     const char* isa;
     int lanes; // tiles per vector
@@ -44,7 +47,8 @@ struct WinogradKernel {
     // dst[xi * xi_stride + lane] for xi = row * alpha + column.
     void (*input)(const WinogradGeometry& g, const float* plane, int64_t tile0, float* dst, int64_t xi_stride);
     // Y = bias + AT M A for `lanes` tiles, M[xi] = src[xi * xi_stride + lane]:
-    // out[(row * m + column) * lanes + lane].
+    // out[(lane * m + row) * kWinogradOutRow + column], each row's slots past
+    // m holding 0 (lanes * m * kWinogradOutRow floats).
     void (*output)(const WinogradGeometry& g, const float* src, int64_t xi_stride, float bias, float* out);
 };
 

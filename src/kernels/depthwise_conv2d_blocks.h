@@ -26,27 +26,6 @@ namespace kestrel {
 namespace detail {
 namespace {
 
-// Swaps the off-diagonal HxH blocks of each 2Hx2H block of rows a, b (b is
-// H rows below a): a[j + H] <-> b[j] for the lanes j with bit H clear.
-template <class Vec, int W, int H, size_t... J> inline void swap_blocks(Vec& a, Vec& b, std::index_sequence<J...>)
-{
-    const Vec na = __builtin_shufflevector(a, b, ((J & H) ? W + J - H : J)...);
-    const Vec nb = __builtin_shufflevector(a, b, ((J & H) ? W + J : J + H)...);
-    a = na;
-    b = nb;
-}
-
-// r[i] lane j <- r[j] lane i, for a square of V::width vectors: block swaps
-// of halves, then quarters, ... then single lanes.
-template <class V, int H = V::width / 2> inline void transpose_square(typename V::vec (&r)[V::width])
-{
-    constexpr int W = V::width;
-#pragma GCC unroll 16
-    for (int i = 0; i < W; ++i)
-        if ((i & H) == 0) swap_blocks<typename V::vec, W, H>(r[i], r[i + H], std::make_index_sequence<W>{});
-    if constexpr (H > 1) transpose_square<V, H / 2>(r);
-}
-
 // `count` (<= W) floats from p, zero after them.
 template <class V> inline typename V::vec load_first(const float* p, int64_t count)
 {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 // A vec is never an argument or result of a function that is not inlined: GCC
 // then leaves out the vzeroupper at its return (it assumes an AVX caller), and
@@ -49,6 +50,39 @@ template <int W> struct VectorOf {
     }
     static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
 };
+
+// Swaps the off-diagonal HxH blocks of each 2Hx2H block of rows a, b (b is
+// H rows below a): a[j + H] <-> b[j] for the lanes j with bit H clear.
+template <class Vec, int W, int H, size_t... J> inline void swap_blocks(Vec& a, Vec& b, std::index_sequence<J...>)
+{
+    const Vec na = __builtin_shufflevector(a, b, ((J & H) ? W + J - H : J)...);
+    const Vec nb = __builtin_shufflevector(a, b, ((J & H) ? W + J : J + H)...);
+    a = na;
+    b = nb;
+}
+
+// r[i] lane j <- r[j] lane i, for a square of V::width vectors: block swaps
+// of halves, then quarters, ... then single lanes.
+template <class V, int H = V::width / 2> inline void transpose_square(typename V::vec (&r)[V::width])
+{
+    constexpr int W = V::width;
+#pragma GCC unroll 16
+    for (int i = 0; i < W; ++i)
+        if ((i & H) == 0) swap_blocks<typename V::vec, W, H>(r[i], r[i + H], std::make_index_sequence<W>{});
+    if constexpr (H > 1) transpose_square<V, H / 2>(r);
+}
+
+// The lanes First, First + 1, ... of v, as many as I has (a part of a wider vector).
+template <int First, class Vec, size_t... I> inline auto lanes_from(Vec v, std::index_sequence<I...>)
+{
+    return __builtin_shufflevector(v, v, (First + I)...);
+}
+
+// The vector of a's lanes then b's (two halves of a vector twice as wide).
+template <class Vec, size_t... I> inline auto joined(Vec a, Vec b, std::index_sequence<I...>)
+{
+    return __builtin_shufflevector(a, b, I...);
+}
 
 } // namespace
 } // namespace kestrel::detail

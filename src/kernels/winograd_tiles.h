@@ -5,6 +5,8 @@
 // nothing and a coefficient of +-1 no multiply.
 #pragma once
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "kernels/conv2d_winograd.h"
 #include "kernels/vector_of.h"
@@ -30,10 +32,13 @@ __attribute__((always_inline)) inline typename V::vec weighted_sum(const float (
     return s;
 }
 
-// d[r][c][lane] = the patch of tile tile0 + lane: plane[y0 + r][x0 + c], 0
-// outside the plane and for tiles past the last.
-template <class T, int W>
-void gather_patches(const WinogradGeometry& g, const float* plane, int64_t tile0, float (&d)[T::alpha][T::alpha][W])
+// Where each lane's patch lies (tile tile0 + lane): rows[lane] + r * stride[lane]
+// is patch row r, C >= alpha columns of it readable. In the plane where the
+// patch and the extra columns lie inside it; else (the plane's last tiles,
+// tiles past the last) a copy in `spill`, 0 outside the plane.
+template <class T, int W, int C>
+void locate_patches(const WinogradGeometry& g, const float* plane, int64_t tile0, const float* (&rows)[W],
+                    int64_t (&stride)[W], float (&spill)[W][T::alpha][C])
 {
     constexpr int A = T::alpha;
     const int64_t tiles = g.tiles(), tiles_w = g.tiles_w();
@@ -42,15 +47,48 @@ void gather_patches(const WinogradGeometry& g, const float* plane, int64_t tile0
         if (tx == tiles_w) tx = 0, ++ty;
         const int64_t y0 = ty * T::m, x0 = tx * T::m;
         const float* src = plane + y0 * g.in_w + x0;
-        if (tile0 + l < tiles && y0 + A <= g.in_h && x0 + A <= g.in_w) {
-            for (int r = 0; r < A; ++r)
-                for (int c = 0; c < A; ++c) d[r][c][l] = src[r * g.in_w + c];
+        const bool tile = tile0 + l < tiles;
+        if (tile && y0 + A <= g.in_h && x0 + C <= g.in_w) {
+            rows[l] = src, stride[l] = g.in_w;
             continue;
         }
-        const bool tile = tile0 + l < tiles;
         for (int r = 0; r < A; ++r)
-            for (int c = 0; c < A; ++c)
-                d[r][c][l] = tile && y0 + r < g.in_h && x0 + c < g.in_w ? src[r * g.in_w + c] : 0.f;
+            for (int c = 0; c < C; ++c)
+                spill[l][r][c] = tile && y0 + r < g.in_h && x0 + c < g.in_w ? src[r * g.in_w + c] : 0.f;
+        rows[l] = &spill[l][0][0], stride[l] = C;
+    }
+}
+
+// Patch row r of every lane as vectors, d[c] lane l = column c of lane l's
+// patch: Q (<= 8) columns of Q lanes loaded as Q vectors and transposed in
+// registers, W / Q such squares side by side (no value-by-value gather).
+template <class V, int A, int Q, int C>
+__attribute__((always_inline)) inline void patch_row(const float* const (&rows)[V::width],
+                                                     const int64_t (&stride)[V::width], int r, typename V::vec (&d)[A])
+{
+    constexpr int W = V::width, G = W / Q;
+    static_assert(G == 1 || G == 2, "a vector holds one or two squares");
+    using S = VectorOf<Q>;
+#pragma GCC unroll 2
+    for (int c0 = 0; c0 < C; c0 += Q) {
+        typename S::vec part[G][Q];
+#pragma GCC unroll 2
+        for (int grp = 0; grp < G; ++grp) {
+#pragma GCC unroll 8
+            for (int i = 0; i < Q; ++i) {
+                const int l = grp * Q + i;
+                part[grp][i] = S::load(rows[l] + r * stride[l] + c0);
+            }
+            transpose_square<S>(part[grp]);
+        }
+#pragma GCC unroll 8
+        for (int c = 0; c < Q; ++c) {
+            if (c0 + c >= A) break; // the extra columns of the last square
+            if constexpr (G == 1)
+                d[c0 + c] = part[0][c];
+            else
+                d[c0 + c] = joined(part[0][c], part[1][c], std::make_index_sequence<W>{});
+        }
     }
 }
 
@@ -58,14 +96,19 @@ template <class V, class T>
 void winograd_input_tiles(const WinogradGeometry& g, const float* plane, int64_t tile0, float* dst, int64_t xi_stride)
 {
     using vec = typename V::vec;
-    constexpr int A = T::alpha, W = V::width;
-    float d[A][A][W];
-    gather_patches<T, W>(g, plane, tile0, d);
+    constexpr int A = T::alpha, W = V::width, Q = W < 8 ? W : 8, C = (A + Q - 1) / Q * Q;
+    const float* rows[W];
+    int64_t stride[W];
+    float spill[W][A][C];
+    locate_patches<T, W, C>(g, plane, tile0, rows, stride, spill);
+    vec d[A][A];
+#pragma GCC unroll 8
+    for (int r = 0; r < A; ++r) patch_row<V, A, Q, C>(rows, stride, r, d[r]);
     vec t[A][A]; // BT d: the patch's columns transformed
 #pragma GCC unroll 8
     for (int i = 0; i < A; ++i)
 #pragma GCC unroll 8
-        for (int c = 0; c < A; ++c) t[i][c] = weighted_sum<V>(T::BT[i], [&](int k) { return V::load(d[k][c]); });
+        for (int c = 0; c < A; ++c) t[i][c] = weighted_sum<V>(T::BT[i], [&](int k) { return d[k][c]; });
 #pragma GCC unroll 8
     for (int i = 0; i < A; ++i)
 #pragma GCC unroll 8
@@ -73,11 +116,43 @@ void winograd_input_tiles(const WinogradGeometry& g, const float* plane, int64_t
             V::store(dst + (i * A + j) * xi_stride, weighted_sum<V>(T::BT[j], [&](int k) { return t[i][k]; }));
 }
 
+// The inverse of patch_row: C (a multiple of Q) vectors o[c], lane l = column c of
+// lane l's row, stored as out[l * lane_stride + c], Q columns of Q lanes transposed in
+// registers at a time.
+template <class V, int Q, int C>
+__attribute__((always_inline)) inline void store_lane_rows(const typename V::vec (&o)[C], float* out,
+                                                           int64_t lane_stride)
+{
+    constexpr int W = V::width, G = W / Q;
+    static_assert(G == 1 || G == 2, "a vector holds one or two squares");
+    using S = VectorOf<Q>;
+    const auto square = [&](auto group, int c0) {
+        constexpr int grp = decltype(group)::value;
+        typename S::vec part[Q];
+#pragma GCC unroll 8
+        for (int i = 0; i < Q; ++i) {
+            if constexpr (G == 1)
+                part[i] = o[c0 + i];
+            else
+                part[i] = lanes_from<grp * Q>(o[c0 + i], std::make_index_sequence<Q>{});
+        }
+        transpose_square<S>(part);
+#pragma GCC unroll 8
+        for (int i = 0; i < Q; ++i) S::store(out + (grp * Q + i) * lane_stride + c0, part[i]);
+    };
+#pragma GCC unroll 2
+    for (int c0 = 0; c0 < C; c0 += Q) {
+        square(std::integral_constant<int, 0>{}, c0);
+        if constexpr (G == 2) square(std::integral_constant<int, 1>{}, c0);
+    }
+}
+
 template <class V, class T>
 void winograd_output_tiles(const WinogradGeometry&, const float* src, int64_t xi_stride, float bias, float* out)
 {
     using vec = typename V::vec;
-    constexpr int A = T::alpha, M = T::m, W = V::width;
+    constexpr int A = T::alpha, M = T::m, W = V::width, Q = W < 8 ? W : 8, C = (M + Q - 1) / Q * Q;
+    static_assert(C <= kWinogradOutRow, "a row's columns fit its slots");
     vec t[M][A]; // AT M: the columns transformed
 #pragma GCC unroll 8
     for (int r = 0; r < M; ++r)
@@ -86,10 +161,13 @@ void winograd_output_tiles(const WinogradGeometry&, const float* src, int64_t xi
             t[r][j] = weighted_sum<V>(T::AT[r], [&](int k) { return V::load(src + (k * A + j) * xi_stride); });
     const vec b = V::set1(bias);
 #pragma GCC unroll 8
-    for (int r = 0; r < M; ++r)
+    for (int r = 0; r < M; ++r) {
+        vec o[C];
 #pragma GCC unroll 8
-        for (int c = 0; c < M; ++c)
-            V::store(out + (r * M + c) * W, weighted_sum<V>(T::AT[c], [&](int k) { return t[r][k]; }) + b);
+        for (int c = 0; c < C; ++c)
+            o[c] = c < M ? weighted_sum<V>(T::AT[c < M ? c : 0], [&](int k) { return t[r][k]; }) + b : V::set1(0.f);
+        store_lane_rows<V, Q, C>(o, out + r * kWinogradOutRow, M * kWinogradOutRow);
+    }
 }
 
 template <class V>

@@ -202,17 +202,17 @@ public:
                 if (!p_.dynamic) st->block_weights = channel_block_weights(st->dg, k.outch);
                 return st;
             }
-            if (pads) st->padded = ctx.request_scratch(padded_values * 4);
             if (winograd_ok_) {
                 const int m = eligible_form(winograd_pick_tile(gemm_kernel(), k.inch_g, k.outch, g.rows.out, g.cols.out),
                                             k, st->packed);
                 if (m > 0) {
-                    st->path = Path::Winograd;
-                    st->wg = WinogradGeometry{m, k.inch_g, k.outch, st->gg.in_h, st->gg.in_w, g.rows.out, g.cols.out};
-                    st->winograd = ctx.request_scratch(winograd_scratch_floats(gemm_kernel(), st->wg) * 4);
-                } else {
-                    use_gemm(*st, padded_values, ctx);
+                    use_winograd(*st, m, x.shape[0], ctx);
+                    return st;
                 }
+            }
+            if (pads) st->padded = ctx.request_scratch(padded_values * 4);
+            if (winograd_ok_) {
+                use_gemm(*st, padded_values, ctx);
                 return st;
             }
             if (!uses_gemm(k.outch / p_.group)) {
@@ -334,6 +334,8 @@ private:
         if (buffer < 0) return x;
         const ConvGeometry& g = st.g;
         const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2), ph = st.gg.in_h, pw = st.gg.in_w;
+        // The layer's own padded extent; past it (Winograd's whole tiles) 0.
+        const int64_t own_h = h + g.rows.pad_begin + g.pad_bottom, own_w = w + g.cols.pad_begin + g.pad_right;
         Tensor p = Tensor::wrap(ctx.scratch(buffer), {c, ph, pw}, x.dtype());
         const T* s = x.data<T>();
         T* d = p.data<T>();
@@ -341,12 +343,31 @@ private:
             for (int64_t ch = begin; ch < end; ++ch) {
                 T* dp = d + ch * ph * pw;
                 std::fill(dp, dp + ph * pw, pad);
+                if (pad != T(0) && (own_h < ph || own_w < pw)) {
+                    for (int64_t y = 0; y < own_h; ++y) std::fill(dp + y * pw + own_w, dp + (y + 1) * pw, T(0));
+                    std::fill(dp + own_h * pw, dp + ph * pw, T(0));
+                }
                 for (int64_t y = 0; y < h; ++y)
                     std::memcpy(dp + (y + g.rows.pad_begin) * pw + g.cols.pad_begin, s + (ch * h + y) * w,
                                 sizeof(T) * w);
             }
         });
         return p;
+    }
+
+    // The Winograd path with tiles of side m. Its padded input covers whole
+    // tiles and the two columns past the last patch that the transform reads
+    // (0 past the layer's own padding), so that no patch is gathered value by
+    // value.
+    static void use_winograd(ConvState& st, int m, int64_t channels, PrepareContext& ctx)
+    {
+        const int64_t out_h = st.g.rows.out, out_w = st.g.cols.out;
+        st.path = Path::Winograd;
+        st.gg.in_h = std::max(st.gg.in_h, (out_h + m - 1) / m * m + 2);
+        st.gg.in_w = std::max(st.gg.in_w, (out_w + m - 1) / m * m + 4);
+        st.padded = ctx.request_scratch(channels * st.gg.in_h * st.gg.in_w * 4);
+        st.wg = WinogradGeometry{m, st.k.inch_g, st.k.outch, st.gg.in_h, st.gg.in_w, out_h, out_w};
+        st.winograd = ctx.request_scratch(winograd_scratch_floats(gemm_kernel(), st.wg) * 4);
     }
 
     // The float GEMM path; its input goes through the padding buffer whenever
