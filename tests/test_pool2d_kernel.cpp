@@ -37,11 +37,15 @@ TEST(Pool2dKernel, MatchesTheReferenceWithNcnnConventions)
     const ExecContext ctx(nullptr, 1);
     for (int trial = 0; trial < 400; ++trial) {
         Pool2dGeometry g;
-        // Some rows wide enough for the vectors along them (max pooling by rows).
-        g.in_h = pick(1, 9), g.in_w = pick(0, 3) == 0 ? pick(30, 70) : pick(1, 9);
-        g.kernel_h = pick(1, 4), g.kernel_w = pick(1, 4), g.stride_h = pick(1, 3), g.stride_w = pick(1, 3);
-        g.pad_top = pick(0, 3), g.pad_left = pick(0, 3);
-        const int64_t pad_bottom = pick(0, 3), pad_right = pick(0, 3);
+        // Some rows wide enough for the vectors along them (max pooling by
+        // rows), some windows as large as SPP's (up to 13x13, by rows of maxima).
+        const bool large = trial % 5 == 0;
+        g.in_h = pick(1, large ? 20 : 9), g.in_w = pick(0, 3) == 0 ? pick(30, 70) : pick(1, large ? 20 : 9);
+        g.kernel_h = large ? pick(5, 13) : pick(1, 4), g.kernel_w = large ? pick(5, 13) : pick(1, 4);
+        g.stride_h = pick(1, 3), g.stride_w = pick(1, 3);
+        const int max_pad = large ? 6 : 3;
+        g.pad_top = pick(0, max_pad), g.pad_left = pick(0, max_pad);
+        const int64_t pad_bottom = pick(0, max_pad), pad_right = pick(0, max_pad);
         const int64_t ph = g.in_h + g.pad_top + pad_bottom, pw = g.in_w + g.pad_left + pad_right;
         if (ph < g.kernel_h || pw < g.kernel_w) continue;
         g.out_h = (ph - g.kernel_h) / g.stride_h + 1, g.out_w = (pw - g.kernel_w) / g.stride_w + 1;

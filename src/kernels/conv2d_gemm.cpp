@@ -98,7 +98,7 @@ public:
         const int64_t plane = g_.in_h * g_.in_w;
         if (pointwise) {
             panel = GemmPanel{x_ + col, plane};
-            return cols == nr_ && gemm_direct_b_ok(plane);
+            return cols == nr_ && gemm_direct_b_ok(plane, g_.depth());
         }
         const int64_t oy = col / g_.out_w, ox = col % g_.out_w;
         const int64_t start = oy * g_.stride_h * g_.in_w + ox;

@@ -85,8 +85,40 @@ template <int KW, class T> void max_plane_rows(const T* p, T* o, const Pool2dGeo
     }
 }
 
+// Large windows (SPP's 5x5, 9x9 and 13x13 at stride 1) in two passes: each
+// input row's maxima over the windows' columns, then each output the maximum
+// of its rows' (kh + kw taps per output, not kh * kw). Scanning a window row
+// by row finds the same first largest value as scanning it tap by tap, so
+// the results are the window loop's.
+template <class T> void max_plane_separable(const T* p, T* o, const Pool2dGeometry& g)
+{
+    thread_local std::vector<T> row_maxima; // the thread's own, kept from call to call
+    const int64_t h = g.in_h, w = g.in_w, out_w = g.out_w;
+    row_maxima.resize(static_cast<size_t>(h * out_w));
+    for (int64_t y = 0; y < h; ++y) {
+        const T* r = p + y * w;
+        T* m = row_maxima.data() + y * out_w;
+        for (int64_t ox = 0; ox < out_w; ++ox) {
+            const int64_t x0 = ox * g.stride_w - g.pad_left;
+            T v = lowest<T>();
+            for (int64_t x = std::max<int64_t>(0, x0); x < std::min(w, x0 + g.kernel_w); ++x) v = std::max(v, r[x]);
+            m[ox] = v;
+        }
+    }
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+        const int64_t y0 = oy * g.stride_h - g.pad_top;
+        T* orow = o + oy * out_w;
+        std::fill(orow, orow + out_w, lowest<T>());
+        for (int64_t y = std::max<int64_t>(0, y0); y < std::min(h, y0 + g.kernel_h); ++y) {
+            const T* m = row_maxima.data() + y * out_w;
+            for (int64_t ox = 0; ox < out_w; ++ox) orow[ox] = std::max(orow[ox], m[ox]);
+        }
+    }
+}
+
 template <class T> void max_plane(const T* p, T* o, const Pool2dGeometry& g)
 {
+    if (g.kernel_h * g.kernel_w > 9 && g.stride_h < g.kernel_h) return max_plane_separable(p, o, g);
     switch (g.kernel_w) {
     case 2: max_plane_rows<2>(p, o, g); break;
     case 3: max_plane_rows<3>(p, o, g); break;
