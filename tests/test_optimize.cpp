@@ -256,6 +256,84 @@ TEST(Optimizer, LoadTimePaddingFusionKeepsTheBits)
     expect_same_bits(plain, fused, random_tensor({3, 13, 11}, 99, -2.f, 2.f), {"y", "z"});
 }
 
+// LoadOptions::fuse_layers: an Eltwise sum of a convolution's output and
+// another blob becomes the convolution's residual input (added before its
+// activation, and the activation after the sum fused too), on every float
+// path: GEMM, Winograd, depthwise, grouped; the same bits. A weighted sum, a
+// product, a convolution with its own activation, and one whose output
+// another layer reads stay; of two convolutions the later takes the other's
+// output.
+TEST(Optimizer, LoadTimeResidualFusionKeepsTheBits)
+{
+    const auto conv = [](int outputs, int inputs, int kernel, int group = 1, int activation = 0) {
+        ParamDict p;
+        p.set_int(0, outputs), p.set_int(1, kernel), p.set_int(4, kernel / 2), p.set_int(5, 1);
+        p.set_int(6, outputs * inputs / group * kernel * kernel);
+        if (group > 1) p.set_int(7, group);
+        if (activation) p.set_int(9, activation);
+        return p;
+    };
+    const auto eltwise = [](int op, std::vector<float> coeffs = {}) {
+        ParamDict p;
+        p.set_int(0, op);
+        if (!coeffs.empty()) p.set_floats(1, coeffs);
+        return p;
+    };
+    uint32_t seed = 1;
+    const auto weights = [&](const ParamDict& p) {
+        seed += 2;
+        return std::vector<Tensor>{random_tensor({p.get_int(6, 0)}, seed, -0.3f, 0.3f),
+                                   random_tensor({p.get_int(0, 0)}, seed + 1)};
+    };
+    ParamDict clip;
+    clip.set_float(0, -0.5f), clip.set_float(1, 0.75f);
+    Net source;
+    source.add_layer("Input", "in", {}, {"x"});
+    const ParamDict stem = conv(32, 3, 3, 1, 1), pointwise = conv(32, 32, 1), wide = conv(32, 32, 3);
+    const ParamDict depthwise = conv(32, 32, 3, 32), grouped = conv(32, 32, 3, 16), relu_conv = conv(32, 32, 1, 1, 1);
+    source.add_layer("Convolution", "stem", {"x"}, {"a"}, stem, weights(stem));
+    source.add_layer("Split", "split_a", {"a"}, {"a1", "a2"});
+    source.add_layer("Convolution", "gemm", {"a1"}, {"c1"}, pointwise, weights(pointwise));
+    source.add_layer("Eltwise", "sum1", {"c1", "a2"}, {"s1"}, eltwise(1));
+    source.add_layer("ReLU", "relu1", {"s1"}, {"r1"});
+    source.add_layer("Split", "split_r1", {"r1"}, {"r1a", "r1b"});
+    source.add_layer("Convolution", "winograd", {"r1a"}, {"c2"}, wide, weights(wide));
+    source.add_layer("Eltwise", "sum2", {"r1b", "c2"}, {"s2"}, eltwise(1, {1.f, 1.f}));
+    source.add_layer("Split", "split_s2", {"s2"}, {"s2a", "s2b"});
+    source.add_layer("ConvolutionDepthWise", "depthwise", {"s2a"}, {"c3"}, depthwise, weights(depthwise));
+    source.add_layer("Eltwise", "sum3", {"c3", "s2b"}, {"s3"}, eltwise(1));
+    source.add_layer("Clip", "clip3", {"s3"}, {"r3"}, clip);
+    source.add_layer("Split", "split_r3", {"r3"}, {"r3a", "r3b"});
+    source.add_layer("ConvolutionDepthWise", "grouped", {"r3a"}, {"c4"}, grouped, weights(grouped));
+    source.add_layer("Eltwise", "sum4", {"c4", "r3b"}, {"s4"}, eltwise(1));
+    source.add_layer("Split", "split_s4", {"s4"}, {"s4a", "s4b", "s4c", "s4d", "s4e", "s4f"});
+    source.add_layer("Convolution", "left", {"s4a"}, {"c5"}, pointwise, weights(pointwise));
+    source.add_layer("Convolution", "right", {"s4b"}, {"c6"}, pointwise, weights(pointwise));
+    source.add_layer("Eltwise", "two_convs", {"c5", "c6"}, {"s5"}, eltwise(1));
+    source.add_layer("Convolution", "weighted", {"s4c"}, {"c7"}, pointwise, weights(pointwise));
+    source.add_layer("Eltwise", "sum_weighted", {"c7", "s5"}, {"s7"}, eltwise(1, {2.f, 1.f}));
+    source.add_layer("Convolution", "product", {"s4d"}, {"c8"}, pointwise, weights(pointwise));
+    source.add_layer("Eltwise", "prod", {"c8", "s7"}, {"s8"}, eltwise(0));
+    source.add_layer("Convolution", "activated", {"s4e"}, {"c9"}, relu_conv, weights(relu_conv));
+    source.add_layer("Eltwise", "sum_activated", {"c9", "s8"}, {"s9"}, eltwise(1));
+    source.add_layer("Convolution", "read_twice", {"s4f"}, {"c10"}, pointwise, weights(pointwise));
+    source.add_layer("Split", "split_c10", {"c10"}, {"c10a", "c10b"});
+    source.add_layer("Eltwise", "sum_read_twice", {"c10a", "s9"}, {"y"}, eltwise(1));
+    source.add_layer("Sigmoid", "side", {"c10b"}, {"z"});
+    source.finish_graph();
+    Net plain, fused;
+    load_with_fusion(source, plain, false);
+    load_with_fusion(source, fused, true);
+    std::vector<std::string> with_residual, sums;
+    for (const Layer& l : fused.graph().layers) {
+        if (l.params.get_int(20, 0) == 1) with_residual.push_back(l.name);
+        if (l.type == "Eltwise") sums.push_back(l.name);
+    }
+    EXPECT_EQ(with_residual, std::vector<std::string>({"gemm", "winograd", "depthwise", "grouped", "right"}));
+    EXPECT_EQ(sums, std::vector<std::string>({"sum_weighted", "prod", "sum_activated", "sum_read_twice"}));
+    expect_same_bits(plain, fused, random_tensor({3, 24, 24}, 99, -2.f, 2.f), {"y", "z"});
+}
+
 TEST(Optimizer, SharedModelsKeepTheirOutputs)
 {
     for (const char* model : {"mobilenet_v2", "resnet18"}) {

@@ -10,9 +10,11 @@ struct LoadOptions {
     // them, with the same bits: an activation (ReLU, Clip, Mish, HardSwish,
     // Swish) into the Convolution or InnerProduct before it, a constant
     // Padding of rows and columns into the convolution after it (its pads
-    // added to the convolution's). One pass over the data instead of two; the
-    // blob between is then gone (get() of it fails). Net::optimize does this
-    // and more on a loaded model.
+    // added to the convolution's), an Eltwise sum of a convolution's output
+    // and another blob into the convolution (a residual input added before
+    // its activation: ResNet's blocks). One pass over the data instead of two;
+    // the blob between is then gone (get() of it fails). Net::optimize does
+    // this and more on a loaded model.
     bool fuse_layers = false;
     // 3x3 stride-1 convolutions by Winograd's minimal filtering (F(4,3), or
     // F(6,3) for wide layers): 2-4x fewer multiplications, and a transformed

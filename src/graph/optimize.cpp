@@ -7,6 +7,7 @@
 
 #include "graph/ncnn_model_bin.h"
 #include "ops/activation/activation.h"
+#include "ops/conv/conv_params.h"
 
 namespace kestrel {
 
@@ -415,6 +416,74 @@ int fuse_padding_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
     return n;
 }
 
+namespace {
+
+// Layer `sum` as the sum of exactly two inputs of one shape: ncnn's Eltwise
+// SUM (coefficients, if any, all 1), or an Add (BinaryOp 0) of two blobs
+// whose shapes `hints` prove equal (no broadcast).
+bool plain_sum_of_two(const Graph& g, const Layer& sum, const ShapeHints* hints)
+{
+    if (sum.bottoms.size() != 2 || sum.tops.size() != 1) return false;
+    if (sum.type == "Eltwise") {
+        const std::vector<float> coeffs = sum.params.get_floats(1);
+        return sum.params.get_int(21, 0) == 0 && sum.params.get_int(0, 0) == 1 &&
+               std::all_of(coeffs.begin(), coeffs.end(), [](float c) { return c == 1.f; });
+    }
+    if (sum.type != "BinaryOp" || !hints || sum.params.get_int(0, 0) != 0 || sum.params.get_int(1, 0) != 0)
+        return false;
+    const auto shape = [&](int b) {
+        const auto it = hints->find(g.blobs[b].name);
+        return it == hints->end() ? Shape{} : it->second;
+    };
+    const Shape a = shape(sum.bottoms[0]);
+    return !a.empty() && a == shape(sum.bottoms[1]) &&
+           std::all_of(a.begin(), a.end(), [](int64_t d) { return d >= 0; });
+}
+
+// The float 2-D convolution without an activation of its own that produced
+// blob b for nothing but layer `reader`, or -1.
+int plain_conv_producing(const Graph& g, int b, int reader)
+{
+    const int li = g.blobs[b].producer;
+    if (li < 0 || sole_consumer(g, li) != reader) return -1;
+    const ParamDict& pd = g.layers[li].params;
+    const std::string& type = g.layers[li].type;
+    const bool conv = type == "Convolution" || type == "ConvolutionDepthWise";
+    return conv && pd.get_int(8, 0) == 0 && pd.get_int(19, 0) == 0 && pd.get_int(9, 0) == 0 &&
+                   pd.get_int(kResidualParam, 0) == 0
+               ? li
+               : -1;
+}
+
+} // namespace
+
+int fuse_residual_into_conv(Graph& g, OptimizeReport& report, bool with_ops, const ShapeHints* hints)
+{
+    int n = 0;
+    for (size_t si = 0; si < g.layers.size(); ++si) {
+        const int sum = static_cast<int>(si);
+        if (!plain_sum_of_two(g, g.layers[si], hints)) continue;
+        // The later of the two convolutions (if both are), so that the other
+        // operand is ready when it runs.
+        int conv = -1, other = -1;
+        for (int k = 0; k < 2; ++k) {
+            const int c = plain_conv_producing(g, g.layers[si].bottoms[k], sum);
+            if (c > conv) conv = c, other = g.layers[si].bottoms[1 - k];
+        }
+        if (conv < 0 || g.blobs[other].producer >= conv) continue;
+        Layer& c = g.layers[conv];
+        c.bottoms.push_back(other);
+        c.params.set_int(kResidualParam, 1);
+        if (with_ops) rebuild_layer(g, conv, weight_values(c));
+        report.applied.push_back("fused " + g.layers[si].type + " '" + g.layers[si].name + "' into " + c.type + " '" +
+                                 c.name + "' as its residual");
+        absorb_follower(g, conv, sum);
+        --si; // the layer after the sum is at its index now
+        ++n;
+    }
+    return n;
+}
+
 OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
 {
     OptimizeReport report;
@@ -432,6 +501,7 @@ OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
         changes += fuse_hard_swish_pattern(g, report);
         changes += fuse_attention_pattern(g, hints, report);
         changes += fold_affine_into_conv(g, report);
+        changes += fuse_residual_into_conv(g, report, true, &hints);
         changes += fuse_activation_into_conv(g, report);
         changes += fuse_padding_into_conv(g, report);
         changes += remove_dead_layers(g, report);

@@ -27,6 +27,12 @@ int fold_affine_into_conv(Graph& g, OptimizeReport& report); // Conv/ConvDW/Inne
 // layers. Without ops (with_ops false: a parsed graph whose ops are not made yet) it
 // edits params only.
 int fuse_activation_into_conv(Graph& g, OptimizeReport& report, bool with_ops = true);
+// Conv/ConvDW (float, no activation) -> Eltwise SUM of it and another blob ready before it
+// (or an Add of two blobs `hints` prove the same shape): the other blob becomes
+// the convolution's residual input (param 20), added before its activation, the
+// same bits; an activation after the sum can then be fused as well.
+int fuse_residual_into_conv(Graph& g, OptimizeReport& report, bool with_ops = true,
+                            const ShapeHints* hints = nullptr);
 // Padding (constant, rows and columns only) -> Convolution/ConvDW that alone reads it:
 // the pads added to the convolution's, the same bits (with_ops as above).
 int fuse_padding_into_conv(Graph& g, OptimizeReport& report, bool with_ops = true);

@@ -19,6 +19,11 @@
 
 namespace kestrel {
 
+// Kestrel's param of a 2-D Convolution/ConvolutionDepthWise: 1 = the last
+// input is a residual added to the sums before the activation (set by the
+// optimizer when it fuses a sum into the layer; ncnn has no such param).
+constexpr int kResidualParam = 20;
+
 struct ConvParams {
     bool dynamic = false; // weights (and bias) are inputs 1 (and 2)
     int num_output = 0;

@@ -15,8 +15,11 @@
 //    (outch, inch/group, kh, kw) = ncnn [w=kw, h=kh, d=inch/group, c=outch].
 //  * Convolution with a 1-D input and a 1x1 kernel: ncnn's deprecated path,
 //    computed as InnerProduct (output (num_output,)).
+//  * residual (20 = 1, Kestrel's, set by the optimizer when it fuses a sum
+//    into the layer): the last input, shaped as the output, is added to the
+//    sums before the activation; float 2-D layers with static weights.
 // Params: ConvParams (conv_params.h) with dynamic weight id 19, and 8
-// int8_scale_term, 18 pad_value.
+// int8_scale_term, 18 pad_value, 20 residual.
 // Layers with several output channels per group run as GEMMs
 // (kernels/conv2d_gemm.h, weights packed at load), depthwise ones (a channel
 // per group) through kernels/depthwise_conv2d.h; the other grouped forms keep
@@ -77,6 +80,11 @@ public:
                   "int8_scale_term (param 8) must be 0, 1, 2, 101 or 102, got ", int8_scale_term_);
         check(!(p_.dynamic && int8_scale_term_ != 0),
               "int8 (param 8) cannot be combined with dynamic weights (param 19)");
+        const int residual = pd.get_int(kResidualParam, 0);
+        check(residual == 0 || residual == 1, "residual (param 20) must be 0 or 1, got ", residual);
+        residual_ = residual == 1;
+        check(!residual_ || (rank_ == 2 && !p_.dynamic && int8_scale_term_ == 0),
+              "residual (param 20) needs a float 2-D layer with static weights");
     }
 
     void load_model(WeightReader& wr) override
@@ -125,8 +133,18 @@ public:
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        expect_input_count(in, p_.input_count(), p_.input_count());
+        const size_t inputs = p_.input_count() + (residual_ ? 1 : 0);
+        expect_input_count(in, inputs, inputs);
         expect_output_count(out, 1);
+        out[0] = output_desc(in);
+        if (residual_)
+            check(in.back().shape == out[0].shape && in.back().dtype == DType::F32, "the residual input (",
+                  shape_str(in.back().shape), " ", dtype_name(in.back().dtype), ") must match the output (",
+                  shape_str(out[0].shape), " float32)");
+    }
+
+    TensorDesc output_desc(const std::vector<TensorDesc>& in) const
+    {
         const TensorDesc& x = in[0];
         check(x.dtype == DType::F32 || x.dtype == DType::I8, "input must be float32 or int8, got ",
               dtype_name(x.dtype));
@@ -135,20 +153,18 @@ public:
         if (is_flat_path(x.shape)) {
             check(x.shape[0] == num_flat_inputs(), "expects ", num_flat_inputs(),
                   " input values (from weight_data_size), got ", x.shape[0]);
-            out[0] = make_desc({p_.num_output}, DType::F32);
-            return;
+            return make_desc({p_.num_output}, DType::F32);
         }
         if (rank_ != 2) {
             const ConvKernel k = conv_kernel_for_input(p_, in, rank_, false);
             Shape o = {k.outch};
             for (const window::Axis& a : window_axes(x.shape, k)) o.push_back(a.out);
-            out[0] = make_desc(o, DType::F32);
-            return;
+            return make_desc(o, DType::F32);
         }
         const Shape& s = x.shape;
         const KernelDims k = dims_of(conv_kernel_for_input(p_, in, 2, false));
         const ConvGeometry g = geometry(s[1], s[2], k);
-        out[0] = make_desc({k.outch, g.rows.out, g.cols.out}, int8_scale_term_ > 100 ? DType::I8 : DType::F32);
+        return make_desc({k.outch, g.rows.out, g.cols.out}, int8_scale_term_ > 100 ? DType::I8 : DType::F32);
     }
 
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
@@ -253,21 +269,41 @@ public:
         const ConvState& st = ctx.state_as<ConvState>();
         const Tensor& x = in[0];
         const float* bias = weights_.bias_data(p_, in);
+        const Epilogue ep{p_.activation, residual_ ? in.back().data<float>() : nullptr, out[0].data<float>()};
         switch (st.path) {
-        case Path::Flat: forward_flat(x, st, out[0], ctx); return;
-        case Path::Depthwise: forward_depthwise(x, st, weights_.weight_data(p_, in), bias, out[0], ctx); return;
-        case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, out[0], ctx); return;
-        case Path::Gemm: forward_gemm(gemm_input(x, st, ctx), st, in, bias, out[0], ctx); return;
-        case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, out[0], ctx); return;
+        case Path::Flat: forward_flat(x, st, ep, out[0], ctx); return;
+        case Path::Depthwise: forward_depthwise(x, st, weights_.weight_data(p_, in), bias, ep, out[0], ctx); return;
+        case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, ep, out[0], ctx); return;
+        case Path::Gemm: forward_gemm(gemm_input(x, st, ctx), st, in, bias, ep, out[0], ctx); return;
+        case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, ep, out[0], ctx); return;
         case Path::Reference:
             window::conv_forward(x, weights_.weight_data(p_, in), bias, p_.group, st.axes, pad_value_, out[0], ctx);
-            p_.activation.apply(out[0].data<float>(), out[0].numel());
+            ep(out[0].data<float>(), out[0].numel());
             return;
         default: forward_int8(x, st, bias, out[0], ctx); return;
         }
     }
 
 private:
+    // The last step over finished output values y[i], i in [v - y, v - y + n):
+    // the residual input's value at the same index added (param 20), then the
+    // activation.
+    struct Epilogue {
+        const Activation& activation;
+        const float* residual; // none without param 20
+        const float* y;
+
+        void operator()(float* v, int64_t n) const
+        {
+            if (residual) {
+                const float* r = residual + (v - y);
+                for (int64_t i = 0; i < n; ++i) v[i] += r[i];
+            }
+            activation.apply(v, n);
+        }
+        bool empty() const { return !residual && activation.type == Activation::None; }
+    };
+
     // How a forward runs, chosen in prepare for the input's shape and dtype.
     enum class Path { Flat, Depthwise, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
 
@@ -466,19 +502,28 @@ private:
                p_.window.stride[1] == 1 && p_.window.dilation[0] == 1 && p_.window.dilation[1] == 1 &&
                k.inch_g >= 8 && k.outch >= 8;
     }
-    // The fused activation over finished output pieces; empty without one, or
-    // when the GEMM tile applies it as `clamp` bounds.
-    std::function<void(int64_t, float*, int64_t)> activation_post(const float* clamp) const
+    // The epilogue over finished output pieces; empty without one, or when
+    // the GEMM tile applies the activation as `clamp` bounds (no residual).
+    static std::function<void(int64_t, float*, int64_t)> epilogue_post(const Epilogue& ep, const float* clamp)
     {
-        if (p_.activation.type == Activation::None || clamp) return {};
-        return [this](int64_t, float* v, int64_t n) { p_.activation.apply(v, n); };
+        if (ep.empty() || clamp) return {};
+        return [&ep](int64_t, float* v, int64_t n) { ep(v, n); };
     }
 
-    void forward_winograd(const Tensor& padded, const ConvState& st, const float* bias, Tensor& y,
+    // Winograd's post sees a tile buffer, not the output: with a residual the
+    // epilogue runs over the finished output instead.
+    void forward_winograd(const Tensor& padded, const ConvState& st, const float* bias, const Epilogue& ep, Tensor& y,
                           const ExecContext& ctx) const
     {
+        const Epilogue in_tiles{p_.activation, nullptr, nullptr}; // the activation alone
         conv2d_winograd(gemm_kernel(), winograd_kernel(), st.wg, st.packed, padded.data<float>(), bias,
-                        y.data<float>(), ctx.scratch_as<float>(st.winograd), activation_post(nullptr), ctx);
+                        y.data<float>(), ctx.scratch_as<float>(st.winograd),
+                        ep.residual ? nullptr : epilogue_post(in_tiles, nullptr), ctx);
+        if (!ep.residual) return;
+        const int64_t plane = y.numel() / y.dim(0);
+        ctx.parallel_for(y.dim(0), [&](int64_t begin, int64_t end) {
+            ep(y.data<float>() + begin * plane, (end - begin) * plane);
+        });
     }
 
     // GEMMs pay off from a few output channels per group; below that (depthwise)
@@ -497,7 +542,7 @@ private:
     }
 
     void forward_gemm(const Tensor& padded, const ConvState& st, const std::vector<Tensor>& in, const float* bias,
-                      Tensor& y, const ExecContext& ctx) const
+                      const Epilogue& ep, Tensor& y, const ExecContext& ctx) const
     {
         const GemmKernel& kern = gemm_kernel();
         const float* packed = st.packed;
@@ -506,10 +551,11 @@ private:
             conv2d_gemm_pack_weights_into(kern, weights_.weight_data(p_, in), st.gg, dst);
             packed = dst;
         }
-        // ReLU and Clip are applied by the GEMM tile as it stores; the others after it.
+        // ReLU and Clip are applied by the GEMM tile as it stores (unless a
+        // residual comes first); the others after it.
         float bounds[2];
-        const float* clamp = p_.activation.as_clamp(bounds);
-        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), activation_post(clamp), ctx,
+        const float* clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
+        conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), epilogue_post(ep, clamp), ctx,
                     clamp);
     }
 
@@ -538,8 +584,8 @@ private:
 
     // One input channel and one output channel per group, by channel blocks
     // (st.block_weights) and then single planes; the kernels pad by themselves.
-    void forward_depthwise(const Tensor& x, const ConvState& st, const float* wt, const float* bias, Tensor& y,
-                           const ExecContext& ctx) const
+    void forward_depthwise(const Tensor& x, const ConvState& st, const float* wt, const float* bias,
+                           const Epilogue& ep, Tensor& y, const ExecContext& ctx) const
     {
         const Depthwise2dGeometry& dg = st.dg;
         const DepthwiseKernel& kern = depthwise_kernel();
@@ -567,7 +613,7 @@ private:
                                scratch.data());
                 const int64_t done = first_channel(u + 1);
                 if ((done - unactivated) * out_plane < 4096 && u + 1 < end) continue;
-                p_.activation.apply(dst + unactivated * out_plane, (done - unactivated) * out_plane);
+                ep(dst + unactivated * out_plane, (done - unactivated) * out_plane);
                 unactivated = done;
             }
         });
@@ -575,7 +621,7 @@ private:
 
     // The grouped forms neither kernel takes: accumulate per output channel.
     void forward_plain(const Tensor& padded, const ConvState& st, const std::vector<Tensor>& in, const float* bias,
-                       Tensor& y, const ExecContext& ctx) const
+                       const Epilogue& ep, Tensor& y, const ExecContext& ctx) const
     {
         const KernelDims& k = st.k;
         const ConvGeometry& g = st.g;
@@ -589,7 +635,7 @@ private:
                 float* o = dst + oc * plane;
                 std::fill(o, o + plane, bias ? bias[oc] : 0.f);
                 accumulate_channel(o, src, ph, pw, wt, oc, k, g);
-                p_.activation.apply(o, plane);
+                ep(o, plane);
             }
         });
     }
@@ -763,7 +809,7 @@ private:
     }
 
     // ncnn's deprecated 1-D input path: InnerProduct over the flat input.
-    void forward_flat(const Tensor& x, const ConvState& st, Tensor& y, const ExecContext& ctx) const
+    void forward_flat(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y, const ExecContext& ctx) const
     {
         const int64_t n = num_flat_inputs();
         const float* bias = weights_.bias.defined() ? weights_.bias.data<float>() : nullptr;
@@ -783,7 +829,7 @@ private:
                     for (int64_t i = 0; i < n; ++i) sum += row[i * step] * xs[i];
                     dst[o] = sum;
                 }
-                p_.activation.apply(dst + begin, end - begin);
+                ep(dst + begin, end - begin);
             });
             return;
         }
@@ -810,6 +856,7 @@ private:
     // Static fp32 weights packed for the GEMM path (at load, or by prepare()
     // for layers that may take Winograd), and for Winograd F(4,3) and F(6,3).
     bool winograd_ok_ = false;
+    bool residual_ = false; // param 20
     PackedWeights gemm_weights_;
     PackedWeights winograd_weights_[2];
     // A layer that may take Winograd: its loaded weights, kept to build the
