@@ -113,6 +113,8 @@ private:
         int64_t j, len, src; // panel column, pixels, offset in the input plane
     };
 
+    static constexpr int64_t kShortRun = 16;
+
     // Rows [k0, k0 + kc) of the panel.
     void pack_panel(int64_t pixel0, int64_t valid, int64_t k0, int64_t kc, float* dst) const
     {
@@ -130,7 +132,9 @@ private:
             for (int i = 0; i < n_runs; ++i) {
                 const Run& run = runs[i];
                 const float* s = plane + run.src;
-                if (step_ == 1)
+                if (step_ == 1 && run.len <= kShortRun) // a small plane's row: no call per run
+                    for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[t];
+                else if (step_ == 1)
                     std::memcpy(d + run.j, s, sizeof(float) * run.len);
                 else if (step_ == 2) // a constant stride: the compiler vectorizes it with shuffles
                     for (int64_t t = 0; t < run.len; ++t) d[run.j + t] = s[2 * t];
