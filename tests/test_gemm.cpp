@@ -199,12 +199,13 @@ struct ConvGemmCase {
 
 // With split_columns, x's rows go to conv2d_gemm laid out as conv2d_gemm_input_row makes them.
 void check_conv_gemm(const GemmKernel& kern, const ConvGemmCase& c, uint32_t seed, int threads,
-                     bool split_columns = false)
+                     bool split_columns = false, bool wide_rows = false)
 {
     SCOPED_TRACE(::testing::Message() << kern.isa << " groups=" << c.groups << " inch_g=" << c.inch_g << " outch_g="
                                       << c.outch_g << " in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
                                       << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw
-                                      << " threads=" << threads << (split_columns ? " split columns" : ""));
+                                      << " threads=" << threads << (split_columns ? " split columns" : "")
+                                      << (wide_rows ? " wide rows" : ""));
     Conv2dGemmGeometry g;
     g.groups = c.groups, g.inch_g = c.inch_g, g.outch_g = c.outch_g, g.in_h = c.h, g.in_w = c.w;
     g.kh = c.kh, g.kw = c.kw, g.stride_h = c.sh, g.stride_w = c.sw, g.dilation_h = c.dh, g.dilation_w = c.dw;
@@ -219,11 +220,13 @@ void check_conv_gemm(const GemmKernel& kern, const ConvGemmCase& c, uint32_t see
     for (int64_t row = 0; row < inch * c.h; ++row)
         conv2d_gemm_input_row(g, &x[row * c.w], c.w, 0, 0.f, &laid_out[row * c.w]);
     std::vector<float> y(static_cast<size_t>(outch * g.out_h * g.out_w), std::numeric_limits<float>::quiet_NaN());
+    g.wide_rows = wide_rows;
+    std::vector<float> wide(static_cast<size_t>(wide_rows ? c.outch_g * g.wide_columns() : 0));
     conv2d_gemm(kern, g, packed.data(), laid_out.data(), bias.data(), y.data(),
                 [](int64_t, float* v, int64_t n) {
                     for (int64_t i = 0; i < n; ++i) v[i] = std::max(v[i], 0.f);
                 },
-                ExecContext(threads > 1 ? &pool() : nullptr, threads));
+                ExecContext(threads > 1 ? &pool() : nullptr, threads), nullptr, wide.data());
 
     const conv_test::ConvWindow win{c.kh, c.kw, c.sh, c.sw, c.dh, c.dw, 0, 0, 0, 0};
     std::vector<double> want, scale;
@@ -260,6 +263,9 @@ TEST(Conv2dGemm, EveryKernelMatchesTheNaiveConvolution)
         {1, 3, 16, 21, 81, 3, 3, 2, 2, 1, 1},
         {1, 3, 20, 19, 90, 7, 7, 2, 2, 1, 1},
         {1, 6, 12, 9, 100, 1, 1, 2, 2, 1, 1},
+        // Grouped layers of 8 channels on small planes (regnet's): wide rows.
+        {5, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1},
+        {3, 8, 8, 30, 30, 3, 3, 1, 1, 1, 1},
     };
     uint32_t seed = 50;
     for (const GemmKernel* kern : gemm_kernels_available())
@@ -268,6 +274,8 @@ TEST(Conv2dGemm, EveryKernelMatchesTheNaiveConvolution)
             Conv2dGemmGeometry g;
             g.stride_w = c.sw, g.dilation_w = c.dw;
             if (conv2d_gemm_wants_split_columns(g)) check_conv_gemm(*kern, c, seed += 5, 2, true);
+            // Wide rows for every stride-1 layer whose rows the kernel narrows.
+            if (c.sh == 1 && c.sw == 1 && (c.kw - 1) * c.dw > 0) check_conv_gemm(*kern, c, seed += 5, 2, false, true);
         }
 }
 

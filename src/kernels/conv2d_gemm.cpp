@@ -25,6 +25,11 @@ std::vector<float> conv2d_gemm_pack_weights(const GemmKernel& kern, const float*
     return packed;
 }
 
+bool conv2d_gemm_wants_wide_rows(const GemmKernel& kern, const Conv2dGemmGeometry& g)
+{
+    return g.stride_h == 1 && g.stride_w == 1 && g.in_w > g.out_w && g.outch_g <= 2 * kern.mr;
+}
+
 bool conv2d_gemm_wants_split_columns(const Conv2dGemmGeometry& g)
 {
     return g.stride_w == 2 && g.dilation_w == 1;
@@ -96,6 +101,10 @@ public:
         const bool pointwise = g_.kh == 1 && g_.kw == 1 && g_.stride_h == 1 && g_.stride_w == 1 &&
                                g_.in_h == g_.out_h && g_.in_w == g_.out_w;
         const int64_t plane = g_.in_h * g_.in_w;
+        if (g_.wide_rows) { // the panel read in place unless it runs past the input
+            panel = GemmPanel{x_ + col, 0, row_offset_.data()};
+            return col + last_offset_ + nr_ <= g_.inch_g * plane;
+        }
         if (pointwise) {
             panel = GemmPanel{x_ + col, plane};
             return cols == nr_ && gemm_direct_b_ok(plane, g_.depth());
@@ -118,6 +127,7 @@ private:
     // Rows [k0, k0 + kc) of the panel.
     void pack_panel(int64_t pixel0, int64_t valid, int64_t k0, int64_t kc, float* dst) const
     {
+        if (g_.wide_rows) return pack_wide_panel(pixel0, valid, k0, kc, dst);
         Run runs[64]; // a panel crosses at most nr output rows
         int n_runs = 0;
         for (int64_t j = 0; j < valid;) {
@@ -145,6 +155,20 @@ private:
         }
     }
 
+    // A wide-rows panel past the direct ones: each row's contiguous run, as
+    // far as the input goes (0 after it, in columns that are dropped).
+    void pack_wide_panel(int64_t pixel0, int64_t valid, int64_t k0, int64_t kc, float* dst) const
+    {
+        const int64_t end = g_.inch_g * g_.in_h * g_.in_w;
+        for (int64_t r = 0; r < kc; ++r) {
+            const int64_t at = row_offset_[static_cast<size_t>(k0 + r)] + pixel0;
+            const int64_t n = std::max<int64_t>(0, std::min(valid, end - at));
+            float* d = dst + r * nr_;
+            std::copy(x_ + at, x_ + at + n, d);
+            std::fill(d + n, d + nr_, 0.f);
+        }
+    }
+
     const Conv2dGemmGeometry& g_;
     int64_t nr_;
     const float* x_;
@@ -158,19 +182,32 @@ private:
 
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
                  const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                 const ExecContext& ctx, const float* clamp)
+                 const ExecContext& ctx, const float* clamp, float* wide)
 {
     const int64_t k = g.depth(), pixels = g.out_h * g.out_w;
     const int64_t panels = (g.outch_g + kern.mr - 1) / kern.mr;
+    // With wide rows the GEMM's columns are the wide ones, into `wide`.
+    const int64_t columns = g.wide_rows ? g.wide_columns() : pixels;
     for (int64_t grp = 0; grp < g.groups; ++grp) {
         const ColumnPacker pack(g, kern.nr, x + grp * g.inch_g * g.in_h * g.in_w);
         const int64_t oc0 = grp * g.outch_g;
-        gemm_f32(kern, g.outch_g, pixels, k, packed_weights + grp * panels * kern.mr * k,
-                 bias ? GemmStart::RowInit : GemmStart::Zero, bias ? bias + oc0 : nullptr, y + oc0 * pixels, pixels, pack,
+        float* c = g.wide_rows ? wide : y + oc0 * pixels;
+        gemm_f32(kern, g.outch_g, columns, k, packed_weights + grp * panels * kern.mr * k,
+                 bias ? GemmStart::RowInit : GemmStart::Zero, bias ? bias + oc0 : nullptr, c, columns, pack,
                  [&](int64_t row, float* values, int64_t count) {
-                     if (post) post(oc0 + row, values, count);
+                     if (post && !g.wide_rows) post(oc0 + row, values, count);
                  },
                  ctx, clamp);
+        if (!g.wide_rows) continue;
+        // The wide rows' outputs into the planes, then post over each plane.
+        ctx.parallel_for(g.outch_g, [&](int64_t begin, int64_t end) {
+            for (int64_t oc = begin; oc < end; ++oc) {
+                float* plane = y + (oc0 + oc) * pixels;
+                for (int64_t oy = 0; oy < g.out_h; ++oy)
+                    std::memcpy(plane + oy * g.out_w, c + oc * columns + oy * g.in_w, sizeof(float) * g.out_w);
+                if (post) post(oc0 + oc, plane, pixels);
+            }
+        });
     }
 }
 

@@ -20,8 +20,15 @@ struct Conv2dGemmGeometry {
     // (conv2d_gemm_input_row): a stride-2 kernel then reads every tap's
     // columns contiguously, so the GEMM can take them in place.
     bool split_columns = false;
+    // Outputs computed across the padded input's whole rows (stride 1, see
+    // conv2d_gemm_wants_wide_rows): pixel p = oy * in_w + ox, so every tap's
+    // panel is a contiguous run of the input, read in place and never packed;
+    // the columns past out_w are dropped as the rows are copied out.
+    bool wide_rows = false;
 
     int64_t depth() const { return inch_g * kh * kw; } // GEMM k
+    // The GEMM's columns with wide rows: up to the last output's pixel.
+    int64_t wide_columns() const { return (out_h - 1) * in_w + out_w; }
     // Where column x of a padded row lies.
     int64_t column(int64_t x) const { return split_columns ? (x & 1) * ((in_w + 1) / 2) + x / 2 : x; }
 };
@@ -29,6 +36,10 @@ struct Conv2dGemmGeometry {
 // Whether conv2d_gemm reads a layer of GEMM depth `depth` (in channels x
 // kernel taps) in place, where panels allow it, rather than packing its columns.
 bool conv2d_gemm_reads_in_place(int64_t depth);
+// Whether g's layer is faster with wide rows: stride 1 and padded (or a
+// kernel wider than 1) rows, and too few output channels per group to repay
+// packing columns (grouped layers of 8 channels: regnet's).
+bool conv2d_gemm_wants_wide_rows(const GemmKernel& kern, const Conv2dGemmGeometry& g);
 // Whether conv2d_gemm wants the rows of g's input split (its split_columns).
 bool conv2d_gemm_wants_split_columns(const Conv2dGemmGeometry& g);
 // One padded input row as g lays it out: in_w values, pad_left of `pad`, the
@@ -48,9 +59,10 @@ int64_t conv2d_gemm_packed_floats(const GemmKernel& kern, const Conv2dGemmGeomet
 // y [groups*outch_g][out_h][out_w] = bias + convolution of x [groups*inch_g][in_h][in_w]
 // (already padded, and laid out as g.split_columns says). post(out_channel, values, count) runs on each finished
 // piece of an output plane (the fused activation); it may be empty. `clamp`
-// (see GemmKernel::tile) bounds the values before post sees them.
+// (see GemmKernel::tile) bounds the values before post sees them. With
+// g.wide_rows, `wide` holds outch_g * g.wide_columns() floats of scratch.
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
                  const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                 const ExecContext& ctx, const float* clamp = nullptr);
+                 const ExecContext& ctx, const float* clamp = nullptr, float* wide = nullptr);
 
 } // namespace kestrel

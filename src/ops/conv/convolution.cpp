@@ -325,6 +325,7 @@ private:
         int int_sums = -1;     // int8: int32 sums (the plain loop's, or a split GEMM depth's totals)
         int columns = -1;      // int8 plain loop: the unrolled input
         int dynamic_packed = -1; // GEMM with weights as an input: their packed copy
+        int wide = -1;           // GEMM with wide rows: its outputs before they are copied out
         // Depthwise on small planes: the weights of whole blocks of the kernel's
         // channel block, as [block][tap][channel in block] (none: planes only).
         std::vector<float> block_weights;
@@ -410,6 +411,8 @@ private:
     // the GEMM wants its rows split, padded or not.
     static void use_gemm(ConvState& st, int64_t padded_values, PrepareContext& ctx)
     {
+        st.gg.wide_rows = conv2d_gemm_wants_wide_rows(gemm_kernel(), st.gg);
+        if (st.gg.wide_rows) st.wide = ctx.request_scratch(st.gg.outch_g * st.gg.wide_columns() * 4);
         st.path = Path::Gemm;
         st.gg.split_columns = conv2d_gemm_wants_split_columns(st.gg);
         if (st.gg.split_columns && st.padded < 0) st.padded = ctx.request_scratch(padded_values * 4);
@@ -556,7 +559,7 @@ private:
         float bounds[2];
         const float* clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
         conv2d_gemm(kern, st.gg, packed, padded.data<float>(), bias, y.data<float>(), epilogue_post(ep, clamp), ctx,
-                    clamp);
+                    clamp, st.wide >= 0 ? ctx.scratch_as<float>(st.wide) : nullptr);
     }
 
     Depthwise2dGeometry depthwise_geometry(int64_t h, int64_t w, const ConvGeometry& g, const KernelDims& k) const
