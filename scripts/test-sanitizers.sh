@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 
-CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKESTREL_FUZZ=ON
+CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKESTREL_FUZZ=ON
 cmake --build build-sanitize -j"$jobs"
 # The resnet18 and int8 zoo runs are left to the optimized stage: they take
 # minutes each under the sanitizers and exercise kernels the smaller models

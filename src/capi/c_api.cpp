@@ -1,0 +1,289 @@
+// The C API (include/kestrel/c_api.h): thin wrappers over Net, Session and
+// Tensor. Every entry point catches what the C++ side throws and turns it into
+// a status and this thread's last error message; layer types written in C are
+// an Op that calls the C callbacks.
+#include "kestrel/c_api.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "kestrel/net.h"
+#include "kestrel/op.h"
+
+struct kestrel_net {
+    kestrel::Net net;
+    std::vector<std::string> inputs, outputs; // names handed out, refreshed after each load
+};
+
+struct kestrel_session {
+    std::unique_ptr<kestrel::Session> session;
+};
+
+struct kestrel_tensor {
+    kestrel::Tensor tensor; // shares the storage it was made from
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+kestrel_status fail_with(kestrel_status status, const std::string& message)
+{
+    last_error = message;
+    return status;
+}
+
+// Runs `body`, mapping what it throws to a status.
+template <class Body> kestrel_status guarded(const Body& body)
+{
+    try {
+        body();
+        return KESTREL_OK;
+    } catch (const kestrel::TooLargeError& e) {
+        return fail_with(KESTREL_ERROR_TOO_LARGE, e.what());
+    } catch (const kestrel::Error& e) {
+        return fail_with(KESTREL_ERROR_FAILED, e.what());
+    } catch (const std::bad_alloc&) {
+        return fail_with(KESTREL_ERROR_OUT_OF_MEMORY, "out of memory");
+    } catch (const std::exception& e) {
+        return fail_with(KESTREL_ERROR_INTERNAL, e.what());
+    } catch (...) {
+        return fail_with(KESTREL_ERROR_INTERNAL, "unknown error");
+    }
+}
+
+kestrel_status null_argument(const char* what) { return fail_with(KESTREL_ERROR_ARGUMENT, std::string(what) + " is NULL"); }
+
+bool valid_dtype(kestrel_dtype t) { return t >= KESTREL_FLOAT32 && t <= KESTREL_BOOL; }
+
+void refresh_names(kestrel_net* n)
+{
+    n->inputs = n->net.input_names();
+    n->outputs = n->net.output_names();
+}
+
+// A loading step of `net` that takes argument `arg` (not NULL); the names of
+// the inputs and outputs are read again after it.
+template <class Load> kestrel_status load_step(kestrel_net* net, const void* arg, const char* what, const Load& load)
+{
+    if (!net) return null_argument("net");
+    if (!arg) return null_argument(what);
+    return guarded([&] {
+        load();
+        refresh_names(net);
+    });
+}
+
+kestrel::LoadOptions load_options_of(const kestrel_options& o)
+{
+    kestrel::LoadOptions lo;
+    lo.fuse_layers = o.fuse_layers != 0;
+    lo.winograd = o.winograd != 0;
+    lo.fp16_weights = o.fp16_weights != 0;
+    return lo;
+}
+
+kestrel_tensor_desc c_desc(const kestrel::TensorDesc& d)
+{
+    kestrel_tensor_desc c{};
+    c.dtype = static_cast<kestrel_dtype>(d.dtype);
+    c.rank = static_cast<int>(d.shape.size());
+    for (int i = 0; i < c.rank; ++i) c.shape[i] = d.shape[static_cast<size_t>(i)];
+    return c;
+}
+
+// A layer type whose infer and forward are C callbacks.
+class CallbackOp : public kestrel::Op {
+public:
+    explicit CallbackOp(const kestrel_layer_callbacks& cb) : cb_(cb) {}
+
+    void infer(const std::vector<kestrel::TensorDesc>& in, std::vector<kestrel::TensorDesc>& out) const override
+    {
+        for (const kestrel::TensorDesc& d : in)
+            kestrel::check(d.shape.size() <= KESTREL_MAX_RANK, "an input of rank ", d.shape.size(), " (at most ",
+                           KESTREL_MAX_RANK, " for a layer written in C)");
+        std::vector<kestrel_tensor_desc> ins, outs(out.size());
+        for (const kestrel::TensorDesc& d : in) ins.push_back(c_desc(d));
+        char error[256] = "";
+        const int rc = cb_.infer(cb_.user_data, static_cast<int>(ins.size()), ins.data(), static_cast<int>(outs.size()),
+                                 outs.data(), error, sizeof error);
+        kestrel::check(rc == 0, "infer: ", error[0] ? error : "failed");
+        for (size_t i = 0; i < out.size(); ++i) {
+            const kestrel_tensor_desc& c = outs[i];
+            kestrel::check(valid_dtype(c.dtype) && c.rank >= 0 && c.rank <= KESTREL_MAX_RANK, "infer: output ", i,
+                           " has dtype ", static_cast<int>(c.dtype), " and rank ", c.rank);
+            out[i] = kestrel::TensorDesc(kestrel::Shape(c.shape, c.shape + c.rank), static_cast<kestrel::DType>(c.dtype));
+        }
+    }
+
+    void forward(const std::vector<kestrel::Tensor>& in, std::vector<kestrel::Tensor>& out,
+                 const kestrel::ExecContext&) const override
+    {
+        std::vector<kestrel_tensor> ins, outs;
+        for (const kestrel::Tensor& t : in) ins.push_back(kestrel_tensor{t});
+        for (const kestrel::Tensor& t : out) outs.push_back(kestrel_tensor{t});
+        std::vector<const kestrel_tensor*> in_ptrs;
+        std::vector<kestrel_tensor*> out_ptrs;
+        for (kestrel_tensor& t : ins) in_ptrs.push_back(&t);
+        for (kestrel_tensor& t : outs) out_ptrs.push_back(&t);
+        char error[256] = "";
+        const int rc = cb_.forward(cb_.user_data, static_cast<int>(in_ptrs.size()), in_ptrs.data(),
+                                   static_cast<int>(out_ptrs.size()), out_ptrs.data(), error, sizeof error);
+        kestrel::check(rc == 0, "forward: ", error[0] ? error : "failed");
+    }
+
+private:
+    kestrel_layer_callbacks cb_;
+};
+
+} // namespace
+
+extern "C" {
+
+const char* kestrel_last_error(void) { return last_error.c_str(); }
+
+void kestrel_options_init(kestrel_options* options)
+{
+    if (!options) return;
+    options->threads = 1;
+    options->fuse_layers = 1;
+    options->winograd = 1;
+    options->fp16_weights = 0;
+}
+
+kestrel_status kestrel_net_create(kestrel_net** net)
+{
+    if (!net) return null_argument("net");
+    *net = nullptr;
+    return guarded([&] {
+        auto n = std::make_unique<kestrel_net>();
+        kestrel_options defaults;
+        kestrel_options_init(&defaults);
+        n->net.set_load_options(load_options_of(defaults));
+        *net = n.release();
+    });
+}
+
+void kestrel_net_destroy(kestrel_net* net) { delete net; }
+
+kestrel_status kestrel_net_set_options(kestrel_net* net, const kestrel_options* options)
+{
+    if (!net) return null_argument("net");
+    if (!options) return null_argument("options");
+    return guarded([&] { net->net.set_load_options(load_options_of(*options)); });
+}
+
+kestrel_status kestrel_net_load_param(kestrel_net* net, const char* path)
+{
+    return load_step(net, path, "path", [&] { net->net.load_param(path); });
+}
+
+kestrel_status kestrel_net_load_param_mem(kestrel_net* net, const char* text)
+{
+    return load_step(net, text, "text", [&] { net->net.load_param_mem(text); });
+}
+
+kestrel_status kestrel_net_load_model(kestrel_net* net, const char* path)
+{
+    return load_step(net, path, "path", [&] { net->net.load_model(path); });
+}
+
+kestrel_status kestrel_net_load_model_mem(kestrel_net* net, const void* data, size_t size)
+{
+    static const char kEmpty = 0;
+    return load_step(net, size > 0 ? data : &kEmpty, "data", [&] { net->net.load_model_mem(data, size); });
+}
+
+int kestrel_net_input_count(const kestrel_net* net) { return net ? static_cast<int>(net->inputs.size()) : 0; }
+int kestrel_net_output_count(const kestrel_net* net) { return net ? static_cast<int>(net->outputs.size()) : 0; }
+
+const char* kestrel_net_input_name(const kestrel_net* net, int i)
+{
+    return net && i >= 0 && i < kestrel_net_input_count(net) ? net->inputs[static_cast<size_t>(i)].c_str() : nullptr;
+}
+
+const char* kestrel_net_output_name(const kestrel_net* net, int i)
+{
+    return net && i >= 0 && i < kestrel_net_output_count(net) ? net->outputs[static_cast<size_t>(i)].c_str() : nullptr;
+}
+
+kestrel_status kestrel_session_create(const kestrel_net* net, const kestrel_options* options,
+                                      kestrel_session** session)
+{
+    if (!net) return null_argument("net");
+    if (!session) return null_argument("session");
+    *session = nullptr;
+    return guarded([&] {
+        kestrel::Options o;
+        if (options) o.threads = options->threads;
+        kestrel::check(o.threads >= 1, "threads must be >= 1, got ", o.threads);
+        auto s = std::make_unique<kestrel_session>();
+        s->session = std::make_unique<kestrel::Session>(net->net, o);
+        *session = s.release();
+    });
+}
+
+void kestrel_session_destroy(kestrel_session* session) { delete session; }
+
+kestrel_status kestrel_session_set_input(kestrel_session* session, const char* name, kestrel_dtype dtype,
+                                         const int64_t* shape, int rank, const void* data)
+{
+    if (!session) return null_argument("session");
+    if (!name) return null_argument("name");
+    if (!shape && rank > 0) return null_argument("shape");
+    if (rank < 0 || rank > KESTREL_MAX_RANK)
+        return fail_with(KESTREL_ERROR_ARGUMENT, "rank " + std::to_string(rank) + " is not in 0.." +
+                                                     std::to_string(KESTREL_MAX_RANK));
+    if (!valid_dtype(dtype)) return fail_with(KESTREL_ERROR_ARGUMENT, "unknown dtype " + std::to_string(dtype));
+    return guarded([&] {
+        kestrel::Tensor t(kestrel::Shape(shape, shape + rank), static_cast<kestrel::DType>(dtype));
+        kestrel::check(data != nullptr || t.nbytes() == 0, "data is NULL");
+        if (t.nbytes() > 0) std::memcpy(t.raw(), data, t.nbytes());
+        session->session->set_input(name, t);
+    });
+}
+
+kestrel_status kestrel_session_get(kestrel_session* session, const char* name, kestrel_tensor** tensor)
+{
+    if (!session) return null_argument("session");
+    if (!name) return null_argument("name");
+    if (!tensor) return null_argument("tensor");
+    *tensor = nullptr;
+    return guarded([&] { *tensor = new kestrel_tensor{session->session->get(name)}; });
+}
+
+void kestrel_tensor_destroy(kestrel_tensor* tensor) { delete tensor; }
+
+kestrel_dtype kestrel_tensor_dtype(const kestrel_tensor* tensor)
+{
+    return tensor ? static_cast<kestrel_dtype>(tensor->tensor.dtype()) : KESTREL_FLOAT32;
+}
+
+int kestrel_tensor_rank(const kestrel_tensor* tensor) { return tensor ? tensor->tensor.rank() : 0; }
+
+const int64_t* kestrel_tensor_shape(const kestrel_tensor* tensor)
+{
+    return tensor ? tensor->tensor.shape().data() : nullptr;
+}
+
+int64_t kestrel_tensor_count(const kestrel_tensor* tensor) { return tensor ? tensor->tensor.numel() : 0; }
+
+const void* kestrel_tensor_data(const kestrel_tensor* tensor) { return tensor ? tensor->tensor.raw() : nullptr; }
+
+void* kestrel_tensor_mutable_data(kestrel_tensor* tensor) { return tensor ? tensor->tensor.raw() : nullptr; }
+
+kestrel_status kestrel_register_layer(const char* type, const kestrel_layer_callbacks* callbacks)
+{
+    if (!type) return null_argument("type");
+    if (!callbacks) return null_argument("callbacks");
+    if (!callbacks->infer || !callbacks->forward) return null_argument("callbacks->infer or callbacks->forward");
+    return guarded([&] {
+        const kestrel_layer_callbacks cb = *callbacks;
+        kestrel::register_op(type, [cb] { return std::make_unique<CallbackOp>(cb); });
+    });
+}
+
+} // extern "C"
