@@ -118,6 +118,16 @@ void* kestrel_tensor_mutable_data(kestrel_tensor* tensor);
 
 /* ---- layer types in C --------------------------------------------------- */
 
+/* A layer's params (ncnn's id=value pairs, ids 0..31), as its callbacks see
+ * them. The getters return `default_value` for an absent id, or one that
+ * holds another kind of value. */
+typedef struct kestrel_params kestrel_params;
+int kestrel_params_has(const kestrel_params* params, int id);
+int kestrel_params_int(const kestrel_params* params, int id, int default_value);
+float kestrel_params_float(const kestrel_params* params, int id, float default_value);
+/* An array's length (0 when absent); its first `capacity` values (as floats) into `values`. */
+int kestrel_params_floats(const kestrel_params* params, int id, float* values, int capacity);
+
 typedef struct kestrel_tensor_desc {
     kestrel_dtype dtype;
     int rank;
@@ -126,15 +136,16 @@ typedef struct kestrel_tensor_desc {
 
 /* A layer type: `infer` gives the outputs' dtypes and shapes from the
  * inputs', `forward` fills the outputs (allocated as `infer` said) from the
- * inputs. Each returns 0, or nonzero after writing a message into `error`
- * (`error_size` bytes): the run then fails with that message and the layer's
- * name. `user_data` is passed back to both. */
+ * inputs; both see the layer's params. Each returns 0, or nonzero after
+ * writing a message into `error` (`error_size` bytes): the run then fails
+ * with that message and the layer's name. `user_data` is passed back to both.
+ * `forward` may run on several threads at once (sessions sharing a net). */
 typedef struct kestrel_layer_callbacks {
     void* user_data;
-    int (*infer)(void* user_data, int input_count, const kestrel_tensor_desc* inputs, int output_count,
-                 kestrel_tensor_desc* outputs, char* error, size_t error_size);
-    int (*forward)(void* user_data, int input_count, const kestrel_tensor* const* inputs, int output_count,
-                   kestrel_tensor* const* outputs, char* error, size_t error_size);
+    int (*infer)(void* user_data, const kestrel_params* params, int input_count, const kestrel_tensor_desc* inputs,
+                 int output_count, kestrel_tensor_desc* outputs, char* error, size_t error_size);
+    int (*forward)(void* user_data, const kestrel_params* params, int input_count, const kestrel_tensor* const* inputs,
+                   int output_count, kestrel_tensor* const* outputs, char* error, size_t error_size);
 } kestrel_layer_callbacks;
 
 /* Makes layer type `type` available to nets loaded afterwards (process-wide;

@@ -26,6 +26,10 @@ struct kestrel_tensor {
     kestrel::Tensor tensor; // shares the storage it was made from
 };
 
+struct kestrel_params {
+    kestrel::ParamDict params;
+};
+
 namespace {
 
 thread_local std::string last_error;
@@ -100,6 +104,8 @@ class CallbackOp : public kestrel::Op {
 public:
     explicit CallbackOp(const kestrel_layer_callbacks& cb) : cb_(cb) {}
 
+    void load_param(const kestrel::ParamDict& pd) override { params_.params = pd; }
+
     void infer(const std::vector<kestrel::TensorDesc>& in, std::vector<kestrel::TensorDesc>& out) const override
     {
         for (const kestrel::TensorDesc& d : in)
@@ -108,8 +114,8 @@ public:
         std::vector<kestrel_tensor_desc> ins, outs(out.size());
         for (const kestrel::TensorDesc& d : in) ins.push_back(c_desc(d));
         char error[256] = "";
-        const int rc = cb_.infer(cb_.user_data, static_cast<int>(ins.size()), ins.data(), static_cast<int>(outs.size()),
-                                 outs.data(), error, sizeof error);
+        const int rc = cb_.infer(cb_.user_data, &params_, static_cast<int>(ins.size()), ins.data(),
+                                 static_cast<int>(outs.size()), outs.data(), error, sizeof error);
         kestrel::check(rc == 0, "infer: ", error[0] ? error : "failed");
         for (size_t i = 0; i < out.size(); ++i) {
             const kestrel_tensor_desc& c = outs[i];
@@ -130,14 +136,27 @@ public:
         for (kestrel_tensor& t : ins) in_ptrs.push_back(&t);
         for (kestrel_tensor& t : outs) out_ptrs.push_back(&t);
         char error[256] = "";
-        const int rc = cb_.forward(cb_.user_data, static_cast<int>(in_ptrs.size()), in_ptrs.data(),
+        const int rc = cb_.forward(cb_.user_data, &params_, static_cast<int>(in_ptrs.size()), in_ptrs.data(),
                                    static_cast<int>(out_ptrs.size()), out_ptrs.data(), error, sizeof error);
         kestrel::check(rc == 0, "forward: ", error[0] ? error : "failed");
     }
 
 private:
     kestrel_layer_callbacks cb_;
+    kestrel_params params_;
 };
+
+// A getter's value, or `fallback` when the params are NULL or the id holds
+// another kind (nothing may throw into the caller's C frames).
+template <class Get, class T> T param_or(const kestrel_params* params, T fallback, const Get& get) noexcept
+{
+    if (!params) return fallback;
+    try {
+        return get(params->params);
+    } catch (...) {
+        return fallback;
+    }
+}
 
 } // namespace
 
@@ -274,6 +293,31 @@ int64_t kestrel_tensor_count(const kestrel_tensor* tensor) { return tensor ? ten
 const void* kestrel_tensor_data(const kestrel_tensor* tensor) { return tensor ? tensor->tensor.raw() : nullptr; }
 
 void* kestrel_tensor_mutable_data(kestrel_tensor* tensor) { return tensor ? tensor->tensor.raw() : nullptr; }
+
+int kestrel_params_has(const kestrel_params* params, int id)
+{
+    return param_or(params, 0, [&](const kestrel::ParamDict& p) { return p.has(id) ? 1 : 0; });
+}
+
+int kestrel_params_int(const kestrel_params* params, int id, int default_value)
+{
+    return param_or(params, default_value, [&](const kestrel::ParamDict& p) { return p.get_int(id, default_value); });
+}
+
+float kestrel_params_float(const kestrel_params* params, int id, float default_value)
+{
+    return param_or(params, default_value,
+                    [&](const kestrel::ParamDict& p) { return p.get_float(id, default_value); });
+}
+
+int kestrel_params_floats(const kestrel_params* params, int id, float* values, int capacity)
+{
+    return param_or(params, 0, [&](const kestrel::ParamDict& p) {
+        const std::vector<float> v = p.get_floats(id);
+        for (int i = 0; values && i < capacity && i < static_cast<int>(v.size()); ++i) values[i] = v[static_cast<size_t>(i)];
+        return static_cast<int>(v.size());
+    });
+}
 
 kestrel_status kestrel_register_layer(const char* type, const kestrel_layer_callbacks* callbacks)
 {

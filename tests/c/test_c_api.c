@@ -19,11 +19,13 @@ static int failures = 0;
         }                                                                       \
     } while (0)
 
-/* "Square": one float32 input, its values squared. */
-static int square_infer(void* user_data, int input_count, const kestrel_tensor_desc* inputs, int output_count,
-                        kestrel_tensor_desc* outputs, char* error, size_t error_size)
+/* "Square": one float32 input, its values squared and scaled by param 0
+ * (default 1), plus param 1's array's first value (default none). */
+static int square_infer(void* user_data, const kestrel_params* params, int input_count,
+                        const kestrel_tensor_desc* inputs, int output_count, kestrel_tensor_desc* outputs, char* error,
+                        size_t error_size)
 {
-    (void)user_data;
+    (void)user_data, (void)params;
     if (input_count != 1 || output_count != 1 || inputs[0].dtype != KESTREL_FLOAT32) {
         snprintf(error, error_size, "Square takes one float32 input");
         return 1;
@@ -32,34 +34,43 @@ static int square_infer(void* user_data, int input_count, const kestrel_tensor_d
     return 0;
 }
 
-static int square_forward(void* user_data, int input_count, const kestrel_tensor* const* inputs, int output_count,
-                          kestrel_tensor* const* outputs, char* error, size_t error_size)
+static int square_forward(void* user_data, const kestrel_params* params, int input_count,
+                          const kestrel_tensor* const* inputs, int output_count, kestrel_tensor* const* outputs,
+                          char* error, size_t error_size)
 {
     const float* x = (const float*)kestrel_tensor_data(inputs[0]);
     float* y = (float*)kestrel_tensor_mutable_data(outputs[0]);
+    const float scale = kestrel_params_float(params, 0, 1.f);
+    float offset = 0.f;
     int64_t i, n = kestrel_tensor_count(inputs[0]);
     (void)input_count, (void)output_count, (void)error, (void)error_size;
-    for (i = 0; i < n; ++i) y[i] = x[i] * x[i];
+    if (kestrel_params_floats(params, 1, &offset, 1) != 2 || kestrel_params_int(params, 0, 7) != 7) {
+        snprintf(error, error_size, "param 1 should hold 2 values and param 0 no int");
+        return 1;
+    }
+    for (i = 0; i < n; ++i) y[i] = scale * x[i] * x[i] + offset;
     ++*(int*)user_data;
     return 0;
 }
 
-static int refusing_forward(void* user_data, int input_count, const kestrel_tensor* const* inputs, int output_count,
-                            kestrel_tensor* const* outputs, char* error, size_t error_size)
+static int refusing_forward(void* user_data, const kestrel_params* params, int input_count,
+                            const kestrel_tensor* const* inputs, int output_count, kestrel_tensor* const* outputs,
+                            char* error, size_t error_size)
 {
-    (void)user_data, (void)input_count, (void)inputs, (void)output_count, (void)outputs;
+    (void)user_data, (void)params, (void)input_count, (void)inputs, (void)output_count, (void)outputs;
     snprintf(error, error_size, "no luck today");
     return 1;
 }
 
-/* data (2 channels of 4x5) -> 1x1 convolution to 3 channels with bias -> ReLU -> Square. */
+/* data (2 channels of 4x5) -> 1x1 convolution to 3 channels with bias -> ReLU
+ * -> Square (scale 0.5, offset 0.25). */
 static const char* kModel =
     "7767517\n"
     "4 4\n"
     "Input            data   0 1 data 0=5 1=4 2=2\n"
     "Convolution      conv   1 1 data c 0=3 1=1 5=1 6=6\n"
     "ReLU             relu   1 1 c r\n"
-    "Square           sq     1 1 r y\n";
+    "Square           sq     1 1 r y 0=0.5 -23301=2,0.25,9\n";
 
 static const float kWeights[6] = {0.5f, -1.f, 2.f, 0.25f, -0.75f, 1.5f};
 static const float kBias[3] = {0.1f, -0.2f, 0.3f};
@@ -96,7 +107,7 @@ static void run_model(kestrel_net* net, int threads, const float* x)
         for (oc = 0; oc < 3; ++oc)
             for (p = 0; p < 20; ++p) {
                 double v = kBias[oc] + (double)kWeights[oc * 2] * x[p] + (double)kWeights[oc * 2 + 1] * x[20 + p];
-                const double want = v > 0 ? v * v : 0;
+                const double want = (v > 0 ? 0.5 * v * v : 0) + 0.25;
                 const float got = ((const float*)kestrel_tensor_data(y))[oc * 20 + p];
                 if (!(fabs(got - want) <= 1e-5 * (fabs(want) + 1)) && ++bad <= 3)
                     EXPECT(0, "threads %d: y[%d][%d] = %g, expected %g", threads, oc, p, got, want);
