@@ -250,5 +250,29 @@ TEST(DepthwiseKernels, PlaneMaximaMatchAPlainLoop)
     EXPECT_GT(n, 0);
 }
 
+TEST(DepthwiseKernels, WholePlaneSumsAndMaximaMatchPlainLoops)
+{
+    for (const DepthwiseKernel* kern : depthwise_kernels_available())
+        for (int64_t n : {1, 5, 16, 49, 169, 200}) {
+            SCOPED_TRACE(::testing::Message() << kern->isa << " plane of " << n);
+            const int64_t block = kern->block, in_plane = n + 3; // gaps between the planes
+            const std::vector<float> x = random_values(block * in_plane, static_cast<uint32_t>(n));
+            std::vector<float> sums(static_cast<size_t>(block + 1), std::numeric_limits<float>::quiet_NaN());
+            std::vector<float> maxima = sums;
+            kern->whole_sums(x.data(), in_plane, n, sums.data());
+            kern->whole_maxima(x.data(), in_plane, n, maxima.data());
+            for (int64_t ch = 0; ch < block; ++ch) {
+                float sum = 0.f, max = x[ch * in_plane];
+                for (int64_t i = 0; i < n; ++i) {
+                    sum += x[ch * in_plane + i]; // in order from 0: the same bits
+                    max = std::max(max, x[ch * in_plane + i]);
+                }
+                EXPECT_EQ(std::memcmp(&sums[ch], &sum, sizeof sum), 0) << "channel " << ch << ": " << sums[ch] << " vs " << sum;
+                EXPECT_EQ(maxima[ch], max) << "channel " << ch;
+            }
+            EXPECT_TRUE(std::isnan(sums[block]) && std::isnan(maxima[block])) << "wrote past the block";
+        }
+}
+
 } // namespace
 } // namespace kestrel

@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "kernels/pool2d.h"
 #include "ops/common/sliding_window.h"
@@ -77,6 +79,31 @@ TEST(Pool2dKernel, MatchesTheReferenceWithNcnnConventions)
                                            << g.kernel_w << " stride " << g.stride_h << "x" << g.stride_w << " pads "
                                            << g.pad_top << "," << g.pad_left << "," << pad_bottom << "," << pad_right;
     }
+}
+
+// Global pooling (one window over each whole plane): by blocks of planes
+// across vectors and the planes after them, the reference's bits.
+TEST(Pool2dKernel, GlobalPoolingMatchesTheReference)
+{
+    std::mt19937 rng(9);
+    const ExecContext ctx(nullptr, 1);
+    for (int64_t planes : {3, 16, 37})
+        for (const auto& hw : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 7}, {13, 13}, {3, 5}}) {
+            Pool2dGeometry g;
+            g.in_h = hw.first, g.in_w = hw.second, g.kernel_h = g.in_h, g.kernel_w = g.in_w, g.out_h = 1, g.out_w = 1;
+            g.count_y1 = g.in_h, g.count_x1 = g.in_w;
+            const Tensor x = random_planes({planes, g.in_h, g.in_w}, DType::F32, rng);
+            std::vector<window::Axis> axes(2);
+            axes[0].kernel = g.in_h, axes[0].out = 1, axes[1].kernel = g.in_w, axes[1].out = 1;
+            const std::vector<window::Span> counted = {{0, g.in_h}, {0, g.in_w}};
+            Tensor got({planes, 1, 1}), want({planes, 1, 1});
+            max_pool2d(x, g, got, ctx);
+            window::max_pool(x, axes, window::PoolConvention::Ncnn, want, nullptr, 0, false, ctx);
+            EXPECT_TRUE(same_bytes(got, want)) << "max, planes " << planes << " of " << g.in_h << "x" << g.in_w;
+            average_pool2d(x, g, got, ctx);
+            window::average_pool(x, axes, counted, window::PoolConvention::Ncnn, want, ctx);
+            EXPECT_TRUE(same_bytes(got, want)) << "average, planes " << planes << " of " << g.in_h << "x" << g.in_w;
+        }
 }
 
 } // namespace

@@ -67,6 +67,12 @@ struct DepthwiseKernel {
     // the maximum of its taps (padding reads pad_value, the lowest value).
     void (*channels_max)(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* out,
                          int64_t out_plane, float* scratch);
+    // Global pooling of `block` planes `in_plane` floats apart, vectorized
+    // across them: out[channel] = the sum from 0 (or the maximum from the
+    // first value) of its plane's n values in order, as a loop over each
+    // plane would take them (the same bits).
+    void (*whole_sums)(const float* in, int64_t in_plane, int64_t n, float* out);
+    void (*whole_maxima)(const float* in, int64_t in_plane, int64_t n, float* out);
     // Max pooling's windows over one plane by rows (large planes), for
     // max_plane_supported(g); scratch of g.scratch_floats().
     void (*plane_max)(const Depthwise2dGeometry& g, const float* in, float* out, float* scratch);

@@ -144,6 +144,42 @@ void window_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plan
     }
 }
 
+// Whole planes of a block of channels (global pooling): W values of each plane
+// at a time, transposed so that one vector holds a position of every plane,
+// folded into the channels' running sums (or maxima) in order.
+template <class V, WindowReduce R> void whole_block(const float* in, int64_t in_plane, int64_t n, float* out)
+{
+    constexpr int64_t W = V::width;
+    using vec = typename V::vec;
+    float first[W];
+    for (int64_t ch = 0; ch < W; ++ch) first[ch] = n > 0 ? in[ch * in_plane] : 0.f;
+    // A maximum starts from the first value (taken again below: no change).
+    vec acc = R == WindowReduce::Max ? V::load(first) : V::set1(0.f);
+    for (int64_t q = 0; q < n; q += W) {
+        const int64_t count = std::min(W, n - q);
+        vec v[W];
+        for (int64_t ch = 0; ch < W; ++ch) v[ch] = load_first<V>(in + ch * in_plane + q, count);
+        transpose_square<V>(v);
+        for (int64_t j = 0; j < count; ++j) {
+            if constexpr (R == WindowReduce::Max)
+                acc = acc < v[j] ? v[j] : acc;
+            else
+                acc = acc + v[j];
+        }
+    }
+    V::store(out, acc);
+}
+
+template <class V> void whole_sums(const float* in, int64_t in_plane, int64_t n, float* out)
+{
+    whole_block<V, WindowReduce::WeightedSum>(in, in_plane, n, out);
+}
+
+template <class V> void whole_maxima(const float* in, int64_t in_plane, int64_t n, float* out)
+{
+    whole_block<V, WindowReduce::Max>(in, in_plane, n, out);
+}
+
 template <class V>
 void depthwise_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
                      const float* bias, float* out, int64_t out_plane, float* scratch)

@@ -219,13 +219,13 @@ namespace {
 // each plane's first value, as the window loops do for sums and for maxima.
 template <class T, class Step>
 void whole_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx, const T* start,
-                  Step step, float divisor)
+                  Step step, float divisor, int64_t first_plane = 0)
 {
     constexpr int64_t kPlanes = 8;
-    const int64_t planes = x.dim(0), plane = g.in_h * g.in_w;
-    ctx.parallel_for((planes + kPlanes - 1) / kPlanes, [&](int64_t begin, int64_t end) {
+    const int64_t planes = x.dim(0), plane = g.in_h * g.in_w, todo = planes - first_plane;
+    ctx.parallel_for((todo + kPlanes - 1) / kPlanes, [&](int64_t begin, int64_t end) {
         for (int64_t blk = begin; blk < end; ++blk) {
-            const int64_t c0 = blk * kPlanes, n = std::min(kPlanes, planes - c0);
+            const int64_t c0 = first_plane + blk * kPlanes, n = std::min(kPlanes, planes - c0);
             const T* p = x.data<T>() + c0 * plane;
             T acc[kPlanes] = {};
             for (int64_t c = 0; c < n; ++c) acc[c] = start ? *start : p[c * plane];
@@ -239,6 +239,31 @@ void whole_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const Exe
             for (int64_t c = 0; c < n; ++c) y.data<T>()[c0 + c] = divisor > 0.f ? T(acc[c] / divisor) : acc[c];
         }
     });
+}
+
+// Float planes the same way, whole blocks of the depthwise kernel's channel
+// width by its vectors (across the planes, each plane's values in order: the
+// same bits), the planes after them as above. Sums start from 0 and are then
+// divided by `divisor`; maxima start from each plane's first value.
+void whole_float_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx, bool sums,
+                        float divisor)
+{
+    const DepthwiseKernel& kern = depthwise_kernel();
+    const int64_t width = kern.block, blocks = x.dim(0) / width, plane = g.in_h * g.in_w;
+    ctx.parallel_for(blocks, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+            float* o = y.data<float>() + b * width;
+            (sums ? kern.whole_sums : kern.whole_maxima)(x.data<float>() + b * width * plane, plane, plane, o);
+            if (sums)
+                for (int64_t ch = 0; ch < width; ++ch) o[ch] = o[ch] / divisor;
+        }
+    });
+    const float zero = 0.f;
+    if (sums)
+        whole_planes<float>(x, g, y, ctx, &zero, [](float a, float v) { return a + v; }, divisor, blocks * width);
+    else
+        whole_planes<float>(x, g, y, ctx, nullptr, [](float a, float v) { return std::max(a, v); }, 0.f,
+                            blocks * width);
 }
 
 bool is_whole_plane(const Pool2dGeometry& g)
@@ -363,7 +388,7 @@ void average_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const E
 void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
 {
     if (is_whole_plane(g) && x.dtype() == DType::F32 && g.in_h * g.in_w > 0)
-        return whole_planes<float>(x, g, y, ctx, nullptr, [](float a, float v) { return std::max(a, v); }, 0.f);
+        return whole_float_planes(x, g, y, ctx, false, 0.f);
     if (max_takes_rows(x, g)) return max_rows(x, g, y, ctx);
     if (takes_blocks(x, g)) return max_blocks(x, g, y, ctx);
     if (x.dtype() == DType::I8)
@@ -378,11 +403,7 @@ void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const E
     const bool counted = g.count_include_pad || (g.count_y0 <= 0 && g.count_x0 <= 0 && g.count_y1 >= g.in_h &&
                                                  g.count_x1 >= g.in_w);
     if (is_whole_plane(g) && counted && g.in_h * g.in_w > 0)
-    {
-        const float zero = 0.f;
-        return whole_planes<float>(x, g, y, ctx, &zero, [](float a, float v) { return a + v; },
-                                   static_cast<float>(g.kernel_h * g.kernel_w));
-    }
+        return whole_float_planes(x, g, y, ctx, true, static_cast<float>(g.kernel_h * g.kernel_w));
     if (takes_blocks(x, g)) return average_blocks(x, g, y, ctx);
     each_plane<float>(x, g, y, ctx, average_plane);
 }

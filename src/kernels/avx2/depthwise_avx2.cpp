@@ -7,7 +7,7 @@ namespace kestrel::detail {
 const DepthwiseKernel& depthwise_kernel_avx2()
 {
     static const DepthwiseKernel k{"avx2", depthwise_plane<VectorOf<8>>, 8, depthwise_block<VectorOf<8>>,
-                                  max_block<VectorOf<8>>,
+                                  max_block<VectorOf<8>>, whole_sums<VectorOf<8>>, whole_maxima<VectorOf<8>>,
                                   max_plane<VectorOf<8>>};
     return k;
 }

@@ -7,7 +7,7 @@ namespace kestrel::detail {
 const DepthwiseKernel& depthwise_kernel_avx512()
 {
     static const DepthwiseKernel k{"avx512", depthwise_plane<VectorOf<16>>, 16, depthwise_block<VectorOf<16>>,
-                                  max_block<VectorOf<16>>,
+                                  max_block<VectorOf<16>>, whole_sums<VectorOf<16>>, whole_maxima<VectorOf<16>>,
                                   max_plane<VectorOf<16>>};
     return k;
 }

@@ -7,7 +7,7 @@ namespace kestrel::detail {
 const DepthwiseKernel& depthwise_kernel_generic()
 {
     static const DepthwiseKernel k{"generic", depthwise_plane<VectorOf<4>>, 4, depthwise_block<VectorOf<4>>,
-                                  max_block<VectorOf<4>>,
+                                  max_block<VectorOf<4>>, whole_sums<VectorOf<4>>, whole_maxima<VectorOf<4>>,
                                   max_plane<VectorOf<4>>};
     return k;
 }
