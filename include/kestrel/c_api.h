@@ -83,6 +83,10 @@ kestrel_status kestrel_net_load_param_mem(kestrel_net* net, const char* text);
 /* The ncnn .bin weights, after the param. */
 kestrel_status kestrel_net_load_model(kestrel_net* net, const char* path);
 kestrel_status kestrel_net_load_model_mem(kestrel_net* net, const void* data, size_t size);
+/* An ONNX model (its weights with it), converted in memory: defined in the
+ * kestrel_onnx library (built where Debian's libonnx-dev is), which a program
+ * that calls it links as well. */
+kestrel_status kestrel_net_load_onnx(kestrel_net* net, const char* path);
 /* The graph's inputs and outputs: their count, and the name of the i-th
  * (valid while the net lives), or NULL past the end. */
 int kestrel_net_input_count(const kestrel_net* net);

@@ -1,8 +1,8 @@
 // The C API (include/kestrel/c_api.h): thin wrappers over Net, Session and
 // Tensor. Every entry point catches what the C++ side throws and turns it into
-// a status and this thread's last error message; layer types written in C are
-// an Op that calls the C callbacks.
-#include "kestrel/c_api.h"
+// a status and this thread's last error message (c_api_internal.h); layer
+// types written in C are an Op that calls the C callbacks.
+#include "capi/c_api_internal.h"
 
 #include <cstring>
 #include <memory>
@@ -13,73 +13,14 @@
 #include "kestrel/net.h"
 #include "kestrel/op.h"
 
-struct kestrel_net {
-    kestrel::Net net;
-    std::vector<std::string> inputs, outputs; // names handed out, refreshed after each load
-};
-
-struct kestrel_session {
-    std::unique_ptr<kestrel::Session> session;
-};
-
-struct kestrel_tensor {
-    kestrel::Tensor tensor; // shares the storage it was made from
-};
-
-struct kestrel_params {
-    kestrel::ParamDict params;
-};
+using kestrel::capi::fail_with;
+using kestrel::capi::guarded;
+using kestrel::capi::load_step;
+using kestrel::capi::null_argument;
 
 namespace {
 
-thread_local std::string last_error;
-
-kestrel_status fail_with(kestrel_status status, const std::string& message)
-{
-    last_error = message;
-    return status;
-}
-
-// Runs `body`, mapping what it throws to a status.
-template <class Body> kestrel_status guarded(const Body& body)
-{
-    try {
-        body();
-        return KESTREL_OK;
-    } catch (const kestrel::TooLargeError& e) {
-        return fail_with(KESTREL_ERROR_TOO_LARGE, e.what());
-    } catch (const kestrel::Error& e) {
-        return fail_with(KESTREL_ERROR_FAILED, e.what());
-    } catch (const std::bad_alloc&) {
-        return fail_with(KESTREL_ERROR_OUT_OF_MEMORY, "out of memory");
-    } catch (const std::exception& e) {
-        return fail_with(KESTREL_ERROR_INTERNAL, e.what());
-    } catch (...) {
-        return fail_with(KESTREL_ERROR_INTERNAL, "unknown error");
-    }
-}
-
-kestrel_status null_argument(const char* what) { return fail_with(KESTREL_ERROR_ARGUMENT, std::string(what) + " is NULL"); }
-
 bool valid_dtype(kestrel_dtype t) { return t >= KESTREL_FLOAT32 && t <= KESTREL_BOOL; }
-
-void refresh_names(kestrel_net* n)
-{
-    n->inputs = n->net.input_names();
-    n->outputs = n->net.output_names();
-}
-
-// A loading step of `net` that takes argument `arg` (not NULL); the names of
-// the inputs and outputs are read again after it.
-template <class Load> kestrel_status load_step(kestrel_net* net, const void* arg, const char* what, const Load& load)
-{
-    if (!net) return null_argument("net");
-    if (!arg) return null_argument(what);
-    return guarded([&] {
-        load();
-        refresh_names(net);
-    });
-}
 
 kestrel::LoadOptions load_options_of(const kestrel_options& o)
 {
@@ -162,7 +103,7 @@ template <class Get, class T> T param_or(const kestrel_params* params, T fallbac
 
 extern "C" {
 
-const char* kestrel_last_error(void) { return last_error.c_str(); }
+const char* kestrel_last_error(void) { return kestrel::capi::last_error().c_str(); }
 
 void kestrel_options_init(kestrel_options* options)
 {
