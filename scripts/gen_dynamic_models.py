@@ -53,7 +53,23 @@ class DynamicReshape(nn.Module):
         return torch.softmax(y, dim=-1).flatten(1)
 
 
-# name -> (constructor, dynamic axes of input 0, {tag: input shape}); the first
+class ResidualBlocks(nn.Module):
+    """Sums of convolutions and their inputs (which the optimizer fuses into
+    the convolutions as a residual input), exported at a static batch of 2."""
+
+    def __init__(self):
+        super().__init__()
+        self.full = nn.Conv2d(8, 8, 3, padding=1)
+        self.pointwise = nn.Conv2d(8, 8, 1)
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+
+    def forward(self, x):
+        y = torch.relu(self.full(x) + x)
+        y = torch.relu(y + self.pointwise(y))
+        return self.depthwise(y) + y
+
+
+# name -> (constructor, dynamic axes of input 0 (none: static), {tag: input shape}); the first
 # shape is the one the graph is traced with.
 MODELS = {
     "dynamic_reshape": (DynamicReshape, {0: "batch", 2: "height", 3: "width"},
@@ -61,6 +77,7 @@ MODELS = {
                          "b1_10x6": (1, 8, 10, 6), "b3_20x24": (3, 8, 20, 24)}),
     "resnet18": (lambda: tvm.resnet18(), {0: "batch"},
                  {"b1": (1, 3, 224, 224), "b4": (4, 3, 224, 224)}),
+    "residual_b2": (ResidualBlocks, {}, {"b2": (2, 8, 12, 12)}),
 }
 
 
@@ -89,7 +106,7 @@ def export(name, outdir):
         if first:
             torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=13,
                               input_names=["input"], output_names=["output"],
-                              dynamic_axes={"input": axes, "output": {0: "batch"}},
+                              dynamic_axes={"input": axes, "output": {0: "batch"}} if axes else None,
                               do_constant_folding=True)
             first = False
         with torch.no_grad():

@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "graph/graph.h"
 #include "kestrel/onnx.h"
+#include "ops/conv/conv_params.h"
 #include "reference_util.h"
 
 namespace kestrel {
@@ -82,6 +84,21 @@ TEST(DynamicAxes, Resnet18AtBatch1And4)
     load_onnx(net, model_dir("resnet18") + "model.onnx");
     EXPECT_EQ(net.input_shape(net.input_names().at(0)).at(0), -1);
     expect_cases_match(net, net.output_names().at(0), model_dir("resnet18"), {"b1", "b4"});
+}
+
+// A static batch of 2 through sums the optimizer fuses into the convolutions
+// (full, pointwise and depthwise): the residual input is split per sample
+// with the convolution's own.
+TEST(DynamicAxes, FusedResidualSumsAtAStaticBatchOf2)
+{
+    REQUIRE_MODEL("residual_b2");
+    Net net;
+    load_onnx(net, model_dir("residual_b2") + "model.onnx");
+    int fused = 0;
+    for (const Layer& l : net.graph().layers)
+        if (l.type == "Convolution" || l.type == "ConvolutionDepthWise") fused += l.params.get_int(kResidualParam, 0) == 1;
+    EXPECT_EQ(fused, 3);
+    expect_cases_match(net, net.output_names().at(0), model_dir("residual_b2"), {"b2"});
 }
 
 } // namespace
