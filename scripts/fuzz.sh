@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one for a
-# bounded time (FUZZ_SECONDS, default 60) from the seeds in fuzz/corpus.
+# bounded time (FUZZ_SECONDS, default 60) from the seeds in fuzz/corpus, JOBS
+# (default: the core count) targets at a time.
 # Fails on any crash, leak, sanitizer report, or an input taking over 1 s.
 # FUZZ_TARGETS="fuzz_npy fuzz_onnx" limits the set; FUZZ_RUNS=N runs N inputs instead.
 # FUZZ_CORPUS_DIR=DIR keeps each target's grown corpus in DIR/<target> across runs
@@ -18,20 +19,19 @@ fi
 targets=${FUZZ_TARGETS:-$(ls fuzz/fuzz_*.cpp | xargs -n1 basename | sed 's/\.cpp$//')}
 cmake --build "$build" -j"$jobs" --target $targets
 mkdir -p "$build/artifacts"
-status=0
-for t in $targets; do
-  [ -x "$build/fuzz/$t" ] || { echo "skipping $t (not built)"; continue; }
-  seeds=fuzz/corpus/${t#fuzz_}
+# Runs one target; prints its summary (or its log's tail on failure).
+fuzz_one() {
+  local t=$1
+  local seeds=fuzz/corpus/${t#fuzz_} work extra=() extra_dir="" budget runs
   if [ -n "${FUZZ_CORPUS_DIR:-}" ]; then
     work=$FUZZ_CORPUS_DIR/$t; mkdir -p "$work"
   else
     work=$(mktemp -d)
   fi
-  extra=()
   if [ "$t" = fuzz_onnx ] && [ -d /usr/share/libonnx-testdata/data/node ]; then
     # ONNX's own conformance models make good extra seeds (read-only, not copied into the repo).
     extra_dir=$(mktemp -d)
-    i=0
+    local i=0 m
     for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
       i=$((i + 1)); [ $((i % 4)) -eq 0 ] && cp "$m" "$extra_dir/$i.onnx"
     done
@@ -39,8 +39,8 @@ for t in $targets; do
   fi
   budget=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-1}")
   [ -n "${FUZZ_RUNS:-}" ] && budget=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
-  # FUZZ_CI=1: a fixed number of inputs per target (about a minute each on a
-  # 2-core machine) with a fixed seed, so CI replays exactly the inputs that were
+  # FUZZ_CI=1: a fixed number of inputs per target (about a minute each on one
+  # core) with a fixed seed, so CI replays exactly the inputs that were
   # checked before merging instead of whatever a minute reaches on its machine.
   if [ "${FUZZ_CI:-0}" = 1 ]; then
     case $t in
@@ -50,13 +50,37 @@ for t in $targets; do
     esac
     budget=(-runs="$runs" -seed="${FUZZ_SEED:-1}")
   fi
-  echo "== $t (${budget[*]})"
-  if ! "$build/fuzz/$t" "${budget[@]}" -timeout=1 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-       -artifact_prefix="$build/artifacts/$t-" "$work" "$seeds" "${extra[@]}" 2>"$build/$t.log"; then
-    echo "FAILED: $t (log: $build/$t.log)"; tail -40 "$build/$t.log"; status=1
+  local ok=0
+  "$build/fuzz/$t" "${budget[@]}" -timeout=1 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$build/artifacts/$t-" "$work" "$seeds" "${extra[@]}" 2>"$build/$t.log" || ok=1
+  # One write per target, so that the reports of targets running side by side stay whole.
+  local report
+  if [ $ok = 0 ]; then
+    report="== $t (${budget[*]})"$'\n'$(grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/$t.log" || true)
   else
-    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/$t.log" || true
+    report="FAILED: $t (${budget[*]}; log: $build/$t.log)"$'\n'$(tail -40 "$build/$t.log")
   fi
+  printf '%s\n' "$report"
   [ -n "${FUZZ_CORPUS_DIR:-}" ] || rm -rf "$work"
+  [ -z "$extra_dir" ] || rm -rf "$extra_dir"
+  return $ok
+}
+
+# The targets run $jobs at a time (each is single-threaded); each one's inputs
+# are fixed by its seed and budget, so running them side by side changes nothing.
+status=0
+running=0
+for t in $targets; do
+  [ -x "$build/fuzz/$t" ] || { echo "skipping $t (not built)"; continue; }
+  if [ $running -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while [ $running -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status

@@ -30,6 +30,8 @@ struct ZooModel {
     std::string name;
     Shape shape;
 };
+// How gtest names a zoo network in its messages.
+inline void PrintTo(const ZooModel& m, std::ostream* os) { *os << m.name; }
 
 inline std::vector<ZooModel> zoo_models()
 {

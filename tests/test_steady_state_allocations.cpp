@@ -2,6 +2,7 @@
 // same input shapes allocates no tensor memory (activations, scratch and
 // outputs reuse the first run's buffers; per-shape work was done in prepare),
 // for every zoo network and every shared model.
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -49,22 +50,32 @@ std::string allocations_of_second_run(const Net& net, const std::map<std::string
     return report;
 }
 
-TEST(SteadyState, ZooNetworksAllocateNothingAfterTheFirstRun)
+// One test per zoo network, so that ctest spreads them over the cores (the
+// whole zoo under the sanitizers takes minutes).
+class SteadyStateZoo : public ::testing::TestWithParam<testing::ZooModel> {};
+
+TEST(SteadyState, TheZooHasItsNetworks) { EXPECT_EQ(testing::zoo_models().size(), 35u); }
+
+TEST_P(SteadyStateZoo, AllocatesNothingAfterTheFirstRun)
 {
-    const std::vector<testing::ZooModel> models = testing::zoo_models();
-    EXPECT_EQ(models.size(), 35u);
-    for (const testing::ZooModel& m : models) {
-        SCOPED_TRACE(m.name);
-        Net net;
-        net.load_param(shared_path("zoo/" + m.name + ".param"));
-        net.load_model_zeros();
-        Tensor x(m.shape);
-        std::fill(x.data<float>(), x.data<float>() + x.numel(), 0.01f);
-        std::map<std::string, Tensor> inputs;
-        for (const std::string& input : net.input_names()) inputs[input] = x;
-        for (int threads : {1, 2}) EXPECT_EQ(allocations_of_second_run(net, inputs, threads), "") << threads << " threads";
-    }
+    const testing::ZooModel& m = GetParam();
+    Net net;
+    net.load_param(shared_path("zoo/" + m.name + ".param"));
+    net.load_model_zeros();
+    Tensor x(m.shape);
+    std::fill(x.data<float>(), x.data<float>() + x.numel(), 0.01f);
+    std::map<std::string, Tensor> inputs;
+    for (const std::string& input : net.input_names()) inputs[input] = x;
+    for (int threads : {1, 2}) EXPECT_EQ(allocations_of_second_run(net, inputs, threads), "") << threads << " threads";
 }
+
+INSTANTIATE_TEST_SUITE_P(Zoo, SteadyStateZoo, ::testing::ValuesIn(testing::zoo_models()),
+                         [](const ::testing::TestParamInfo<testing::ZooModel>& info) {
+                             std::string name = info.param.name;
+                             for (char& c : name)
+                                 if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return name;
+                         });
 
 TEST(SteadyState, SharedModelsAllocateNothingAfterTheFirstRun)
 {
