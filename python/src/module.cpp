@@ -1,0 +1,24 @@
+// The `kestrel._kestrel` extension module; the `kestrel` package (python/kestrel)
+// builds its ONNX Runtime-shaped InferenceSession on top of it.
+#include <pybind11/pybind11.h>
+
+#include "arrays.h"
+#include "bind_net.h"
+#include "kestrel/error.h"
+#include "python_op.h"
+
+PYBIND11_MODULE(_kestrel, m)
+{
+    namespace py = pybind11;
+    m.doc() = "Kestrel, a neural-network inference engine: the C++ bindings";
+    // kestrel.Error for every failure the engine reports (file, line, layer and reason in the message).
+    py::register_exception<kestrel::Error>(m, "Error", PyExc_RuntimeError);
+#ifdef KESTREL_HAVE_ONNX
+    m.attr("has_onnx") = true;
+#else
+    m.attr("has_onnx") = false;
+#endif
+    kestrel::python::bind_arrays(m);
+    kestrel::python::bind_python_ops(m);
+    kestrel::python::bind_net(m);
+}

@@ -1,0 +1,108 @@
+"""kestrel.InferenceSession, ONNX Runtime's shape, against PyTorch's and ncnn's outputs."""
+import threading
+
+import numpy as np
+import pytest
+
+import kestrel
+from conftest import assert_close_to_reference, shared_model
+
+onnx = pytest.importorskip("onnx") if kestrel.has_onnx else None
+needs_onnx = pytest.mark.skipif(not kestrel.has_onnx, reason="built without the ONNX importer")
+
+ONNX_TYPE_NAMES = {1: "tensor(float)", 7: "tensor(int64)", 10: "tensor(float16)", 11: "tensor(double)"}
+
+
+@needs_onnx
+@pytest.mark.parametrize("name", ["squeezenet1_1", "resnet18", "mobilenet_v2", "shufflenet_v2_x0_5", "tiny_vit"])
+def test_onnx_model_matches_pytorch(name):
+    session = kestrel.InferenceSession(shared_model(name, "model.onnx"))
+    x = np.load(shared_model(name, "input.npy"))
+    (y,) = session.run(None, {session.get_inputs()[0].name: x})
+    assert_close_to_reference(y, np.load(shared_model(name, "output.npy")))
+
+
+@needs_onnx
+def test_outputs_come_in_the_order_asked_for():
+    session = kestrel.InferenceSession(shared_model("resizes", "model.onnx"))
+    x = np.load(shared_model("resizes", "input.npy"))
+    names = [o.name for o in session.get_outputs()]
+    assert len(names) == 2
+    refs = [np.load(shared_model("resizes", f"output{i}.npy")) for i in range(2)]
+    first, second = session.run(names, {session.get_inputs()[0].name: x})
+    assert_close_to_reference(first, refs[0])
+    assert_close_to_reference(second, refs[1])
+    (only_second,) = session.run(names[1:], {session.get_inputs()[0].name: x})
+    assert_close_to_reference(only_second, refs[1])
+
+
+@needs_onnx
+@pytest.mark.parametrize("name", ["squeezenet1_1", "resizes", "tiny_vit"])
+def test_inputs_and_outputs_are_described_as_the_onnx_file_declares(name):
+    path = shared_model(name, "model.onnx")
+    graph = onnx.load(path).graph
+    session = kestrel.InferenceSession(path)
+
+    def dims(value_info):
+        return tuple(d.dim_value if d.HasField("dim_value") else None for d in value_info.type.tensor_type.shape.dim)
+
+    initializers = {i.name for i in graph.initializer}
+    declared_inputs = [v for v in graph.input if v.name not in initializers]
+    assert [i.name for i in session.get_inputs()] == [v.name for v in declared_inputs]
+    for got, want in zip(session.get_inputs(), declared_inputs):
+        assert got.shape == dims(want)
+        assert got.type == ONNX_TYPE_NAMES[want.type.tensor_type.elem_type]
+    assert [o.name for o in session.get_outputs()] == [v.name for v in graph.output]
+    x = np.load(shared_model(name, "input.npy"))
+    results = session.run(None, {declared_inputs[0].name: x})
+    for got, want, result in zip(session.get_outputs(), graph.output, results):
+        assert got.shape == result.shape  # inferred without running
+        assert got.type == ONNX_TYPE_NAMES[want.type.tensor_type.elem_type]
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_ncnn_model_matches_ncnn(name):
+    session = kestrel.InferenceSession(shared_model(name, "ncnn.param"))
+    (y,) = session.run(None, {"input": np.load(shared_model(name, "ncnn_input.npy"))})
+    assert_close_to_reference(y, np.load(shared_model(name, "ncnn_output.npy")))
+
+
+@needs_onnx
+def test_two_threads_running_one_session_get_each_their_own_results():
+    session = kestrel.InferenceSession(shared_model("squeezenet1_1", "model.onnx"), threads=1)
+    x = np.load(shared_model("squeezenet1_1", "input.npy"))
+    inputs = [x, np.ascontiguousarray(x[:, ::-1])]  # two different inputs
+    expected = [session.run(None, {"input": i})[0] for i in inputs]
+    results, errors = {}, []
+
+    def worker(k):
+        try:
+            for _ in range(5):
+                (y,) = session.run(None, {"input": inputs[k]})
+                np.testing.assert_array_equal(y, expected[k])
+            results[k] = True
+        except Exception as e:  # reported below, in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert results == {0: True, 1: True}
+    assert not np.array_equal(expected[0], expected[1])
+
+
+def test_a_missing_file_is_a_kestrel_error_naming_it(tmp_path):
+    missing = tmp_path / "nothing.param"
+    with pytest.raises(kestrel.Error, match="nothing.param"):
+        kestrel.InferenceSession(str(missing))
+
+
+@needs_onnx
+def test_a_wrong_input_dtype_is_refused_with_the_inputs_name():
+    session = kestrel.InferenceSession(shared_model("squeezenet1_1", "model.onnx"))
+    x = np.load(shared_model("squeezenet1_1", "input.npy")).astype(np.float64)
+    with pytest.raises(kestrel.Error, match="input 'input' must be"):
+        session.run(None, {"input": x})
