@@ -108,6 +108,15 @@ kestrel_status kestrel_session_set_input(kestrel_session* session, const char* n
  * destroys it); any blob of the graph, not only its outputs. */
 kestrel_status kestrel_session_get(kestrel_session* session, const char* name, kestrel_tensor** tensor);
 
+/* Called before and after each layer runs (debugging, profiling): the
+ * layer's type and name and its tensors, valid only during the call (outputs
+ * not yet computed in `before`). Either may be NULL; both NULL removes them. */
+typedef void (*kestrel_layer_callback)(void* user_data, const char* layer_type, const char* layer_name,
+                                       int input_count, const kestrel_tensor* const* inputs, int output_count,
+                                       const kestrel_tensor* const* outputs);
+kestrel_status kestrel_session_set_callbacks(kestrel_session* session, kestrel_layer_callback before,
+                                             kestrel_layer_callback after, void* user_data);
+
 /* ---- tensors ------------------------------------------------------------ */
 
 void kestrel_tensor_destroy(kestrel_tensor* tensor);
@@ -119,6 +128,51 @@ int64_t kestrel_tensor_count(const kestrel_tensor* tensor); /* elements */
 /* The values, dense in row-major order. */
 const void* kestrel_tensor_data(const kestrel_tensor* tensor);
 void* kestrel_tensor_mutable_data(kestrel_tensor* tensor);
+
+/* ---- image pre-processing (see kestrel/image.h) -------------------------- */
+
+typedef enum kestrel_pixel_format {
+    KESTREL_PIXEL_RGB = 0,
+    KESTREL_PIXEL_BGR,
+    KESTREL_PIXEL_GRAY,
+    KESTREL_PIXEL_RGBA,
+    KESTREL_PIXEL_BGRA
+} kestrel_pixel_format;
+
+/* TensorFlow's resize filters (kestrel/image.h says what each one is). */
+typedef enum kestrel_filter {
+    KESTREL_FILTER_NEAREST = 0,
+    KESTREL_FILTER_BILINEAR,
+    KESTREL_FILTER_BICUBIC,
+    KESTREL_FILTER_LANCZOS3,
+    KESTREL_FILTER_LANCZOS5,
+    KESTREL_FILTER_GAUSSIAN,
+    KESTREL_FILTER_MITCHELLCUBIC,
+    KESTREL_FILTER_AREA
+} kestrel_filter;
+
+typedef struct kestrel_from_pixels_options {
+    kestrel_pixel_format to; /* the model's format */
+    int width, height;       /* resize to this (0, 0: keep the size) */
+    kestrel_filter filter;   /* default bilinear */
+    int antialias;           /* widen the filter when downscaling (default 0) */
+    const float* mean;       /* channels(to) values, or NULL */
+    const float* norm;       /* channels(to) values, or NULL */
+} kestrel_from_pixels_options;
+void kestrel_from_pixels_options_init(kestrel_from_pixels_options* options);
+
+/* 8-bit pixels (`stride` bytes per row; 0: packed) of format `from` as a new
+ * float (channels, height, width) tensor: converted, resized, then
+ * (value - mean[c]) * norm[c] as ncnn's substract_mean_normalize. */
+kestrel_status kestrel_image_from_pixels(const uint8_t* pixels, int width, int height, int stride,
+                                         kestrel_pixel_format from, const kestrel_from_pixels_options* options,
+                                         kestrel_tensor** tensor);
+/* A YUV 4:2:0 camera frame (YUV420sp: NV21 with nv21 = 1, NV12 with 0; or
+ * I420) as a new U8 (height, width, 3) tensor of RGB or BGR pixels. */
+kestrel_status kestrel_image_yuv420sp_to_pixels(const uint8_t* yuv, int width, int height, int nv21,
+                                                kestrel_pixel_format to, kestrel_tensor** pixels);
+kestrel_status kestrel_image_i420_to_pixels(const uint8_t* yuv, int width, int height, kestrel_pixel_format to,
+                                            kestrel_tensor** pixels);
 
 /* ---- layer types in C --------------------------------------------------- */
 

@@ -12,10 +12,11 @@ Every failure raises ``kestrel.Error`` naming the file, line or layer.
 """
 from ._kestrel import (Error, LayerEvent, Net, ParamDict, Session, WeightReader, empty, has_onnx,
                        register_op)
+from . import image
 from .inference_session import InferenceSession, NodeArg
 
 if has_onnx:
     from ._kestrel import convert
 
-__all__ = ["Error", "InferenceSession", "LayerEvent", "Net", "NodeArg", "ParamDict", "Session",
+__all__ = ["Error", "image", "InferenceSession", "LayerEvent", "Net", "NodeArg", "ParamDict", "Session",
            "WeightReader", "convert", "empty", "has_onnx", "register_op"]

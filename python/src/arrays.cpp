@@ -100,6 +100,13 @@ Tensor tensor_from_array(const py::array& array)
     return t;
 }
 
+Tensor tensor_view_of_array(const py::array& array)
+{
+    if (!(array.flags() & py::array::c_style)) return tensor_from_array(array);
+    const Shape shape(array.shape(), array.shape() + array.ndim());
+    return Tensor::wrap(const_cast<void*>(array.data()), shape, kestrel_dtype(array.dtype()));
+}
+
 void bind_arrays(py::module_& m)
 {
     py::class_<TensorStorage>(m, "_TensorStorage", "Storage that Kestrel allocated, kept alive by the arrays viewing it");

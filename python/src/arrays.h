@@ -26,6 +26,10 @@ DType kestrel_dtype(const py::dtype& dtype);
 // must not write, such as a layer's input seen from a callback).
 py::array array_from_tensor(const Tensor& tensor, bool read_only = false);
 Tensor tensor_from_array(const py::array& array);
+// For functions that read exactly their input's elements (the image
+// functions): a C-ordered array is viewed in place, anything else copied.
+// The array must outlive the view.
+Tensor tensor_view_of_array(const py::array& array);
 Shape shape_from(const py::handle& sequence);
 py::tuple shape_tuple(const Shape& shape);
 

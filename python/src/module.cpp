@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "arrays.h"
+#include "bind_image.h"
 #include "bind_net.h"
 #include "kestrel/error.h"
 #include "python_op.h"
@@ -21,4 +22,5 @@ PYBIND11_MODULE(_kestrel, m)
     kestrel::python::bind_arrays(m);
     kestrel::python::bind_python_ops(m);
     kestrel::python::bind_net(m);
+    kestrel::python::bind_image(m);
 }

@@ -215,6 +215,35 @@ kestrel_status kestrel_session_get(kestrel_session* session, const char* name, k
     return guarded([&] { *tensor = new kestrel_tensor{session->session->get(name)}; });
 }
 
+namespace {
+
+// A C callback as a Session's OpCallback: the tensors as handles for the call's duration.
+kestrel::OpCallback c_layer_callback(kestrel_layer_callback fn, void* user_data)
+{
+    if (!fn) return nullptr;
+    return [fn, user_data](const kestrel::OpEvent& e) {
+        std::vector<kestrel_tensor> ins, outs;
+        for (const kestrel::Tensor& t : e.inputs) ins.push_back(kestrel_tensor{t});
+        for (const kestrel::Tensor& t : e.outputs) outs.push_back(kestrel_tensor{t});
+        std::vector<const kestrel_tensor*> in_handles, out_handles;
+        for (const kestrel_tensor& t : ins) in_handles.push_back(&t);
+        for (const kestrel_tensor& t : outs) out_handles.push_back(&t);
+        fn(user_data, e.layer_type.c_str(), e.layer_name.c_str(), static_cast<int>(in_handles.size()),
+           in_handles.data(), static_cast<int>(out_handles.size()), out_handles.data());
+    };
+}
+
+} // namespace
+
+kestrel_status kestrel_session_set_callbacks(kestrel_session* session, kestrel_layer_callback before,
+                                             kestrel_layer_callback after, void* user_data)
+{
+    if (!session) return null_argument("session");
+    return guarded([&] {
+        session->session->set_callbacks(c_layer_callback(before, user_data), c_layer_callback(after, user_data));
+    });
+}
+
 void kestrel_tensor_destroy(kestrel_tensor* tensor) { delete tensor; }
 
 kestrel_dtype kestrel_tensor_dtype(const kestrel_tensor* tensor)

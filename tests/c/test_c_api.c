@@ -5,19 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expect.h"
 #include "kestrel/c_api.h"
-
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                                       \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            ++failures;                                                         \
-            fprintf(stderr, "%s:%d: expected %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-        }                                                                       \
-    } while (0)
 
 /* "Square": one float32 input, its values squared and scaled by param 0
  * (default 1), plus param 1's array's first value (default none). */

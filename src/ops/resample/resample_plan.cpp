@@ -2,7 +2,9 @@
 #include "ops/resample/resample_plan.h"
 
 #include <algorithm>
+#include <type_traits>
 
+#include "kestrel/image.h"
 #include "ops/common/op_util.h"
 
 namespace kestrel {
@@ -21,61 +23,93 @@ std::vector<Shape> intermediate_shapes(const Shape& in_shape, const std::vector<
     return shapes;
 }
 
-// One step: every output row (an output index of the axis, for each outer
-// index) is the weighted sum of its source rows of `inner` values, summed in
-// tap order from the first tap's product.
-void apply_axis(const float* src, const Shape& src_shape, float* dst, const AxisTaps& t, float fill,
-                const ExecContext& ctx)
+// A sum stored as the output's element type: U8 pixels rounded to nearest and saturated.
+template <class Out> Out stored(float v) { return v; }
+template <> uint8_t stored<uint8_t>(float v) { return image::saturate_pixel(v); }
+
+// A step whose rows hold C interleaved values (the innermost axis: C = 1;
+// the columns of an image's pixels: C = its channels): a row of outputs at a
+// time, each C dot products of taps.
+template <int C, class In, class Out>
+void apply_to_interleaved(const In* src, int64_t in_len, int64_t outer, Out* dst, const AxisTaps& t, float fill,
+                          const ExecContext& ctx)
 {
-    int64_t outer = 1, inner = 1;
-    for (size_t i = 0; i < t.axis; ++i) outer *= src_shape[i];
-    for (size_t i = t.axis + 1; i < src_shape.size(); ++i) inner *= src_shape[i];
-    const int64_t in_len = src_shape[t.axis], out_len = t.out_len;
+    const int64_t out_len = t.out_len;
     const int taps = t.per_output;
-    if (inner == 1) {
-        // The innermost axis: a row of outputs at a time, each a dot product of taps.
-        ctx.parallel_for(outer, [&](int64_t begin, int64_t end) {
-            for (int64_t o = begin; o < end; ++o) {
-                const float* base = src + o * in_len;
-                float* drow = dst + o * out_len;
-                for (int64_t x = 0; x < out_len; ++x) {
-                    if (!t.outside.empty() && t.outside[static_cast<size_t>(x)]) {
-                        drow[x] = fill;
-                        continue;
-                    }
-                    const int64_t* index = t.index.data() + x * taps;
-                    const float* weight = t.weight.data() + x * taps;
-                    float acc = base[index[0]] * weight[0];
-                    for (int k = 1; k < taps; ++k) acc += base[index[k]] * weight[k];
-                    drow[x] = acc;
+    ctx.parallel_for(outer, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+            const In* base = src + o * in_len * C;
+            Out* drow = dst + o * out_len * C;
+            for (int64_t x = 0; x < out_len; ++x) {
+                if (!t.outside.empty() && t.outside[static_cast<size_t>(x)]) {
+                    for (int c = 0; c < C; ++c) drow[x * C + c] = stored<Out>(fill);
+                    continue;
                 }
-            }
-        });
-        return;
-    }
-    ctx.parallel_for(outer * out_len, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            const int64_t o = r / out_len, x = r % out_len;
-            float* drow = dst + r * inner;
-            if (!t.outside.empty() && t.outside[static_cast<size_t>(x)]) {
-                std::fill(drow, drow + inner, fill);
-                continue;
-            }
-            const int64_t* index = t.index.data() + x * taps;
-            const float* weight = t.weight.data() + x * taps;
-            const float* base = src + o * in_len * inner;
-            const float* s0 = base + index[0] * inner;
-            for (int64_t i = 0; i < inner; ++i) drow[i] = s0[i] * weight[0];
-            for (int k = 1; k < taps; ++k) {
-                const float* s = base + index[k] * inner;
-                const float w = weight[k];
-                for (int64_t i = 0; i < inner; ++i) drow[i] += s[i] * w;
+                const int64_t* index = t.index.data() + x * taps;
+                const float* weight = t.weight.data() + x * taps;
+                float acc[C];
+                for (int c = 0; c < C; ++c) acc[c] = base[index[0] * C + c] * weight[0];
+                for (int k = 1; k < taps; ++k)
+                    for (int c = 0; c < C; ++c) acc[c] += base[index[k] * C + c] * weight[k];
+                for (int c = 0; c < C; ++c) drow[x * C + c] = stored<Out>(acc[c]);
             }
         }
     });
 }
 
 } // namespace
+
+// One step: every output row (an output index of the axis, for each outer
+// index) is the weighted sum of its source rows of `inner` values, summed in
+// tap order from the first tap's product.
+template <class In, class Out>
+void apply_axis_taps(const In* src, const Shape& src_shape, Out* dst, const AxisTaps& t, float fill,
+                     const ExecContext& ctx)
+{
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < t.axis; ++i) outer *= src_shape[i];
+    for (size_t i = t.axis + 1; i < src_shape.size(); ++i) inner *= src_shape[i];
+    const int64_t in_len = src_shape[t.axis], out_len = t.out_len;
+    const int taps = t.per_output;
+    switch (inner) {
+    case 1: return apply_to_interleaved<1>(src, in_len, outer, dst, t, fill, ctx);
+    case 2: return apply_to_interleaved<2>(src, in_len, outer, dst, t, fill, ctx);
+    case 3: return apply_to_interleaved<3>(src, in_len, outer, dst, t, fill, ctx);
+    case 4: return apply_to_interleaved<4>(src, in_len, outer, dst, t, fill, ctx);
+    default: break;
+    }
+    // Rows of sums in float (in place when the output is float), then stored.
+    constexpr bool sums_in_place = std::is_same<Out, float>::value;
+    ctx.parallel_for(outer * out_len, [&](int64_t begin, int64_t end) {
+        std::vector<float> sums(sums_in_place ? 0 : static_cast<size_t>(inner));
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t o = r / out_len, x = r % out_len;
+            Out* drow = dst + r * inner;
+            if (!t.outside.empty() && t.outside[static_cast<size_t>(x)]) {
+                std::fill(drow, drow + inner, stored<Out>(fill));
+                continue;
+            }
+            float* acc = sums_in_place ? reinterpret_cast<float*>(drow) : sums.data();
+            const int64_t* index = t.index.data() + x * taps;
+            const float* weight = t.weight.data() + x * taps;
+            const In* base = src + o * in_len * inner;
+            const In* s0 = base + index[0] * inner;
+            for (int64_t i = 0; i < inner; ++i) acc[i] = s0[i] * weight[0];
+            for (int k = 1; k < taps; ++k) {
+                const In* s = base + index[k] * inner;
+                const float w = weight[k];
+                for (int64_t i = 0; i < inner; ++i) acc[i] += s[i] * w;
+            }
+            if (!sums_in_place)
+                for (int64_t i = 0; i < inner; ++i) drow[i] = stored<Out>(acc[i]);
+        }
+    });
+}
+
+template void apply_axis_taps(const float*, const Shape&, float*, const AxisTaps&, float, const ExecContext&);
+template void apply_axis_taps(const uint8_t*, const Shape&, float*, const AxisTaps&, float, const ExecContext&);
+template void apply_axis_taps(const float*, const Shape&, uint8_t*, const AxisTaps&, float, const ExecContext&);
+template void apply_axis_taps(const uint8_t*, const Shape&, uint8_t*, const AxisTaps&, float, const ExecContext&);
 
 void ResamplePlan::request_scratch(const Shape& in_shape, PrepareContext& ctx)
 {
@@ -99,7 +133,7 @@ void ResamplePlan::run(const Tensor& in, Tensor& out, float fill, const ExecCont
         Tensor next = i + 1 == steps.size() ? out
                       : buffer >= 0          ? Tensor::wrap(ctx.scratch(buffer), shapes[i])
                                              : Tensor(shapes[i], DType::F32);
-        apply_axis(current.data<float>(), current.shape(), next.data<float>(), steps[i], fill, ctx);
+        apply_axis_taps(current.data<float>(), current.shape(), next.data<float>(), steps[i], fill, ctx);
         current = next;
     }
 }

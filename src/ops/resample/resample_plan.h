@@ -46,4 +46,11 @@ struct ResamplePlan : OpState {
     void run(const Tensor& in, Tensor& out, float fill, const ExecContext& ctx) const;
 };
 
+// One step on its own, from `src` (of src_shape) into `dst`, for float
+// tensors and U8 pixels alike (sums in float; U8 stored rounded to nearest
+// and saturated): instantiated for float and uint8_t in and out.
+template <class In, class Out>
+void apply_axis_taps(const In* src, const Shape& src_shape, Out* dst, const AxisTaps& taps, float fill,
+                     const ExecContext& ctx);
+
 } // namespace kestrel

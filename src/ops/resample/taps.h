@@ -1,8 +1,10 @@
-// Where an output index samples its input: the tap rules of ncnn's Interp
-// and of ONNX's Resize, each making the AxisTaps of one axis (applied by
+// Where an output index samples its input: the tap rules of ncnn's Interp,
+// of ONNX's Resize and of the filter kernels (TensorFlow's list, for images
+// and Interp's filter form), each making the AxisTaps of one axis (applied by
 // ResamplePlan).
 #pragma once
 
+#include "kestrel/image.h"
 #include "ops/resample/resample_plan.h"
 
 namespace kestrel {
@@ -43,5 +45,10 @@ struct OnnxAxis {
     double scale, resized, roi_start = 0, roi_end = 1;
 };
 AxisTaps onnx_axis_taps(const OnnxTapRule& rule, size_t axis, const OnnxAxis& a);
+
+// A filter kernel centered on each output's position (half-pixel centers),
+// widened by the scale when antialiasing a downscale; weights normalized to
+// sum to 1 (see kestrel/image.h for the filters and edge policies).
+AxisTaps filter_axis_taps(const image::ResizeOptions& rule, size_t axis, int64_t in_len, int64_t out_len);
 
 } // namespace kestrel
