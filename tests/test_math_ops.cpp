@@ -1450,7 +1450,10 @@ TEST(Interp, ZooFormThroughParamText)
 TEST(Interp, Errors)
 {
     EXPECT_ERROR(make_op("Interp", ParamDict()), "resize_type");
-    EXPECT_ERROR(make_op("Interp", params({{0, 4}})), "resize_type");
+    EXPECT_ERROR(make_op("Interp", params({{0, 5}})), "resize_type");
+    EXPECT_ERROR(make_op("Interp", params({{0, 4}, {7, 8}})), "filter (param 7) must be 0-7");
+    EXPECT_ERROR(make_op("Interp", params({{0, 4}, {6, 1}})), "align_corner (param 6) does not apply");
+    EXPECT_ERROR(make_op("Interp", params({{20, 1}, {0, 4}})), "resize_type"); // ONNX's modes are only 1-3
     EXPECT_ERROR(make_op("Interp", params({{0, 1}, {5, 2}})), "dynamic_target_size");
     EXPECT_ERROR(make_op("Interp", params({{0, 1}, {6, 2}})), "align_corner");
     ParamDict neg = params({{0, 1}});

@@ -20,7 +20,11 @@ using kestrel::capi::null_argument;
 
 namespace {
 
-bool valid_dtype(kestrel_dtype t) { return t >= KESTREL_FLOAT32 && t <= KESTREL_BOOL; }
+bool valid_dtype(const kestrel_dtype& t)
+{
+    const int v = kestrel::capi::enum_value(t);
+    return v >= KESTREL_FLOAT32 && v <= KESTREL_BOOL;
+}
 
 kestrel::LoadOptions load_options_of(const kestrel_options& o)
 {
@@ -61,7 +65,7 @@ public:
         for (size_t i = 0; i < out.size(); ++i) {
             const kestrel_tensor_desc& c = outs[i];
             kestrel::check(valid_dtype(c.dtype) && c.rank >= 0 && c.rank <= KESTREL_MAX_RANK, "infer: output ", i,
-                           " has dtype ", static_cast<int>(c.dtype), " and rank ", c.rank);
+                           " has dtype ", kestrel::capi::enum_value(c.dtype), " and rank ", c.rank);
             out[i] = kestrel::TensorDesc(kestrel::Shape(c.shape, c.shape + c.rank), static_cast<kestrel::DType>(c.dtype));
         }
     }
@@ -197,7 +201,7 @@ kestrel_status kestrel_session_set_input(kestrel_session* session, const char* n
     if (rank < 0 || rank > KESTREL_MAX_RANK)
         return fail_with(KESTREL_ERROR_ARGUMENT, "rank " + std::to_string(rank) + " is not in 0.." +
                                                      std::to_string(KESTREL_MAX_RANK));
-    if (!valid_dtype(dtype)) return fail_with(KESTREL_ERROR_ARGUMENT, "unknown dtype " + std::to_string(dtype));
+    if (!valid_dtype(dtype)) return fail_with(KESTREL_ERROR_ARGUMENT, "unknown dtype " + std::to_string(kestrel::capi::enum_value(dtype)));
     return guarded([&] {
         kestrel::Tensor t(kestrel::Shape(shape, shape + rank), static_cast<kestrel::DType>(dtype));
         kestrel::check(data != nullptr || t.nbytes() == 0, "data is NULL");

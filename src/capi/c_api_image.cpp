@@ -12,8 +12,16 @@ namespace {
 
 namespace image = kestrel::image;
 
-bool valid_format(kestrel_pixel_format f) { return f >= KESTREL_PIXEL_RGB && f <= KESTREL_PIXEL_BGRA; }
-bool valid_filter(kestrel_filter f) { return f >= KESTREL_FILTER_NEAREST && f <= KESTREL_FILTER_AREA; }
+using kestrel::capi::enum_value;
+
+bool valid_format(const kestrel_pixel_format& f)
+{
+    return enum_value(f) >= KESTREL_PIXEL_RGB && enum_value(f) <= KESTREL_PIXEL_BGRA;
+}
+bool valid_filter(const kestrel_filter& f)
+{
+    return enum_value(f) >= KESTREL_FILTER_NEAREST && enum_value(f) <= KESTREL_FILTER_AREA;
+}
 
 // The enums share kestrel::image's order.
 image::PixelFormat format_of(kestrel_pixel_format f) { return static_cast<image::PixelFormat>(f); }

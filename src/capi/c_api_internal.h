@@ -2,6 +2,7 @@
 // src/onnx/c_api_onnx.cpp): the handles' definitions, and the mapping of C++
 // exceptions to a status and this thread's last error message.
 #pragma once
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -28,6 +29,16 @@ struct kestrel_params {
 };
 
 namespace kestrel::capi {
+
+// A C enum's value as the int it is stored as: a caller may pass any int, and
+// loading one outside the enumerators as the enum type is undefined in C++.
+template <class Enum> int enum_value(const Enum& e)
+{
+    static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized");
+    int v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
 
 // This thread's last error message.
 inline std::string& last_error()

@@ -217,3 +217,40 @@ def test_bad_images_are_kestrel_errors():
         image.from_pixels(noise(4, 4, 3), "RGB", mean=[1, 2])
     with pytest.raises(kestrel.Error, match="unknown pixel format 'RGBX'"):
         image.from_pixels(noise(4, 4, 3), "RGB2RGBX")
+
+
+def interp_net(filter_index, out_w, out_h, antialias, cubic_a=-0.5):
+    net = kestrel.Net()
+    net.load_param_mem("7767517\n2 2\nInput in 0 1 data\n"
+                       f"Interp resize 1 1 data y 0=4 3={out_h} 4={out_w} 7={filter_index} 8={int(antialias)} "
+                       f"10={cubic_a}\n")
+    net.load_model_mem(b"")
+    return net
+
+
+@pytest.mark.parametrize("mode,index", [("bilinear", 1), ("bicubic", 2)])
+@pytest.mark.parametrize("size", [(50, 30), (300, 250)])
+def test_the_interp_layer_resamples_with_the_filters_as_pytorch(mode, index, size):
+    x = np.random.default_rng(11).standard_normal((3, 120, 200)).astype(np.float32)
+    want = torch.nn.functional.interpolate(torch.from_numpy(x)[None], size=(size[1], size[0]), mode=mode,
+                                           align_corners=False, antialias=True)[0].numpy()
+    session = interp_net(index, size[0], size[1], antialias=True).create_session()
+    session.set_input("data", x)
+    np.testing.assert_allclose(session.get("y"), want, atol=1e-4)
+
+
+def test_the_interp_layer_takes_every_filter_of_the_formulas():
+    x = np.random.default_rng(12).standard_normal((2, 90, 150))
+    for filter, index in [("lanczos5", 4), ("gaussian", 5), ("mitchellcubic", 6)]:
+        kernel, radius = FORMULAS[filter]
+        wy = reference_weights(kernel, radius, 90, 40, True)
+        wx = reference_weights(kernel, radius, 150, 61, True)
+        want = np.stack([wy @ plane @ wx.T for plane in x])
+        session = interp_net(index, 61, 40, antialias=True).create_session()
+        session.set_input("data", x.astype(np.float32))
+        np.testing.assert_allclose(session.get("y"), want, atol=1e-4, err_msg=filter)
+
+
+def test_the_interp_layer_refuses_unknown_filters():
+    with pytest.raises(kestrel.Error, match=r"filter \(param 7\) must be 0-7"):
+        interp_net(9, 10, 10, False)

@@ -45,6 +45,12 @@ void load_model(LoadedModel& model, const std::string& path, const std::string* 
 // Deterministic pseudo-random input in [-1, 1).
 Tensor random_tensor(const Shape& shape, uint32_t seed);
 
+// --image FILE [--size W,H] [--mean V,..] [--norm V,..] [--pixel-type RGB|BGR|GRAY] [--resize FILTER]:
+// the picture as an input of the `declared` shape ((c,h,w), or ONNX's (1,c,h,w); empty: unknown).
+Tensor image_input(const Args& args, const Shape& declared, const std::string& model_path);
+// --topk K [--labels FILE]: the K largest values of `scores` with their indices (and labels).
+void print_topk(const std::string& name, const Tensor& scores, int k, const std::string* labels_path);
+
 int run_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);

@@ -1,5 +1,7 @@
 // kestrel run MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
 //                   [--shape NAME=d0,d1,...]... [--threads N]
+//                   [--image FILE [--size W,H] [--mean ...] [--norm ...] [--pixel-type T] [--resize F]]
+//                   [--topk K [--labels FILE]]
 #include <cstdio>
 
 #include "cli.h"
@@ -32,8 +34,10 @@ void print_summary(const std::string& name, const Tensor& t)
 
 int run_command(const std::vector<std::string>& argv)
 {
-    const Args args =
-        parse_args(argv, {"--weights", "--input", "--output", "--threads", "--shape"}, {"--no-optimize", "--fp16-weights"});
+    const Args args = parse_args(argv,
+                                 {"--weights", "--input", "--output", "--threads", "--shape", "--image", "--size",
+                                  "--mean", "--norm", "--pixel-type", "--resize", "--topk", "--labels"},
+                                 {"--no-optimize", "--fp16-weights"});
     if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
     LoadedModel model;
     LoadOptions lo;
@@ -59,6 +63,13 @@ int run_command(const std::vector<std::string>& argv)
                 fail(model.param_path, ": the model has no input named '", kv.first, "'");
             given[kv.first] = read_npy(kv.second);
         }
+    if (args.last("--image")) {
+        // The picture is the first input (unless an .npy gives it).
+        const std::string first = model.net.input_names().at(0);
+        if (given.count(first)) throw UsageError("--image and --input " + first + "=... give the same input");
+        given[first] = image_input(args, shapes.count(first) ? shapes[first] : model.net.input_shape(first),
+                                   model.param_path);
+    }
     uint32_t seed = 1;
     for (const std::string& name : model.net.input_names()) {
         if (given.count(name)) {
@@ -85,9 +96,11 @@ int run_command(const std::vector<std::string>& argv)
         names.push_back(o.first);
     }
     const std::vector<Tensor> results = session.run(names);
+    const int topk = args.int_option("--topk", 0, 1, 1 << 30);
     for (size_t i = 0; i < outputs.size(); ++i) {
-        if (outputs[i].second.empty()) print_summary(outputs[i].first, results[i]);
-        else write_npy(outputs[i].second, results[i]);
+        if (!outputs[i].second.empty()) write_npy(outputs[i].second, results[i]);
+        else if (topk > 0) print_topk(outputs[i].first, results[i], topk, args.last("--labels"));
+        else print_summary(outputs[i].first, results[i]);
     }
     return 0;
 }

@@ -19,7 +19,9 @@ struct Command {
 const Command kCommands[] = {
     {"run", kestrel::cli::run_command,
      "run  MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
-     "             [--shape NAME=D0,D1,...]... [--threads N] [--no-optimize] [--fp16-weights]\n"},
+     "             [--shape NAME=D0,D1,...]... [--threads N] [--no-optimize] [--fp16-weights]\n"
+     "             [--image FILE [--size W,H] [--mean V,...] [--norm V,...] [--pixel-type RGB|BGR|GRAY]\n"
+     "              [--resize FILTER]] [--topk K [--labels FILE]]\n"},
     {"info", kestrel::cli::info_command,
      "info MODEL [--weights FILE] [--shape NAME=D0,D1,...]... [--json | --dot]\n"},
     {"bench", kestrel::cli::bench_command,

@@ -5,6 +5,12 @@
 // Shared: 0=resize_type (1 nearest, 2 bilinear/linear, 3 bicubic/cubic; 0,
 // which ncnn accepts but never implements, is an error).
 //
+// Ours, in ncnn's form: 0=4 resamples with a filter kernel of TensorFlow's
+// list (kestrel/image.h, the image functions' resampler): 7=filter (0
+// nearest, 1 bilinear, 2 bicubic, 3 lanczos3, 4 lanczos5, 5 gaussian,
+// 6 mitchellcubic, 7 area) 8=antialias (0) 10=cubic_a (-0.5)
+// 11=exclude_outside (1); half-pixel centers, align_corner refused.
+//
 // ncnn's form: 1=height_scale (1) 2=width_scale (1) 3=output_height
 // 4=output_width 5=dynamic_target_size (output size = w,h of input 1)
 // 6=align_corner 9=size_expr (list "w" or "w,h" in ncnn's expression
@@ -50,8 +56,9 @@ public:
     {
         onnx_ = onnx_form(pd, "Resize");
         type_ = pd.get_int(0, onnx_ ? kResizeNearest : 0);
-        check(type_ >= kResizeNearest && type_ <= kResizeCubic,
-              "resize_type (param 0) must be 1 (nearest), 2 (bilinear) or 3 (bicubic), got ", type_);
+        check(type_ >= kResizeNearest && type_ <= (onnx_ ? kResizeCubic : kResizeFilter),
+              "resize_type (param 0) must be 1 (nearest), 2 (bilinear), 3 (bicubic)", onnx_ ? "" : " or 4 (a filter)",
+              ", got ", type_);
         if (onnx_) load_onnx(pd);
         else load_ncnn(pd);
     }
@@ -117,10 +124,31 @@ private:
         const int ac = pd.get_int(6, 0);
         check(ac == 0 || ac == 1, "align_corner (param 6) must be 0 or 1, got ", ac);
         ncnn_rule_ = NcnnTapRule{type_, ac == 1};
+        if (type_ == kResizeFilter) load_filter(pd, ac == 1);
         const std::string text = pd.get_string(9, "");
         has_expr_ = !text.empty();
         if (has_expr_) expr_ = Expression::parse(text);
         inputs_ = std::max<size_t>(dynamic_ ? 2 : 1, has_expr_ ? static_cast<size_t>(expr_.blob_count()) : 1);
+    }
+
+    void load_filter(const ParamDict& pd, bool align_corner)
+    {
+        const int filter = pd.get_int(7, static_cast<int>(image::Filter::Bilinear));
+        check(filter >= 0 && filter <= static_cast<int>(image::Filter::Area), "filter (param 7) must be 0-7, got ",
+              filter);
+        check(!align_corner, "align_corner (param 6) does not apply to a filter (resize_type 4)");
+        filter_rule_.filter = static_cast<image::Filter>(filter);
+        filter_rule_.antialias = pd.get_int(8, 0) != 0;
+        filter_rule_.cubic_a = pd.get_float(10, -0.5f);
+        check(std::isfinite(filter_rule_.cubic_a), "cubic_a (param 10) must be finite");
+        filter_rule_.exclude_outside = pd.get_int(11, 1) != 0;
+    }
+
+    // One axis's taps by ncnn's rule or, with resize_type 4, by the filter's.
+    AxisTaps ncnn_form_taps(const NcnnTapRule& rule, size_t axis, int64_t len, int64_t out_len, float scale) const
+    {
+        if (rule.type == kResizeFilter) return filter_axis_taps(filter_rule_, axis, len, out_len);
+        return ncnn_axis_taps(rule, axis, len, out_len, scale);
     }
 
     void infer_ncnn(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const
@@ -199,8 +227,8 @@ private:
         const bool size_h = output_height_ != 0 || has_expr_ || dynamic_;
         const float ws = size_w ? static_cast<float>(w) / static_cast<float>(z.outw) : 1.f / width_scale_;
         const float hs = size_h ? static_cast<float>(h) / static_cast<float>(outh) : 1.f / height_scale_;
-        plan.steps.push_back(ncnn_axis_taps(rule, waxis, w, z.outw, ws));
-        if (in.size() == 3 && !(h == 1 && outh == 1)) plan.steps.push_back(ncnn_axis_taps(rule, 1, h, outh, hs));
+        plan.steps.push_back(ncnn_form_taps(rule, waxis, w, z.outw, ws));
+        if (in.size() == 3 && !(h == 1 && outh == 1)) plan.steps.push_back(ncnn_form_taps(rule, 1, h, outh, hs));
         return plan;
     }
 
@@ -305,6 +333,7 @@ private:
     int type_ = 0;
     // ncnn's form
     NcnnTapRule ncnn_rule_;
+    image::ResizeOptions filter_rule_; // resize_type 4
     float height_scale_ = 1.f, width_scale_ = 1.f;
     int output_height_ = 0, output_width_ = 0;
     bool has_expr_ = false;

@@ -10,7 +10,8 @@
 namespace kestrel {
 
 // Interp's resize_type (param 0), shared by both forms.
-enum ResizeType { kResizeNearest = 1, kResizeLinear = 2, kResizeCubic = 3 };
+// 4 (ours, ncnn's form only): a filter kernel of kestrel/image.h (filter_axis_taps).
+enum ResizeType { kResizeNearest = 1, kResizeLinear = 2, kResizeCubic = 3, kResizeFilter = 4 };
 
 // ncnn's coordinates: nearest takes min(int(x * scale), in - 1); linear and
 // cubic (A = -0.75) sample (x + 0.5) * in / out - 0.5, or x * (in-1)/(out-1)

@@ -1,0 +1,130 @@
+// `kestrel run --image`: a picture file (decoded with stb_image, Debian's
+// libstb-dev) as the model's first input, and `--topk` to print the best
+// classes of its first output.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+#include "cli.h"
+#include "kestrel/image.h"
+#ifdef KESTREL_HAVE_STB
+#include <stb_image.h>
+#endif
+
+namespace kestrel::cli {
+
+namespace {
+
+// "0.485,0.456,0.406" -> the numbers.
+std::vector<float> parse_floats(const std::string& text, const char* what)
+{
+    std::vector<float> values;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        const std::string part = text.substr(start, comma - start);
+        size_t used = 0;
+        float v = 0;
+        try {
+            v = std::stof(part, &used);
+        } catch (const std::exception&) {
+        }
+        if (part.empty() || used != part.size()) throw UsageError(std::string("bad ") + what + " '" + text + "'");
+        values.push_back(v);
+        start = comma + 1;
+    }
+    return values;
+}
+
+// The file's pixels as RGB (height, width, 3).
+Tensor read_picture(const std::string& path)
+{
+#ifdef KESTREL_HAVE_STB
+    int width = 0, height = 0, channels = 0;
+    unsigned char* data = stbi_load(path.c_str(), &width, &height, &channels, 3);
+    if (!data) fail(path, ": cannot read the picture (", stbi_failure_reason(), ")");
+    Tensor pixels({height, width, 3}, DType::U8);
+    std::copy_n(data, pixels.nbytes(), pixels.data<uint8_t>());
+    stbi_image_free(data);
+    return pixels;
+#else
+    fail(path, ": this kestrel was built without libstb-dev, so it cannot read pictures");
+#endif
+}
+
+// A list option's values, each channel's (one value repeated for all).
+std::vector<float> per_channel(const Args& args, const char* option, int64_t channels)
+{
+    const std::string* text = args.last(option);
+    if (!text) return {};
+    std::vector<float> v = parse_floats(*text, option);
+    if (v.size() == 1) v.assign(static_cast<size_t>(channels), v[0]);
+    if (static_cast<int64_t>(v.size()) != channels)
+        throw UsageError(std::string(option) + " has " + std::to_string(v.size()) + " values for " +
+                         std::to_string(channels) + " channels");
+    return v;
+}
+
+} // namespace
+
+Tensor image_input(const Args& args, const Shape& declared, const std::string& model_path)
+{
+    const std::string& path = *args.last("--image");
+    const image::PixelFormat format =
+        image::parse_pixel_format(args.last("--pixel-type") ? *args.last("--pixel-type") : "RGB");
+    const int64_t channels = image::channels(format);
+    // The model's (c, h, w), batch first for ONNX's rank-4 inputs.
+    const bool batched = declared.size() == 4;
+    const size_t first = batched ? 1 : 0;
+    if (!declared.empty() && declared.size() != 3 && !batched)
+        fail(model_path, ": --image needs an input of rank 3 (c,h,w) or 4 (n,c,h,w), this one is ", shape_str(declared));
+    if (!declared.empty() && declared[first] > 0 && declared[first] != channels)
+        fail(model_path, ": the input takes ", declared[first], " channels, --pixel-type ",
+             image::pixel_format_name(format), " gives ", channels);
+    image::FromPixelsOptions o;
+    if (const std::string* size = args.last("--size")) {
+        const std::vector<int64_t> wh = parse_dims(*size);
+        if (wh.size() != 2) throw UsageError("--size takes W,H");
+        o.width = static_cast<int>(wh[0]);
+        o.height = static_cast<int>(wh[1]);
+    } else if (!declared.empty() && declared[first + 1] > 0 && declared[first + 2] > 0) {
+        o.width = static_cast<int>(declared[first + 2]);
+        o.height = static_cast<int>(declared[first + 1]);
+    }
+    o.resize.filter = image::parse_filter(args.last("--resize") ? *args.last("--resize") : "bilinear");
+    o.resize.antialias = true; // a picture is usually larger than the input: low-pass it first
+    o.resize.exclude_outside = true;
+    o.mean = per_channel(args, "--mean", channels);
+    o.norm = per_channel(args, "--norm", channels);
+    const Tensor input = image::from_pixels(read_picture(path), image::PixelFormat::RGB, format, o);
+    if (!batched) return input;
+    Shape shape = input.shape();
+    shape.insert(shape.begin(), 1);
+    return input.reshaped(shape);
+}
+
+void print_topk(const std::string& name, const Tensor& scores, int k, const std::string* labels_path)
+{
+    std::vector<std::string> labels;
+    if (labels_path) {
+        std::ifstream in(*labels_path);
+        if (!in) fail(*labels_path, ": cannot open");
+        for (std::string line; std::getline(in, line);) labels.push_back(line);
+    }
+    const Tensor f = scores.to(DType::F64);
+    const double* v = f.data<double>();
+    std::vector<int64_t> order(static_cast<size_t>(f.numel()));
+    std::iota(order.begin(), order.end(), 0);
+    const size_t top = std::min(order.size(), static_cast<size_t>(k));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                      [&](int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); });
+    std::printf("%s: top %zu of %lld\n", name.c_str(), top, static_cast<long long>(f.numel()));
+    for (size_t i = 0; i < top; ++i) {
+        const int64_t c = order[i];
+        const std::string label = c < static_cast<int64_t>(labels.size()) ? "  " + labels[static_cast<size_t>(c)] : "";
+        std::printf("%zu. %lld %.6g%s\n", i + 1, static_cast<long long>(c), v[c], label.c_str());
+    }
+}
+
+} // namespace kestrel::cli
