@@ -53,7 +53,9 @@ Tensor resize(const Tensor& image, int width, int height, const ResizeOptions& o
           " to ", width, "x", height, ": sizes must be positive");
     const AxisTaps rows = filter_axis_taps(options, 0, image.dim(0), height);
     const AxisTaps columns = filter_axis_taps(options, 1, image.dim(1), width);
-    // The cheaper order: each step costs its output's size times its taps.
+    // The cheaper order: each step costs its output's size times its taps
+    // (measured: the columns' gathered step and the rows' vector sums cost
+    // about the same per value).
     const int64_t h = image.dim(0), w = image.dim(1);
     const bool columns_first = h * width * columns.per_output + int64_t(height) * width * rows.per_output <=
                                int64_t(height) * w * rows.per_output + int64_t(height) * width * columns.per_output;

@@ -26,23 +26,33 @@ def max_diff(a, b):
     return int(np.abs(a.astype(np.int32) - b.astype(np.int32)).max())
 
 
-CV_CONVERSIONS = {
-    "BGR2RGB": cv2.COLOR_BGR2RGB, "RGB2BGR": cv2.COLOR_RGB2BGR, "RGB2GRAY": cv2.COLOR_RGB2GRAY,
-    "BGR2GRAY": cv2.COLOR_BGR2GRAY, "GRAY2RGB": cv2.COLOR_GRAY2RGB, "GRAY2BGRA": cv2.COLOR_GRAY2BGRA,
-    "RGBA2RGB": cv2.COLOR_RGBA2RGB, "RGBA2BGR": cv2.COLOR_RGBA2BGR, "BGRA2GRAY": cv2.COLOR_BGRA2GRAY,
-    "RGB2RGBA": cv2.COLOR_RGB2RGBA, "BGR2RGBA": cv2.COLOR_BGR2RGBA, "RGBA2BGRA": cv2.COLOR_RGBA2BGRA,
-}
+FORMATS = ["RGB", "BGR", "GRAY", "RGBA", "BGRA"]
 CHANNELS = {"RGB": 3, "BGR": 3, "GRAY": 1, "RGBA": 4, "BGRA": 4}
+# Every conversion between the formats that OpenCV has a code for (all of them but none).
+CV_CONVERSIONS = {f"{a}2{b}": getattr(cv2, f"COLOR_{a}2{b}") for a in FORMATS for b in FORMATS
+                  if hasattr(cv2, f"COLOR_{a}2{b}")}
+SIZES = [(37, 53), (36, 52)]  # odd and even
+
+
+def test_opencv_has_every_conversion_but_the_identities():
+    assert len(CV_CONVERSIONS) == len(FORMATS) * (len(FORMATS) - 1)
 
 
 @pytest.mark.parametrize("pixel_type", sorted(CV_CONVERSIONS))
-def test_pixel_conversions_match_opencv(pixel_type):
+@pytest.mark.parametrize("h,w", SIZES)
+def test_pixel_conversions_match_opencv(pixel_type, h, w):
     source = pixel_type.split("2")[0]
-    pixels = noise(37, 53, CHANNELS[source])
+    pixels = noise(h, w, CHANNELS[source])
     want = cv2.cvtColor(pixels[..., 0] if source == "GRAY" else pixels, CV_CONVERSIONS[pixel_type])
     got = image.convert(pixels, pixel_type)
     assert got.shape[:2] == want.shape[:2]
     assert max_diff(got.reshape(want.shape), want) <= 1
+
+
+@pytest.mark.parametrize("pixel_type", FORMATS)
+def test_a_format_to_itself_is_a_copy(pixel_type):
+    pixels = noise(5, 7, CHANNELS[pixel_type])
+    np.testing.assert_array_equal(image.convert(pixels, pixel_type), pixels)
 
 
 @pytest.mark.parametrize("layout,code_rgb,code_bgr", [
@@ -62,17 +72,26 @@ def test_yuv420_frames_match_opencv(layout, code_rgb, code_bgr):
     np.testing.assert_array_equal(image.yuv420sp2rgb(frame, w, h), image.yuv420sp_to_pixels(frame, w, h))
 
 
+def cv_resize(pixels, size, interpolation):
+    """OpenCV's resize, (h, w, 1) kept as such (OpenCV drops a single channel)."""
+    return cv2.resize(pixels, size, interpolation=interpolation).reshape(size[1], size[0], pixels.shape[2])
+
+
 @pytest.mark.parametrize("size", [(640, 360), (224, 224), (333, 277), (2100, 1200), (95, 1300)])
-def test_bilinear_matches_opencv_linear(size):
-    pixels = noise(1080 // 2, 1920 // 2, 3)
-    want = cv2.resize(pixels, size, interpolation=cv2.INTER_LINEAR)
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("h,w", [(540, 960), (541, 961)])
+def test_bilinear_matches_opencv_linear(size, channels, h, w):
+    pixels = noise(h, w, channels)
+    want = cv_resize(pixels, size, cv2.INTER_LINEAR)
     assert max_diff(image.resize(pixels, size, "bilinear"), want) <= 1
 
 
 @pytest.mark.parametrize("size", [(640, 360), (224, 224), (333, 277), (480, 270), (100, 59)])
-def test_area_downscale_matches_opencv_area(size):
-    pixels = noise(1080 // 2, 1920 // 2, 3, seed=1)
-    want = cv2.resize(pixels, size, interpolation=cv2.INTER_AREA)
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("h,w", [(540, 960), (541, 961)])
+def test_area_downscale_matches_opencv_area(size, channels, h, w):
+    pixels = noise(h, w, channels, seed=1)
+    want = cv_resize(pixels, size, cv2.INTER_AREA)
     assert max_diff(image.resize(pixels, size, "area"), want) <= 1
 
 

@@ -2,8 +2,8 @@
 #include "ops/resample/resample_plan.h"
 
 #include <algorithm>
-#include <type_traits>
 
+#include "kernels/resample_rows.h"
 #include "kestrel/image.h"
 #include "ops/common/op_util.h"
 
@@ -78,10 +78,10 @@ void apply_axis_taps(const In* src, const Shape& src_shape, Out* dst, const Axis
     case 4: return apply_to_interleaved<4>(src, in_len, outer, dst, t, fill, ctx);
     default: break;
     }
-    // Rows of sums in float (in place when the output is float), then stored.
-    constexpr bool sums_in_place = std::is_same<Out, float>::value;
+    // Every output row is a weighted sum of whole input rows: the vector kernel.
+    const auto sum_rows = resample_rows_kernel().*ResampleRowsEntry<In, Out>::of;
     ctx.parallel_for(outer * out_len, [&](int64_t begin, int64_t end) {
-        std::vector<float> sums(sums_in_place ? 0 : static_cast<size_t>(inner));
+        std::vector<const In*> rows(static_cast<size_t>(taps));
         for (int64_t r = begin; r < end; ++r) {
             const int64_t o = r / out_len, x = r % out_len;
             Out* drow = dst + r * inner;
@@ -89,19 +89,10 @@ void apply_axis_taps(const In* src, const Shape& src_shape, Out* dst, const Axis
                 std::fill(drow, drow + inner, stored<Out>(fill));
                 continue;
             }
-            float* acc = sums_in_place ? reinterpret_cast<float*>(drow) : sums.data();
             const int64_t* index = t.index.data() + x * taps;
-            const float* weight = t.weight.data() + x * taps;
             const In* base = src + o * in_len * inner;
-            const In* s0 = base + index[0] * inner;
-            for (int64_t i = 0; i < inner; ++i) acc[i] = s0[i] * weight[0];
-            for (int k = 1; k < taps; ++k) {
-                const In* s = base + index[k] * inner;
-                const float w = weight[k];
-                for (int64_t i = 0; i < inner; ++i) acc[i] += s[i] * w;
-            }
-            if (!sums_in_place)
-                for (int64_t i = 0; i < inner; ++i) drow[i] = stored<Out>(acc[i]);
+            for (int k = 0; k < taps; ++k) rows[static_cast<size_t>(k)] = base + index[k] * inner;
+            sum_rows(rows.data(), t.weight.data() + x * taps, taps, inner, drow);
         }
     });
 }
