@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace kestrel {
 
@@ -180,35 +181,68 @@ private:
 
 } // namespace
 
-void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
-                 const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                 const ExecContext& ctx, const float* clamp, float* wide)
+namespace {
+
+// One group's GEMM (threads from ctx), its wide rows copied out into the planes.
+void conv2d_gemm_group(const GemmKernel& kern, const Conv2dGemmGeometry& g, int64_t grp, const float* packed_weights,
+                       const float* x, const float* bias, float* y,
+                       const std::function<void(int64_t, float*, int64_t)>& post, const ExecContext& ctx,
+                       const float* clamp, float* wide)
 {
     const int64_t k = g.depth(), pixels = g.out_h * g.out_w;
     const int64_t panels = (g.outch_g + kern.mr - 1) / kern.mr;
     // With wide rows the GEMM's columns are the wide ones, into `wide`.
     const int64_t columns = g.wide_rows ? g.wide_columns() : pixels;
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
-        const ColumnPacker pack(g, kern.nr, x + grp * g.inch_g * g.in_h * g.in_w);
-        const int64_t oc0 = grp * g.outch_g;
-        float* c = g.wide_rows ? wide : y + oc0 * pixels;
-        gemm_f32(kern, g.outch_g, columns, k, packed_weights + grp * panels * kern.mr * k,
-                 bias ? GemmStart::RowInit : GemmStart::Zero, bias ? bias + oc0 : nullptr, c, columns, pack,
-                 [&](int64_t row, float* values, int64_t count) {
-                     if (post && !g.wide_rows) post(oc0 + row, values, count);
-                 },
-                 ctx, clamp);
-        if (!g.wide_rows) continue;
-        // The wide rows' outputs into the planes, then post over each plane.
-        ctx.parallel_for(g.outch_g, [&](int64_t begin, int64_t end) {
-            for (int64_t oc = begin; oc < end; ++oc) {
-                float* plane = y + (oc0 + oc) * pixels;
-                for (int64_t oy = 0; oy < g.out_h; ++oy)
-                    std::memcpy(plane + oy * g.out_w, c + oc * columns + oy * g.in_w, sizeof(float) * g.out_w);
-                if (post) post(oc0 + oc, plane, pixels);
-            }
-        });
+    const ColumnPacker pack(g, kern.nr, x + grp * g.inch_g * g.in_h * g.in_w);
+    const int64_t oc0 = grp * g.outch_g;
+    float* c = g.wide_rows ? wide : y + oc0 * pixels;
+    gemm_f32(kern, g.outch_g, columns, k, packed_weights + grp * panels * kern.mr * k,
+             bias ? GemmStart::RowInit : GemmStart::Zero, bias ? bias + oc0 : nullptr, c, columns, pack,
+             [&](int64_t row, float* values, int64_t count) {
+                 if (post && !g.wide_rows) post(oc0 + row, values, count);
+             },
+             ctx, clamp);
+    if (!g.wide_rows) return;
+    // The wide rows' outputs into the planes, then post over each plane.
+    ctx.parallel_for(g.outch_g, [&](int64_t begin, int64_t end) {
+        for (int64_t oc = begin; oc < end; ++oc) {
+            float* plane = y + (oc0 + oc) * pixels;
+            for (int64_t oy = 0; oy < g.out_h; ++oy)
+                std::memcpy(plane + oy * g.out_w, c + oc * columns + oy * g.in_w, sizeof(float) * g.out_w);
+            if (post) post(oc0 + oc, plane, pixels);
+        }
+    });
+}
+
+} // namespace
+
+bool conv2d_gemm_groups_in_parallel(const Conv2dGemmGeometry& g, int threads)
+{
+    return threads > 1 && g.groups >= threads && (g.groups % threads == 0 || g.groups >= 4 * threads);
+}
+
+void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
+                 const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
+                 const ExecContext& ctx, const float* clamp, float* wide)
+{
+    const bool own_wide_rows = g.wide_rows && wide == nullptr;
+    if (!conv2d_gemm_groups_in_parallel(g, ctx.threads()) && !own_wide_rows) {
+        for (int64_t grp = 0; grp < g.groups; ++grp)
+            conv2d_gemm_group(kern, g, grp, packed_weights, x, bias, y, post, ctx, clamp, wide);
+        return;
     }
+    // Groups dealt to the threads, each group on one thread: one hand-off for
+    // the layer instead of one per group, and no group split in slivers. (Also
+    // the way for wide rows without scratch: prepared for more threads.)
+    const int64_t wide_floats = g.wide_rows ? g.outch_g * g.wide_columns() : 0;
+    const ExecContext one_thread(nullptr, 1);
+    ctx.parallel_for(g.groups, [&](int64_t begin, int64_t end) {
+        // The thread's own wide rows (`wide` is one group's), kept from call to call.
+        thread_local std::vector<float> own_wide;
+        if (own_wide.size() < static_cast<size_t>(wide_floats)) own_wide.resize(static_cast<size_t>(wide_floats));
+        for (int64_t grp = begin; grp < end; ++grp)
+            conv2d_gemm_group(kern, g, grp, packed_weights, x, bias, y, post, one_thread, clamp, own_wide.data());
+    });
 }
 
 } // namespace kestrel

@@ -60,7 +60,10 @@ int64_t conv2d_gemm_packed_floats(const GemmKernel& kern, const Conv2dGemmGeomet
 // (already padded, and laid out as g.split_columns says). post(out_channel, values, count) runs on each finished
 // piece of an output plane (the fused activation); it may be empty. `clamp`
 // (see GemmKernel::tile) bounds the values before post sees them. With
-// g.wide_rows, `wide` holds outch_g * g.wide_columns() floats of scratch.
+// g.wide_rows, `wide` holds outch_g * g.wide_columns() floats of scratch,
+// unless the groups run in parallel (conv2d_gemm_groups_in_parallel: many
+// groups, each on one thread; they keep their own).
+bool conv2d_gemm_groups_in_parallel(const Conv2dGemmGeometry& g, int threads);
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
                  const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
                  const ExecContext& ctx, const float* clamp = nullptr, float* wide = nullptr);

@@ -185,6 +185,20 @@ inline int64_t gemm_depth_chunk(int64_t m, int64_t k)
 // floats, stays within about 256 KiB (in L2 while every A panel passes over it).
 int64_t gemm_block_cols(const GemmKernel& kern, int64_t kc);
 
+// How gemm_f32 splits C into tasks: column blocks of `block` columns (at
+// most the cache's block), each cut into `row_splits` ranges of A panels.
+struct GemmSplit {
+    int64_t block, row_splits;
+};
+
+// The split whose busiest thread has the least work, the tasks dealt out in
+// contiguous runs as parallel_for does: a task costs its columns times its
+// rows (short tiles and narrow columns counted as they run), plus packing its
+// block of B when `packs_b` (about 8 rows' work: each row split packs it
+// again). Even shares matter most for small layers on two threads (3136
+// columns in blocks of 2720 gave one thread 87 % of a 1x1 layer).
+GemmSplit gemm_split(const GemmKernel& kern, int64_t m, int64_t n, int64_t max_block, bool packs_b, int threads);
+
 // C (m x n, row stride ldc) = start + A*B with A from gemm_pack_a and B given
 // by pack_b: pack_b(col0, cols, k0, kc, dst) writes rows [k0, k0+kc) of
 // columns [col0, col0+cols) as ceil(cols/nr) panels of kc*nr floats, zero past
@@ -207,13 +221,12 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
 {
     if (m <= 0 || n <= 0) return;
     const int64_t depth_chunk = gemm_depth_chunk(m, k);
-    const int64_t block = gemm_block_cols(kern, depth_chunk);
+    GemmPanel probe;
+    const bool packs_b = !pack_b.direct(0, std::min<int64_t>(kern.nr, n), probe);
+    const auto [block, row_splits] =
+        gemm_split(kern, m, n, gemm_block_cols(kern, depth_chunk), packs_b, ctx.threads());
     const int64_t col_blocks = (n + block - 1) / block;
     const int64_t panels = (m + kern.mr - 1) / kern.mr;
-    // A task for every thread: split the A panels when there are fewer blocks
-    // (each split packs the block's B again, so no more splits than threads).
-    const int64_t want = ctx.threads();
-    const int64_t row_splits = std::min(panels, std::max<int64_t>(1, (want + col_blocks - 1) / col_blocks));
     // An A panel used by one or two B panels is read too briefly for the
     // hardware prefetcher to follow (each chunk of it a short stream): the
     // tile then prefetches the next A panel itself (resnet's 512-channel 3x3

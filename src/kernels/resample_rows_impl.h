@@ -7,6 +7,7 @@
 
 #include "kernels/resample_rows.h"
 #include "kernels/vector_of.h"
+#include "kestrel/image.h"
 
 // Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel::detail {
@@ -27,9 +28,9 @@ template <class V> typename V::vec load_floats(const uint8_t* p)
 }
 
 // A value as its output element: float as it is; U8 rounded to nearest and
-// saturated, NaN to 0 (as image::saturate_pixel).
+// saturated, NaN to 0.
 inline float stored_one(float v, float*) { return v; }
-inline uint8_t stored_one(float v, uint8_t*) { return static_cast<uint8_t>((v > 0.f ? (v < 255.f ? v : 255.f) : 0.f) + 0.5f); }
+inline uint8_t stored_one(float v, uint8_t*) { return image::saturate_pixel(v); }
 
 template <class V> void store_values(float* p, typename V::vec v) { V::store(p, v); }
 template <class V> void store_values(uint8_t* p, typename V::vec v)
@@ -45,19 +46,27 @@ template <class V> void store_values(uint8_t* p, typename V::vec v)
     std::memcpy(p, &b, sizeof b);
 }
 
+// Values [i, n) in vectors of V's width and then of each narrower width
+// down to 4 (a tensor's rows are often 13-26 values): returns where it stopped.
 template <class V, class In, class Out>
-void resample_rows(const In* const* rows, const float* w, int taps, int64_t n, Out* dst)
+int64_t resample_vectors(const In* const* rows, const float* w, int taps, int64_t i, int64_t n, Out* dst)
 {
     using vec = typename V::vec;
     constexpr int64_t W = V::width;
-    int64_t i = 0;
     for (; i + W <= n; i += W) {
         vec acc = rounded(load_floats<V>(rows[0] + i) * V::set1(w[0]));
         for (int k = 1; k < taps; ++k) acc = acc + rounded(load_floats<V>(rows[k] + i) * V::set1(w[k]));
         store_values<V>(dst + i, acc);
     }
-    for (; i < n; ++i) {
-        float acc = static_cast<float>(rows[0][i]) * w[0];
+    if constexpr (W > 4) i = resample_vectors<VectorOf<W / 2>>(rows, w, taps, i, n, dst);
+    return i;
+}
+
+template <class V, class In, class Out>
+void resample_rows(const In* const* rows, const float* w, int taps, int64_t n, Out* dst)
+{
+    for (int64_t i = resample_vectors<V>(rows, w, taps, 0, n, dst); i < n; ++i) {
+        float acc = rounded(static_cast<float>(rows[0][i]) * w[0]);
         for (int k = 1; k < taps; ++k) acc = acc + rounded(static_cast<float>(rows[k][i]) * w[k]);
         dst[i] = stored_one(acc, dst);
     }

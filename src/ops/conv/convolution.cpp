@@ -412,7 +412,8 @@ private:
     static void use_gemm(ConvState& st, int64_t padded_values, PrepareContext& ctx)
     {
         st.gg.wide_rows = conv2d_gemm_wants_wide_rows(gemm_kernel(), st.gg);
-        if (st.gg.wide_rows) st.wide = ctx.request_scratch(st.gg.outch_g * st.gg.wide_columns() * 4);
+        if (st.gg.wide_rows && !conv2d_gemm_groups_in_parallel(st.gg, ctx.threads()))
+            st.wide = ctx.request_scratch(st.gg.outch_g * st.gg.wide_columns() * 4);
         st.path = Path::Gemm;
         st.gg.split_columns = conv2d_gemm_wants_split_columns(st.gg);
         if (st.gg.split_columns && st.padded < 0) st.padded = ctx.request_scratch(padded_values * 4);

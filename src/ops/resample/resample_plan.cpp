@@ -81,7 +81,10 @@ void apply_axis_taps(const In* src, const Shape& src_shape, Out* dst, const Axis
     // Every output row is a weighted sum of whole input rows: the vector kernel.
     const auto sum_rows = resample_rows_kernel().*ResampleRowsEntry<In, Out>::of;
     ctx.parallel_for(outer * out_len, [&](int64_t begin, int64_t end) {
-        std::vector<const In*> rows(static_cast<size_t>(taps));
+        // The taps' rows: on the stack for the usual few taps.
+        const In* few[16];
+        std::vector<const In*> many(taps > 16 ? static_cast<size_t>(taps) : 0);
+        const In** rows = taps > 16 ? many.data() : few;
         for (int64_t r = begin; r < end; ++r) {
             const int64_t o = r / out_len, x = r % out_len;
             Out* drow = dst + r * inner;
@@ -91,8 +94,8 @@ void apply_axis_taps(const In* src, const Shape& src_shape, Out* dst, const Axis
             }
             const int64_t* index = t.index.data() + x * taps;
             const In* base = src + o * in_len * inner;
-            for (int k = 0; k < taps; ++k) rows[static_cast<size_t>(k)] = base + index[k] * inner;
-            sum_rows(rows.data(), t.weight.data() + x * taps, taps, inner, drow);
+            for (int k = 0; k < taps; ++k) rows[k] = base + index[k] * inner;
+            sum_rows(rows, t.weight.data() + x * taps, taps, inner, drow);
         }
     });
 }
