@@ -59,7 +59,7 @@ template <class In, class Out> void check_every_kernel()
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> weight(-0.4f, 1.2f);
     for (int taps : {1, 2, 3, 6})
-        for (int64_t n : {1, 3, 4, 15, 16, 17, 64, 100, 1031}) {
+        for (int64_t n : {1, 3, 4, 13, 15, 16, 17, 24, 29, 64, 100, 1031}) { // tails of 8, 4 and fewer
             std::vector<std::vector<In>> rows;
             std::vector<const In*> pointers;
             std::vector<float> w;

@@ -22,9 +22,12 @@ template <class T, int W> struct LanesOf {
 template <class V> typename V::vec load_floats(const float* p) { return V::load(p); }
 template <class V> typename V::vec load_floats(const uint8_t* p)
 {
-    typename LanesOf<uint8_t, V::width>::type b;
-    std::memcpy(&b, p, sizeof b);
-    return __builtin_convertvector(b, typename V::vec);
+    // Widened lane by lane into int32 lanes: GCC 12 makes that pmovzx, where
+    // converting a byte vector takes each byte through a scalar register (13x
+    // slower).
+    typename LanesOf<int32_t, V::width>::type wide;
+    for (int j = 0; j < V::width; ++j) wide[j] = p[j];
+    return __builtin_convertvector(wide, typename V::vec);
 }
 
 // A value as its output element: float as it is; U8 rounded to nearest and

@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <fstream>
 
@@ -69,28 +70,47 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
     return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+namespace {
+
+// Comma-separated numbers, each read whole by `read` (std::stoll, std::stof);
+// nullopt when one is empty or malformed.
+template <class T, class Read> std::optional<std::vector<T>> parse_list(const std::string& text, const Read& read)
+{
+    std::vector<T> values;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        const std::string part = text.substr(start, comma - start);
+        size_t used = 0;
+        try {
+            values.push_back(read(part, &used));
+        } catch (const std::exception&) {
+            return std::nullopt;
+        }
+        if (used != part.size()) return std::nullopt;
+        start = comma + 1;
+    }
+    return values;
+}
+
+} // namespace
+
 std::vector<int64_t> parse_dims(const std::string& text)
 {
-    std::vector<int64_t> dims;
     std::string t = text;
     t.erase(std::remove_if(t.begin(), t.end(), [](char c) { return c == '[' || c == ']' || c == '(' || c == ')' || c == ' '; }),
             t.end());
-    size_t start = 0;
-    while (start <= t.size()) {
-        const size_t comma = std::min(t.find(',', start), t.size());
-        const std::string part = t.substr(start, comma - start);
-        size_t used = 0;
-        long long v = -1;
-        try {
-            v = std::stoll(part, &used);
-        } catch (const std::exception&) {
-        }
-        if (part.empty() || used != part.size() || v <= 0 || v > (1LL << 31))
-            throw UsageError("bad shape '" + text + "': dimensions must be positive integers");
-        dims.push_back(v);
-        start = comma + 1;
-    }
-    return dims;
+    const auto dims = parse_list<int64_t>(t, [](const std::string& s, size_t* used) { return std::stoll(s, used); });
+    if (!dims || std::any_of(dims->begin(), dims->end(), [](int64_t v) { return v <= 0 || v > (int64_t(1) << 31); }))
+        throw UsageError("bad shape '" + text + "': dimensions must be positive integers");
+    return *dims;
+}
+
+std::vector<float> parse_floats(const std::string& text, const char* what)
+{
+    const auto values = parse_list<float>(text, [](const std::string& s, size_t* used) { return std::stof(s, used); });
+    if (!values) throw UsageError(std::string("bad ") + what + " '" + text + "'");
+    return *values;
 }
 
 namespace {

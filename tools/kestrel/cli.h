@@ -28,6 +28,8 @@ Args parse_args(const std::vector<std::string>& argv, const std::vector<std::str
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);
 // "1,3,224,224" or "[224,224,3]" -> numbers as written.
 std::vector<int64_t> parse_dims(const std::string& text);
+// "0.485,0.456,0.406" -> the numbers; a malformed one is a usage error naming `what`.
+std::vector<float> parse_floats(const std::string& text, const char* what);
 
 struct LoadedModel {
     Net net;

@@ -16,27 +16,6 @@ namespace kestrel::cli {
 
 namespace {
 
-// "0.485,0.456,0.406" -> the numbers.
-std::vector<float> parse_floats(const std::string& text, const char* what)
-{
-    std::vector<float> values;
-    size_t start = 0;
-    while (start <= text.size()) {
-        const size_t comma = std::min(text.find(',', start), text.size());
-        const std::string part = text.substr(start, comma - start);
-        size_t used = 0;
-        float v = 0;
-        try {
-            v = std::stof(part, &used);
-        } catch (const std::exception&) {
-        }
-        if (part.empty() || used != part.size()) throw UsageError(std::string("bad ") + what + " '" + text + "'");
-        values.push_back(v);
-        start = comma + 1;
-    }
-    return values;
-}
-
 // The file's pixels as RGB (height, width, 3).
 Tensor read_picture(const std::string& path)
 {
