@@ -223,8 +223,8 @@ void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const flo
     const int64_t depth_chunk = gemm_depth_chunk(m, k);
     GemmPanel probe;
     const bool packs_b = !pack_b.direct(0, std::min<int64_t>(kern.nr, n), probe);
-    const auto [block, row_splits] =
-        gemm_split(kern, m, n, gemm_block_cols(kern, depth_chunk), packs_b, ctx.threads());
+    const GemmSplit split = gemm_split(kern, m, n, gemm_block_cols(kern, depth_chunk), packs_b, ctx.threads());
+    const int64_t block = split.block, row_splits = split.row_splits;
     const int64_t col_blocks = (n + block - 1) / block;
     const int64_t panels = (m + kern.mr - 1) / kern.mr;
     // An A panel used by one or two B panels is read too briefly for the

@@ -1,8 +1,6 @@
 #include "cli.h"
 
-#ifdef KESTREL_HAVE_ONNX
-#include "kestrel/onnx.h"
-#endif
+#include "onnx_module.h"
 
 #include <algorithm>
 #include <optional>
@@ -128,15 +126,11 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
     if (!file_exists(path)) fail(path, ": cannot open model file");
     if (is_onnx_path(path)) {
         if (weights != nullptr) throw UsageError("--weights does not apply to .onnx models");
-#ifdef KESTREL_HAVE_ONNX
         OnnxImportOptions options;
         options.optimize = optimize;
-        load_onnx(m.net, path, options);
+        import_onnx(m.net, path, options);
         m.weights_path = path;
         return;
-#else
-        fail(path, ": this kestrel was built without the ONNX importer (install libonnx-dev and rebuild)");
-#endif
     }
     // ncnn models keep ncnn's bits: only the exact fusions.
     LoadOptions lo = m.net.load_options();
