@@ -1,7 +1,7 @@
-// The weighted row sum kernels of a resize (kernels/resample_rows.h), every
-// one this CPU runs, against the plain loop they promise to match bit for
-// bit: one multiply and one add per value in tap order, U8 results rounded
-// to nearest and saturated (NaN: 0).
+// The weighted row sum kernels of a resize (kernels/resample_rows.h) and
+// their gathered step along a row, every one this CPU runs, against the
+// plain loop they promise to match bit for bit: one multiply and one add per
+// value in tap order, U8 results rounded to nearest and saturated (NaN: 0).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -80,6 +80,47 @@ template <class In, class Out> void check_every_kernel()
             }
         }
 }
+
+// The gathered step: lane i sums w[k*n + i] * src[at[k*n + i]] over k, the
+// same products and adds as the plain loop.
+template <class In> void check_every_gather()
+{
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> weight(-0.4f, 1.2f);
+    const int64_t src_len = 97;
+    // Byte gathers may read 3 bytes past an offset (the kernels' contract).
+    std::vector<In> src = row_of<In>(src_len + 3, rng);
+    for (int taps : {1, 2, 3, 6})
+        for (int64_t n : {1, 5, 8, 13, 16, 17, 40, 300}) {
+            std::vector<int32_t> at(static_cast<size_t>(taps * n));
+            std::vector<float> w(at.size());
+            for (size_t j = 0; j < at.size(); ++j) {
+                at[j] = static_cast<int32_t>(rng() % src_len);
+                w[j] = weight(rng);
+            }
+            std::vector<float> want(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i) {
+                float acc = static_cast<float>(src[static_cast<size_t>(at[i])]) * w[i];
+                for (int k = 1; k < taps; ++k) {
+                    const size_t j = static_cast<size_t>(k * n + i);
+                    const float product = static_cast<float>(src[static_cast<size_t>(at[j])]) * w[j];
+                    acc = acc + product;
+                }
+                want[static_cast<size_t>(i)] = acc;
+            }
+            for (const ResampleRowsKernel* k : resample_rows_kernels_available()) {
+                SCOPED_TRACE(::testing::Message() << k->isa << " taps " << taps << " n " << n);
+                std::vector<float> got(static_cast<size_t>(n) + 1, 77.f);
+                (k->*ResampleGatherEntry<In>::of)(src.data(), at.data(), w.data(), taps, n, got.data());
+                EXPECT_EQ(got[static_cast<size_t>(n)], 77.f) << "wrote past the row";
+                got.pop_back();
+                EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0);
+            }
+        }
+}
+
+TEST(ResampleRows, EveryGatherMatchesTheScalarSumsOfFloats) { check_every_gather<float>(); }
+TEST(ResampleRows, EveryGatherMatchesTheScalarSumsOfBytes) { check_every_gather<uint8_t>(); }
 
 TEST(ResampleRows, EveryKernelMatchesTheScalarSumsFloatToFloat) { check_every_kernel<float, float>(); }
 TEST(ResampleRows, EveryKernelMatchesTheScalarSumsBytesToFloat) { check_every_kernel<uint8_t, float>(); }

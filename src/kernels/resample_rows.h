@@ -16,6 +16,13 @@ struct ResampleRowsKernel {
     void (*u8_to_f32)(const uint8_t* const* rows, const float* w, int taps, int64_t n, float* dst);
     void (*f32_to_u8)(const float* const* rows, const float* w, int taps, int64_t n, uint8_t* dst);
     void (*u8_to_u8)(const uint8_t* const* rows, const float* w, int taps, int64_t n, uint8_t* dst);
+    // The step along a row (an image's columns): dst[i] = sum over k < taps
+    // of w[k*n + i] * src[at[k*n + i]], for i < n, in tap order from the
+    // first product, each product rounded before it is added; vectors of
+    // outputs with their taps gathered. U8: src + at[.] + 3 must be readable
+    // (the gathers read 4 bytes).
+    void (*gather_f32)(const float* src, const int32_t* at, const float* w, int taps, int64_t n, float* dst);
+    void (*gather_u8)(const uint8_t* src, const int32_t* at, const float* w, int taps, int64_t n, float* dst);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them
@@ -36,6 +43,14 @@ template <> struct ResampleRowsEntry<float, uint8_t> {
 };
 template <> struct ResampleRowsEntry<uint8_t, uint8_t> {
     static constexpr auto of = &ResampleRowsKernel::u8_to_u8;
+};
+// The gathered step's entry for this input type.
+template <class In> struct ResampleGatherEntry;
+template <> struct ResampleGatherEntry<float> {
+    static constexpr auto of = &ResampleRowsKernel::gather_f32;
+};
+template <> struct ResampleGatherEntry<uint8_t> {
+    static constexpr auto of = &ResampleRowsKernel::gather_u8;
 };
 
 } // namespace kestrel

@@ -75,10 +75,41 @@ void resample_rows(const In* const* rows, const float* w, int taps, int64_t n, O
     }
 }
 
+// W values src[at[i]] as floats.
+template <class V> typename V::vec gather_floats(const float* src, const int32_t* at) { return V::gather(src, at); }
+template <class V> typename V::vec gather_floats(const uint8_t* src, const int32_t* at)
+{
+    return V::gather_bytes(src, at);
+}
+
+template <class V, class In>
+void resample_gather(const In* src, const int32_t* at, const float* w, int taps, int64_t n, float* dst)
+{
+    using vec = typename V::vec;
+    constexpr int64_t W = V::width;
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        vec acc = rounded(gather_floats<V>(src, at + i) * V::load(w + i));
+        for (int k = 1; k < taps; ++k)
+            acc = acc + rounded(gather_floats<V>(src, at + k * n + i) * V::load(w + k * n + i));
+        V::store(dst + i, acc);
+    }
+    for (; i < n; ++i) {
+        float acc = rounded(static_cast<float>(src[at[i]]) * w[i]);
+        for (int k = 1; k < taps; ++k) acc = acc + rounded(static_cast<float>(src[at[k * n + i]]) * w[k * n + i]);
+        dst[i] = acc;
+    }
+}
+
 template <class V> ResampleRowsKernel resample_rows_kernel_of(const char* isa)
 {
-    return ResampleRowsKernel{isa, resample_rows<V, float, float>, resample_rows<V, uint8_t, float>,
-                              resample_rows<V, float, uint8_t>, resample_rows<V, uint8_t, uint8_t>};
+    return ResampleRowsKernel{isa,
+                              resample_rows<V, float, float>,
+                              resample_rows<V, uint8_t, float>,
+                              resample_rows<V, float, uint8_t>,
+                              resample_rows<V, uint8_t, uint8_t>,
+                              resample_gather<V, float>,
+                              resample_gather<V, uint8_t>};
 }
 
 } // namespace

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 // A vec is never an argument or result of a function that is not inlined: GCC
 // then leaves out the vzeroupper at its return (it assumes an AVX caller), and
@@ -49,6 +52,49 @@ template <int W> struct VectorOf {
         return load(lanes);
     }
     static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
+    // base[index[i]] in lane i: one gather instruction where the ISA has it
+    // (the masked forms, whose merge source is set: GCC 12 warns about the
+    // others' undefined one).
+    static vec gather(const float* base, const int32_t* index)
+    {
+#if defined(__AVX512F__)
+        if constexpr (W == 16)
+            return vec(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xffff, _mm512_loadu_si512(index), base, 4));
+#endif
+#if defined(__AVX2__)
+        if constexpr (W == 8) {
+            const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index));
+            const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+            return vec(_mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, at, all, 4));
+        }
+#endif
+        float lanes[W];
+        for (int i = 0; i < W; ++i) lanes[i] = base[index[i]];
+        return load(lanes);
+    }
+    // The byte base[index[i]] as a float in lane i. Gathers read 4 bytes at
+    // each index: base + index[i] + 3 must be readable.
+    static vec gather_bytes(const uint8_t* base, const int32_t* index)
+    {
+#if defined(__AVX512F__)
+        if constexpr (W == 16) {
+            const __m512i words =
+                _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), 0xffff, _mm512_loadu_si512(index), base, 1);
+            return vec(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_and_si512(words, _mm512_set1_epi32(0xff))));
+        }
+#endif
+#if defined(__AVX2__)
+        if constexpr (W == 8) {
+            const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index));
+            const __m256i words = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(base),
+                                                              at, _mm256_set1_epi32(-1), 1);
+            return vec(_mm256_cvtepi32_ps(_mm256_and_si256(words, _mm256_set1_epi32(0xff))));
+        }
+#endif
+        float lanes[W];
+        for (int i = 0; i < W; ++i) lanes[i] = base[index[i]];
+        return load(lanes);
+    }
 };
 
 // Swaps the off-diagonal HxH blocks of each 2Hx2H block of rows a, b (b is
