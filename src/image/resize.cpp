@@ -46,7 +46,7 @@ int64_t rows_spanned(const AxisTaps& rows)
     return span;
 }
 
-// The image's rows, their taps' row pointers and a row step's shape.
+// An image as rows of width * channels values, and the shape of one row's step.
 template <class T> struct ImageRows {
     const T* data;
     int64_t width, channels;

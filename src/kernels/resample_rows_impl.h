@@ -49,6 +49,16 @@ template <class V> void store_values(uint8_t* p, typename V::vec v)
     std::memcpy(p, &b, sizeof b);
 }
 
+// The taps' weighted sum as the scalar code takes it: from the first
+// product, each product(k) (tap k's value times its weight) rounded before it
+// is added, in tap order. T is a float or a vector of them.
+template <class T, class Product> __attribute__((always_inline)) inline T tap_sum(int taps, const Product& product)
+{
+    T acc = rounded(product(0));
+    for (int k = 1; k < taps; ++k) acc = acc + rounded(product(k));
+    return acc;
+}
+
 // Values [i, n) in vectors of V's width and then of each narrower width
 // down to 4 (a tensor's rows are often 13-26 values): returns where it stopped.
 template <class V, class In, class Out>
@@ -57,9 +67,7 @@ int64_t resample_vectors(const In* const* rows, const float* w, int taps, int64_
     using vec = typename V::vec;
     constexpr int64_t W = V::width;
     for (; i + W <= n; i += W) {
-        vec acc = rounded(load_floats<V>(rows[0] + i) * V::set1(w[0]));
-        for (int k = 1; k < taps; ++k) acc = acc + rounded(load_floats<V>(rows[k] + i) * V::set1(w[k]));
-        store_values<V>(dst + i, acc);
+        store_values<V>(dst + i, tap_sum<vec>(taps, [&](int k) { return load_floats<V>(rows[k] + i) * V::set1(w[k]); }));
     }
     if constexpr (W > 4) i = resample_vectors<VectorOf<W / 2>>(rows, w, taps, i, n, dst);
     return i;
@@ -68,11 +76,8 @@ int64_t resample_vectors(const In* const* rows, const float* w, int taps, int64_
 template <class V, class In, class Out>
 void resample_rows(const In* const* rows, const float* w, int taps, int64_t n, Out* dst)
 {
-    for (int64_t i = resample_vectors<V>(rows, w, taps, 0, n, dst); i < n; ++i) {
-        float acc = rounded(static_cast<float>(rows[0][i]) * w[0]);
-        for (int k = 1; k < taps; ++k) acc = acc + rounded(static_cast<float>(rows[k][i]) * w[k]);
-        dst[i] = stored_one(acc, dst);
-    }
+    for (int64_t i = resample_vectors<V>(rows, w, taps, 0, n, dst); i < n; ++i)
+        dst[i] = stored_one(tap_sum<float>(taps, [&](int k) { return static_cast<float>(rows[k][i]) * w[k]; }), dst);
 }
 
 // W values src[at[i]] as floats.
@@ -88,17 +93,12 @@ void resample_gather(const In* src, const int32_t* at, const float* w, int taps,
     using vec = typename V::vec;
     constexpr int64_t W = V::width;
     int64_t i = 0;
-    for (; i + W <= n; i += W) {
-        vec acc = rounded(gather_floats<V>(src, at + i) * V::load(w + i));
-        for (int k = 1; k < taps; ++k)
-            acc = acc + rounded(gather_floats<V>(src, at + k * n + i) * V::load(w + k * n + i));
-        V::store(dst + i, acc);
-    }
-    for (; i < n; ++i) {
-        float acc = rounded(static_cast<float>(src[at[i]]) * w[i]);
-        for (int k = 1; k < taps; ++k) acc = acc + rounded(static_cast<float>(src[at[k * n + i]]) * w[k * n + i]);
-        dst[i] = acc;
-    }
+    for (; i + W <= n; i += W)
+        V::store(dst + i, tap_sum<vec>(taps, [&](int k) {
+                     return gather_floats<V>(src, at + k * n + i) * V::load(w + k * n + i);
+                 }));
+    for (; i < n; ++i)
+        dst[i] = tap_sum<float>(taps, [&](int k) { return static_cast<float>(src[at[k * n + i]]) * w[k * n + i]; });
 }
 
 template <class V> ResampleRowsKernel resample_rows_kernel_of(const char* isa)
