@@ -94,36 +94,66 @@ const PlaneCase kCases[] = {
         {12, 12, 3, 3, 2, 2, 1, 1},             // the last row and column never read
 };
 
+// How a block's input and output are stored in check_block: planes (only
+// `lanes` of them) or one block of Layout::ChannelBlocks.
+struct BlockForm {
+    bool in_blocked = false, out_blocked = false;
+    int64_t lanes = -1; // -1: the whole block
+};
+
 // Channel blocks: bit for bit what the plane kernel (checked above) gives
-// each channel, with gaps between the planes; bias and none.
-void check_block(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed, bool with_bias)
+// each channel, with gaps between the planes, or blocked; bias and none.
+void check_block(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t seed, bool with_bias, BlockForm form = {})
 {
+    const int64_t block = kern.block, taps = c.kh * c.kw, lanes = form.lanes < 0 ? block : form.lanes;
     SCOPED_TRACE(::testing::Message() << kern.isa << " block in=" << c.h << "x" << c.w << " k=" << c.kh << "x" << c.kw
                                       << " s=" << c.sh << "x" << c.sw << " d=" << c.dh << "x" << c.dw << " pads="
-                                      << c.pt << "," << c.pb << "," << c.pl << "," << c.pr << " bias=" << with_bias);
+                                      << c.pt << "," << c.pb << "," << c.pl << "," << c.pr << " bias=" << with_bias
+                                      << " blocked in/out=" << form.in_blocked << form.out_blocked << " lanes=" << lanes);
     const Depthwise2dGeometry g = geometry_of(c);
-    const int64_t block = kern.block, taps = c.kh * c.kw;
     const int64_t in_plane = c.h * c.w + 3, out_n = g.out_h * g.out_w, out_plane = out_n + 2;
     const std::vector<float> x = random_values(block * in_plane, seed), wt = random_values(block * taps, seed + 1);
     const std::vector<float> bias = random_values(block, seed + 2);
     std::vector<float> blocked_weights(static_cast<size_t>(block * taps));
     for (int64_t ch = 0; ch < block; ++ch)
         for (int64_t t = 0; t < taps; ++t) blocked_weights[t * block + ch] = wt[ch * taps + t];
+    // The input as the kernel reads it: planes, or the same values as [pixel][channel].
+    std::vector<float> x_blocked(static_cast<size_t>(block * c.h * c.w));
+    for (int64_t ch = 0; ch < block; ++ch)
+        for (int64_t i = 0; i < c.h * c.w; ++i) x_blocked[i * block + ch] = x[ch * in_plane + i];
+    const ChannelBlockIn in = form.in_blocked ? ChannelBlockIn{x_blocked.data(), 0, 0, true}
+                                              : ChannelBlockIn{x.data(), in_plane, lanes, false};
+    // One guard value past a blocked output too.
     std::vector<float> y(static_cast<size_t>(block * out_plane), std::numeric_limits<float>::quiet_NaN());
     std::vector<float> scratch(static_cast<size_t>(g.block_scratch_floats(block)));
-    kern.channels(g, x.data(), in_plane, blocked_weights.data(), with_bias ? bias.data() : nullptr, y.data(),
-                  out_plane, scratch.data());
+    kern.channels(g, in, blocked_weights.data(), with_bias ? bias.data() : nullptr,
+                  ChannelBlockOut{y.data(), out_plane, lanes, form.out_blocked}, scratch.data());
+    const auto got = [&](int64_t ch, int64_t i) { return form.out_blocked ? y[i * block + ch] : y[ch * out_plane + i]; };
     std::vector<float> want(static_cast<size_t>(out_n)), plane_scratch(static_cast<size_t>(g.scratch_floats()));
+    const std::vector<float> zeros(static_cast<size_t>(in_plane), 0.f);
     int bad = 0;
     for (int64_t ch = 0; ch < block; ++ch) {
-        kern.plane(g, x.data() + ch * in_plane, wt.data() + ch * taps, with_bias ? bias[ch] : 0.f, want.data(),
-                   plane_scratch.data());
-        for (int64_t i = 0; i < out_n; ++i)
-            if (std::memcmp(&want[i], &y[ch * out_plane + i], sizeof(float)) != 0 && ++bad <= 5)
-                ADD_FAILURE() << "channel " << ch << " out[" << i << "] = " << y[ch * out_plane + i] << ", the plane kernel "
-                              << want[i];
+        // Planes past `lanes` are never written; read, they are zeros (a blocked
+        // output holds their sums too).
+        const bool exists = ch < lanes || form.in_blocked;
+        if (ch >= lanes && !form.out_blocked) {
+            for (int64_t i = 0; i < out_plane; ++i)
+                EXPECT_TRUE(std::isnan(y[ch * out_plane + i])) << "channel " << ch << " past the lanes was written";
+            continue;
+        }
+        kern.plane(g, exists ? x.data() + ch * in_plane : zeros.data(), wt.data() + ch * taps,
+                   with_bias ? bias[ch] : 0.f, want.data(), plane_scratch.data());
+        for (int64_t i = 0; i < out_n; ++i) {
+            const float value = got(ch, i);
+            if (std::memcmp(&want[i], &value, sizeof(float)) != 0 && ++bad <= 5)
+                ADD_FAILURE() << "channel " << ch << " out[" << i << "] = " << value << ", the plane kernel " << want[i];
+        }
+        if (form.out_blocked) continue;
         for (int64_t i = out_n; i < out_plane; ++i)
             EXPECT_TRUE(std::isnan(y[ch * out_plane + i])) << "channel " << ch << ": wrote past its plane";
+    }
+    if (form.out_blocked) {
+        EXPECT_TRUE(std::isnan(y[out_n * block])) << "wrote past the blocked output";
     }
     EXPECT_EQ(bad, 0);
 }
@@ -152,7 +182,7 @@ void check_block_max(const DepthwiseKernel& kern, const PlaneCase& c, uint32_t s
     const std::vector<float> x = random_values(block * in_plane, seed);
     std::vector<float> y(static_cast<size_t>(block * out_plane), std::numeric_limits<float>::quiet_NaN());
     std::vector<float> scratch(static_cast<size_t>(g.block_scratch_floats(block)));
-    kern.channels_max(g, x.data(), in_plane, y.data(), out_plane, scratch.data());
+    kern.channels_max(g, {x.data(), in_plane, block}, {y.data(), out_plane, block}, scratch.data());
     int bad = 0;
     for (int64_t ch = 0; ch < block; ++ch) {
         for (int64_t oy = 0; oy < g.out_h; ++oy)
@@ -211,6 +241,19 @@ TEST(DepthwiseKernels, ChannelBlocksMatchThePlaneKernel)
     for (const DepthwiseKernel* kern : depthwise_kernels_available())
         for (const PlaneCase& c : kCases)
             for (bool with_bias : {true, false}) check_block(*kern, c, seed += 3, with_bias);
+}
+
+// Layout::ChannelBlocks in, out or both, and a last block of fewer channels
+// than the vector (its planes the only ones read and written).
+TEST(DepthwiseKernels, ChannelBlocksTakeBlockedDataAndShortBlocks)
+{
+    uint32_t seed = 11;
+    for (const DepthwiseKernel* kern : depthwise_kernels_available())
+        for (const PlaneCase& c : kCases)
+            for (BlockForm form : {BlockForm{true, false}, BlockForm{false, true}, BlockForm{true, true},
+                                   BlockForm{false, false, kern->block - 1}, BlockForm{false, true, 1},
+                                   BlockForm{true, false, kern->block / 2}})
+                check_block(*kern, c, seed += 3, true, form);
 }
 
 TEST(DepthwiseKernels, ChannelBlockMaximaMatchAPlainLoop)

@@ -39,7 +39,8 @@ std::string allocations_of_second_run(const Net& net, const std::map<std::string
                 [&](const OpEvent& e) {
                     at_layer_end = tensor_allocations();
                     note(e, at_layer_end - at_layer_start, "");
-                });
+                },
+                true); // blobs as stored: the plan of the first run, channel blocks included
         at_layer_end = tensor_allocations();
         const int64_t before = tensor_allocations();
         for (const auto& kv : inputs) session.set_input(kv.first, kv.second);

@@ -124,7 +124,11 @@ public:
     // Computes several blobs in one pass.
     std::vector<Tensor> run(const std::vector<std::string>& blob_names);
 
-    void set_callbacks(OpCallback before, OpCallback after);
+    // Callbacks around every layer's forward. They see every blob plain (the
+    // session then plans without channel blocks), or with `stored_layouts`
+    // as the plan stores it (a blocked blob as [..., C/B, H, W, B], see
+    // Layout), so that timings are those of an ordinary run (bench --profile).
+    void set_callbacks(OpCallback before, OpCallback after, bool stored_layouts = false);
     // Peak activation bytes of the last plan (arena size plus outputs).
     int64_t peak_bytes() const;
     const Options& options() const;

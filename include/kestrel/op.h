@@ -23,16 +23,46 @@ namespace kestrel {
 
 class ThreadPool;
 
+// How a float activation of shape [..., C, H, W] is stored. Plain: as its
+// shape says. ChannelBlocks: the channels in blocks of B (the CPU's vector
+// width in floats, channel_block()), a pixel's B channels side by side, as
+// ncnn's and ONNX Runtime's packed layouts: [..., ceil(C/B), H, W, B], the
+// lanes past C padding that no op reads as data. A session picks it for the
+// blobs between layers that all take it (Op::blocked_layouts); the graph's
+// inputs and outputs stay plain.
+enum class Layout : uint8_t { Plain, ChannelBlocks };
+
+// The channels per block of Layout::ChannelBlocks on this CPU.
+int64_t channel_block();
+// The shape a blob of `shape` is stored in with `layout`.
+Shape stored_shape(const Shape& shape, Layout layout);
+
 struct TensorDesc {
     TensorDesc() = default;
     TensorDesc(Shape s, DType t = DType::F32, Tensor v = Tensor()) : shape(std::move(s)), dtype(t), value(std::move(v)) {}
     Shape shape;
     DType dtype = DType::F32;
+    // How the tensor forward() gets is stored (shape stays the logical shape).
+    Layout layout = Layout::Plain;
     // The contents, when known while planning (constants and small values
     // computed from shapes, e.g. a Shape -> Gather -> Concat chain feeding a
     // Reshape). Undefined otherwise. Ops whose output shape depends on an
     // input's values read it here in infer().
     Tensor value;
+};
+
+// Which of an op's inputs and outputs may be stored in channel blocks, for
+// the shapes given; -1 for plain only (the default), else a group number:
+// the blobs of one group take the same layout, and the session chooses each
+// group's (it blocks a blob only when its producer and all its readers agree).
+// `elementwise`: the op does not care, computing each stored value from the
+// values stored at the same place (unary maps, same-shape binary ops, views):
+// the session then hands it blocked blobs as plain tensors of their stored
+// shape, in prepare() and forward(). Otherwise the op reads TensorDesc::layout
+// in prepare() and gets tensors of the stored shape in forward().
+struct BlockedLayouts {
+    std::vector<int> inputs, outputs;
+    bool elementwise = false;
 };
 
 // How a weight is stored in the .bin: tagged (ncnn "type 0", a 4-byte tag says
@@ -175,6 +205,13 @@ public:
     // LoadOptions::keep_loaded_weights): an op keeping a copy of them only to
     // build packed forms later may drop it once it has what it computes with.
     virtual void weights_released() {}
+    // Which inputs and outputs may be stored in channel blocks (BlockedLayouts);
+    // none by default.
+    virtual BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& /*inputs*/,
+                                           const std::vector<TensorDesc>& /*outputs*/) const
+    {
+        return {};
+    }
     // Multiply-accumulates for `kestrel info`, given inferred shapes.
     virtual int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&) const { return 0; }
     // Bytes of weights held (for `kestrel info`).

@@ -43,6 +43,12 @@ struct Options {
     // Reuse intermediate buffers across layers (off: every blob gets its own buffer,
     // useful when inspecting many blobs with callbacks).
     bool reuse_memory = true;
+    // Store activations between layers that take it in channel blocks
+    // (Layout::ChannelBlocks: ncnn's and ONNX Runtime's packed layout), where
+    // convolutions chain without transposing their inputs and outputs. Off:
+    // every blob plain. The caller sees plain tensors either way (callbacks
+    // too, unless set with stored layouts).
+    bool blocked_layouts = true;
     // Refuse any single tensor or weight larger than this, before allocating.
     int64_t max_tensor_bytes = int64_t(4) << 30;
     // Refuse a run whose planned activation memory exceeds this.

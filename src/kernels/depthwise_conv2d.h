@@ -49,6 +49,19 @@ struct Depthwise2dGeometry {
 // add of x), or the maximum (max pooling).
 enum class WindowReduce { WeightedSum, Max };
 
+// Where a block of channels is read or written: `lanes` planes `plane` floats
+// apart (the block's channels past them read as 0 and are never written), or,
+// `blocked`, one block of Layout::ChannelBlocks ([pixel][channel]: `plane`
+// and `lanes` unused, every channel of the block read and written).
+template <class T> struct ChannelBlockAt {
+    T* data = nullptr;
+    int64_t plane = 0;
+    int64_t lanes = 0;
+    bool blocked = false;
+};
+using ChannelBlockIn = ChannelBlockAt<const float>;
+using ChannelBlockOut = ChannelBlockAt<float>;
+
 struct DepthwiseKernel {
     const char* isa;
     // out[oy][ox] = bias + sum over (ky, kx) in order of weights[ky*kw + kx] *
@@ -57,16 +70,15 @@ struct DepthwiseKernel {
     void (*plane)(const Depthwise2dGeometry& g, const float* in, const float* weights, float bias, float* out,
                   float* scratch);
     // The same sums for `block` channels at once, vectorized across them
-    // (faster on small planes; the same bits): input planes `in_plane` floats
-    // apart, weights[tap * block + channel], bias[channel] (or none), output
-    // planes `out_plane` floats apart; scratch of g.block_scratch_floats(block).
+    // (faster on small planes; the same bits): weights[tap * block + channel],
+    // bias[channel] (`block` values, or none); scratch of
+    // g.block_scratch_floats(block).
     int64_t block;
-    void (*channels)(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
-                     const float* bias, float* out, int64_t out_plane, float* scratch);
+    void (*channels)(const Depthwise2dGeometry& g, ChannelBlockIn in, const float* weights, const float* bias,
+                     ChannelBlockOut out, float* scratch);
     // Max pooling's windows over `block` channels the same way: each output
     // the maximum of its taps (padding reads pad_value, the lowest value).
-    void (*channels_max)(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* out,
-                         int64_t out_plane, float* scratch);
+    void (*channels_max)(const Depthwise2dGeometry& g, ChannelBlockIn in, ChannelBlockOut out, float* scratch);
     // Global pooling of `block` planes `in_plane` floats apart, vectorized
     // across them: out[channel] = the sum from 0 (or the maximum from the
     // first value) of its plane's n values in order, as a loop over each

@@ -7,9 +7,11 @@
 // Small planes (14x14, 7x7) fill few vectors along their rows; across
 // channels every vector is full, as in ncnn's packed layouts. A block of
 // V::width channels is transposed once into a padded [row][column][channel]
-// copy, each output pixel is one vector of channels summed over the taps (4
-// pixels at a time, independent accumulators), and the pixels are transposed
-// back, V::width at a time in registers, into the output planes. Every
+// copy (or copied, when it is stored in channel blocks already), each output
+// pixel is one vector of channels summed over the taps (4 pixels at a time,
+// independent accumulators), and the pixels are transposed back, V::width at
+// a time in registers, into the output planes (or stored as they are into a
+// blocked output). Every
 // output is the bias plus the taps in (ky, kx) order by multiply-adds, as in
 // the rows kernel, so both give the same bits.
 #pragma once
@@ -45,9 +47,9 @@ template <class V> inline void store_first(float* p, typename V::vec v, int64_t 
 
 // The block's channels of the padded plane the outputs read, as
 // dst[(r * padded_w + c) * W + channel]: the padding filled in, the input
-// transposed from its planes (`in_plane` floats apart) W pixels at a time.
-template <class V>
-void pack_padded_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* dst)
+// copied row by row when it is blocked, else transposed from its planes W
+// pixels at a time.
+template <class V> void pack_padded_block(const Depthwise2dGeometry& g, ChannelBlockIn in, float* dst)
 {
     constexpr int64_t W = V::width;
     using vec = typename V::vec;
@@ -67,13 +69,20 @@ void pack_padded_block(const Depthwise2dGeometry& g, const float* in, int64_t in
         fill(r, 0, c0);
         fill(r, c1, pw);
     }
+    if (in.blocked) {
+        for (int64_t r = r0; r < r1; ++r)
+            std::memcpy(dst + (r * pw + c0) * W, in.data + ((r - g.pad_top) * g.in_w + c0 - g.pad_left) * W,
+                        sizeof(float) * static_cast<size_t>((c1 - c0) * W));
+        return;
+    }
     // The input pixels r0..r1 x c0..c1 in runs of W along the plane.
     const int64_t first = (r0 - g.pad_top) * g.in_w, last = (r1 - 1 - g.pad_top) * g.in_w + g.in_w;
     int64_t y = r0 - g.pad_top, x = 0;
     for (int64_t q = first; q < last; q += W) {
         const int64_t count = std::min(W, last - q);
         vec v[W];
-        for (int64_t ch = 0; ch < W; ++ch) v[ch] = load_first<V>(in + ch * in_plane + q, count);
+        for (int64_t ch = 0; ch < W; ++ch)
+            v[ch] = ch < in.lanes ? load_first<V>(in.data + ch * in.plane + q, count) : V::set1(0.f);
         transpose_square<V>(v);
         for (int64_t j = 0; j < count; ++j) {
             const int64_t c = x + g.pad_left;
@@ -111,16 +120,17 @@ inline void block_pixels(const float* src, int64_t step, const int64_t* offset, 
 // vector argument: a function taking one by value returns without vzeroupper,
 // and the SSE code after it then runs 2-3x slower; see vector_of.h.)
 template <class V, WindowReduce R>
-void window_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
-                  const float* start_values, float fill, float* out, int64_t out_plane, float* scratch)
+void window_block(const Depthwise2dGeometry& g, ChannelBlockIn in, const float* weights, const float* start_values,
+                  float fill, ChannelBlockOut out, float* scratch)
 {
     constexpr int64_t W = V::width;
     using vec = typename V::vec;
     const vec start = start_values ? V::load(start_values) : V::set1(fill);
     const int64_t pw = g.padded_w(), taps = g.kh * g.kw, n = g.out_h * g.out_w;
     float* padded = scratch;
-    float* results = scratch + g.padded_h() * pw * W; // [pixel][channel]
-    pack_padded_block<V>(g, in, in_plane, padded);
+    // [pixel][channel]: the output itself when it is blocked.
+    float* results = out.blocked ? out.data : scratch + g.padded_h() * pw * W;
+    pack_padded_block<V>(g, in, padded);
     int64_t offset[kMaxDepthwiseTaps];
     for (int64_t ky = 0; ky < g.kh; ++ky)
         for (int64_t kx = 0; kx < g.kw; ++kx) offset[ky * g.kw + kx] = (ky * g.dilation_h * pw + kx * g.dilation_w) * W;
@@ -134,13 +144,14 @@ void window_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plan
         for (; ox < g.out_w; ++ox)
             block_pixels<V, R, 1>(row + ox * step, step, offset, taps, weights, start, orow + ox * W);
     }
+    if (out.blocked) return;
     // Back to planes, W pixels at a time.
     for (int64_t p = 0; p < n; p += W) {
         const int64_t count = std::min(W, n - p);
         vec v[W];
         for (int64_t j = 0; j < W; ++j) v[j] = V::load(results + (p + std::min(j, count - 1)) * W);
         transpose_square<V>(v);
-        for (int64_t ch = 0; ch < W; ++ch) store_first<V>(out + ch * out_plane + p, v[ch], count);
+        for (int64_t ch = 0; ch < out.lanes; ++ch) store_first<V>(out.data + ch * out.plane + p, v[ch], count);
     }
 }
 
@@ -181,18 +192,16 @@ template <class V> void whole_maxima(const float* in, int64_t in_plane, int64_t 
 }
 
 template <class V>
-void depthwise_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, const float* weights,
-                     const float* bias, float* out, int64_t out_plane, float* scratch)
+void depthwise_block(const Depthwise2dGeometry& g, ChannelBlockIn in, const float* weights, const float* bias,
+                     ChannelBlockOut out, float* scratch)
 {
-    window_block<V, WindowReduce::WeightedSum>(g, in, in_plane, weights, bias, 0.f, out, out_plane, scratch);
+    window_block<V, WindowReduce::WeightedSum>(g, in, weights, bias, 0.f, out, scratch);
 }
 
 // The windows' maxima (pad_value: the lowest value), from the lowest value.
-template <class V>
-void max_block(const Depthwise2dGeometry& g, const float* in, int64_t in_plane, float* out, int64_t out_plane,
-               float* scratch)
+template <class V> void max_block(const Depthwise2dGeometry& g, ChannelBlockIn in, ChannelBlockOut out, float* scratch)
 {
-    window_block<V, WindowReduce::Max>(g, in, in_plane, nullptr, nullptr, g.pad_value, out, out_plane, scratch);
+    window_block<V, WindowReduce::Max>(g, in, nullptr, nullptr, g.pad_value, out, scratch);
 }
 
 } // namespace

@@ -358,8 +358,8 @@ void max_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecC
     const Depthwise2dGeometry dg = window_geometry(g, lowest<float>());
     const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
     blocks_then_planes(x, g, y, ctx, dg.block_scratch_floats(kern.block), [&](int64_t c0, float* scratch) {
-        kern.channels_max(dg, x.data<float>() + c0 * in_plane, in_plane, y.data<float>() + c0 * out_plane, out_plane,
-                          scratch);
+        kern.channels_max(dg, {x.data<float>() + c0 * in_plane, in_plane, kern.block},
+                          {y.data<float>() + c0 * out_plane, out_plane, kern.block}, scratch);
     }, max_plane<float>);
 }
 
@@ -374,7 +374,8 @@ void average_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const E
     const std::vector<float> divisor = average_divisors(g);
     blocks_then_planes(x, g, y, ctx, dg.block_scratch_floats(kern.block), [&](int64_t c0, float* scratch) {
         float* out = y.data<float>() + c0 * out_plane;
-        kern.channels(dg, x.data<float>() + c0 * in_plane, in_plane, ones.data(), nullptr, out, out_plane, scratch);
+        kern.channels(dg, {x.data<float>() + c0 * in_plane, in_plane, kern.block}, ones.data(), nullptr,
+                      {out, out_plane, kern.block}, scratch);
         for (int64_t c = 0; c < kern.block; ++c)
             for (int64_t p = 0; p < out_plane; ++p) {
                 float& v = out[c * out_plane + p];

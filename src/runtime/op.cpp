@@ -1,8 +1,27 @@
 // The non-virtual parts of the Op interface (include/kestrel/op.h): scratch
-// requests and lookups, and running one op outside a Session.
+// requests and lookups, stored shapes of layouts, and running one op outside
+// a Session.
 #include "kestrel/op.h"
 
+#include "kernels/depthwise_conv2d.h"
+
 namespace kestrel {
+
+// The vector width of the kernels this CPU runs: every kernel on channel
+// blocks takes one vector per pixel.
+int64_t channel_block() { return depthwise_kernel().block; }
+
+Shape stored_shape(const Shape& shape, Layout layout)
+{
+    if (layout == Layout::Plain) return shape;
+    check(shape.size() >= 3, "internal: channel blocks need a [..., C, H, W] shape, got ", shape_str(shape));
+    const int64_t block = channel_block();
+    Shape s = shape;
+    int64_t& channels = s[s.size() - 3];
+    channels = (channels + block - 1) / block;
+    s.push_back(block);
+    return s;
+}
 
 int PrepareContext::request_scratch(int64_t bytes)
 {

@@ -1,6 +1,7 @@
 // Session: prepare (shape inference + memory plan, cached per input shapes and
 // requested blobs) and run (execute the planned layers over one arena).
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "core/thread_pool.h"
@@ -41,6 +42,7 @@ struct Plan {
     std::vector<int> all_layers; // also the ones evaluated while planning (for reports)
     std::vector<BlobPlan> blobs; // indexed by blob id
     std::vector<bool> inplace;   // per step: output 0 written over input 0
+    std::vector<bool> elementwise; // per step: its op takes blocked blobs as plain ones (BlockedLayouts)
     std::vector<bool> data_dependent; // per blob: shape may differ at run time (downstream of dynamic_output_shape)
     std::vector<bool> shapes_vary;    // per layer: its output shapes are known only when it runs
     int64_t arena_bytes = 0;
@@ -64,7 +66,12 @@ struct PlanKey {
 // Outputs at most this large are evaluated while planning when their inputs are known.
 constexpr int64_t kMaxPlanTimeElements = 4096;
 
-int64_t desc_bytes(const TensorDesc& d) { return shape_numel(d.shape) * static_cast<int64_t>(dtype_size(d.dtype)); }
+Shape stored_shape(const TensorDesc& d) { return stored_shape(d.shape, d.layout); }
+
+int64_t desc_bytes(const TensorDesc& d) { return shape_numel(stored_shape(d)) * static_cast<int64_t>(dtype_size(d.dtype)); }
+
+// What an op that takes channel blocks elementwise sees of a blob: its stored shape.
+TensorDesc as_elementwise(const TensorDesc& d) { return TensorDesc(stored_shape(d), d.dtype); }
 
 std::string shapes_str(const std::vector<TensorDesc>& ds)
 {
@@ -80,6 +87,7 @@ struct Session::Impl {
     const Graph* graph;
     Options options;
     OpCallback before, after;
+    bool callbacks_see_plain = false; // callbacks set without stored layouts: plan every blob plain
     std::map<int, Tensor> inputs;
     std::map<int, Tensor> results; // computed since the inputs were last set
     PlanKey plan_key;
@@ -92,6 +100,8 @@ struct Session::Impl {
     void infer_layer(int li, std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const;
     bool evaluate_while_planning(int li, Plan& p) const;
     void infer_shapes(Plan& p) const;
+    void choose_layouts(Plan& p, const std::vector<int>& targets) const;
+    std::vector<TensorDesc> step_descs(const Plan& p, size_t s, const std::vector<int>& blobs) const;
     void prepare_steps(Plan& p) const;
     std::unique_ptr<OpState> prepare_layer(int li, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
                                            std::vector<int64_t>& scratch_bytes) const;
@@ -134,6 +144,7 @@ int64_t split_batch(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& 
         check(!d.shape.empty() && d.shape[0] == n, "batched inputs must share the leading batch axis, got ",
               shapes_str(in));
         per_sample.push_back(TensorDesc(Shape(d.shape.begin() + 1, d.shape.end()), d.dtype));
+        per_sample.back().layout = d.layout;
     }
     return n;
 }
@@ -258,6 +269,74 @@ void Session::Impl::infer_shapes(Plan& p) const
     p.steps = executed;
 }
 
+// Channel blocks (Layout::ChannelBlocks) for the blobs whose producer and
+// readers all take them. The ops' BlockedLayouts groups tie blobs together
+// (union-find); a group is blocked unless one of its blobs must stay plain:
+// not a float [..., C, H, W] activation in the arena, asked for by the
+// caller, or plain-only for one of the layers that touch it.
+void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) const
+{
+    p.elementwise.assign(p.steps.size(), false);
+    if (!options.blocked_layouts || callbacks_see_plain) return;
+    const int nblobs = static_cast<int>(graph->blobs.size());
+    std::vector<int> parent(nblobs);
+    for (int b = 0; b < nblobs; ++b) parent[b] = b;
+    std::function<int(int)> find = [&](int b) { return parent[b] == b ? b : parent[b] = find(parent[b]); };
+    std::vector<bool> plain(nblobs, false);
+    for (int b = 0; b < nblobs; ++b) {
+        const TensorDesc& d = p.blobs[b].desc;
+        plain[b] = d.dtype != DType::F32 || d.shape.size() < 3 || p.blobs[b].home != Home::Arena || p.data_dependent[b];
+    }
+    for (int t : targets) plain[t] = true;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const Layer& l = graph->layers[p.steps[s]];
+        std::vector<TensorDesc> in, out;
+        for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
+        for (int t : l.tops) out.push_back(p.blobs[t].desc);
+        BlockedLayouts bl;
+        if (l.batched()) {
+            std::vector<TensorDesc> in1, out1;
+            split_batch(in, in1, l.batch_input0_only());
+            split_batch(out, out1);
+            bl = l.op->blocked_layouts(in1, out1);
+        } else {
+            bl = l.op->blocked_layouts(in, out);
+        }
+        p.elementwise[s] = bl.elementwise;
+        std::map<int, int> first_of_group;
+        auto tie = [&](const std::vector<int>& blobs, const std::vector<int>& groups) {
+            for (size_t i = 0; i < blobs.size(); ++i) {
+                const int group = i < groups.size() ? groups[i] : -1;
+                if (group < 0) {
+                    plain[blobs[i]] = true;
+                    continue;
+                }
+                auto [it, fresh] = first_of_group.emplace(group, blobs[i]);
+                if (!fresh) parent[find(blobs[i])] = find(it->second);
+            }
+        };
+        tie(l.bottoms, bl.inputs);
+        tie(l.tops, bl.outputs);
+    }
+    std::vector<bool> plain_group(nblobs, false);
+    for (int b = 0; b < nblobs; ++b)
+        if (plain[b]) plain_group[find(b)] = true;
+    for (int b = 0; b < nblobs; ++b)
+        if (!plain_group[find(b)]) p.blobs[b].desc.layout = Layout::ChannelBlocks;
+}
+
+// The descriptions step `s` prepares with: blocked blobs as their stored
+// shapes for an op that takes them elementwise.
+std::vector<TensorDesc> Session::Impl::step_descs(const Plan& p, size_t s, const std::vector<int>& blobs) const
+{
+    std::vector<TensorDesc> descs;
+    for (int b : blobs) {
+        const TensorDesc& d = p.blobs[b].desc;
+        descs.push_back(p.elementwise[s] && d.layout != Layout::Plain ? as_elementwise(d) : d);
+    }
+    return descs;
+}
+
 // Op::prepare with the layer's shapes (per sample for a batched layer), with
 // errors naming the layer.
 std::unique_ptr<OpState> Session::Impl::prepare_layer(int li, const std::vector<TensorDesc>& in,
@@ -295,11 +374,8 @@ void Session::Impl::prepare_steps(Plan& p) const
         bool final_shapes = !l.op->outputs_alias_input();
         for (int b : l.bottoms) final_shapes = final_shapes && !p.data_dependent[b];
         if (!final_shapes) continue;
-        std::vector<TensorDesc> in, out;
-        for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
-        for (int t : l.tops) out.push_back(p.blobs[t].desc);
         PreparedStep& ps = p.prepared[s];
-        ps.state = prepare_layer(p.steps[s], in, out, ps.scratch_bytes);
+        ps.state = prepare_layer(p.steps[s], step_descs(p, s, l.bottoms), step_descs(p, s, l.tops), ps.scratch_bytes);
         ps.done = true;
     }
 }
@@ -419,6 +495,7 @@ std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) co
         for (int b : graph->layers[li].bottoms) require_input(b);
     for (int t : targets) require_input(t);
     infer_shapes(*p);
+    choose_layouts(*p, targets);
     prepare_steps(*p);
     assign_memory(*p, targets);
     return p;
@@ -437,7 +514,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         switch (bp.home) {
         case Home::Input:
         case Home::Known: break;
-        case Home::Arena: values[b] = Tensor::wrap(arena.data<uint8_t>() + bp.offset, d.shape, d.dtype); break;
+        case Home::Arena: values[b] = Tensor::wrap(arena.data<uint8_t>() + bp.offset, stored_shape(d), d.dtype); break;
         case Home::Owned: {
             // The last run's buffer when the caller has let go of it.
             Tensor& buffer = owned[b];
@@ -446,7 +523,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
             values[b] = buffer;
             break;
         }
-        case Home::Alias: values[b] = values[bp.source].view_as(d.shape, d.dtype); break;
+        case Home::Alias: values[b] = values[bp.source].view_as(stored_shape(d), d.dtype); break;
         }
     };
     ThreadPool* pool = options.threads > 1 ? &ThreadPool::global() : nullptr;
@@ -462,7 +539,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         for (int b : l.bottoms) {
             in.push_back(values[b]);
             // Downstream of a data-dependent op the plan is provisional: always infer again.
-            shapes_changed = shapes_changed || values[b].shape() != p.blobs[b].desc.shape || p.data_dependent[b];
+            shapes_changed = shapes_changed || values[b].shape() != stored_shape(p.blobs[b].desc) || p.data_dependent[b];
         }
         if (shapes_changed) {
             // Downstream of a data-dependent shape: infer again, use fresh buffers.
@@ -589,8 +666,11 @@ std::vector<Tensor> Session::run(const std::vector<std::string>& names)
 
 Tensor Session::get(const std::string& name) { return run({name})[0]; }
 
-void Session::set_callbacks(OpCallback before, OpCallback after)
+void Session::set_callbacks(OpCallback before, OpCallback after, bool stored_layouts)
 {
+    const bool see_plain = (before || after) && !stored_layouts;
+    if (see_plain != impl_->callbacks_see_plain) impl_->plan.reset();
+    impl_->callbacks_see_plain = see_plain;
     impl_->before = std::move(before);
     impl_->after = std::move(after);
 }

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "core/cpu_features.h"
 #include "graph/graph.h"
+#include "runtime/analysis.h"
 
 namespace kestrel::cli {
 
@@ -189,25 +190,31 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
     std::vector<LayerTiming> layers;
     std::map<std::string, size_t> layer_index;
     Clock::time_point layer_start;
+    // Shapes and MACs as planned (the callbacks see blobs as stored, some in channel blocks).
+    ModelReport report;
+    std::map<std::string, const LayerReport*> planned;
     if (profile) {
-        const Graph& g = model.net.graph();
+        std::map<std::string, TensorDesc> input_descs;
+        for (const auto& in : inputs) input_descs[in.first] = TensorDesc(in.second.shape(), in.second.dtype());
+        report = analyze_model(model.net, input_descs, options);
+        for (const LayerReport& r : report.layers) planned[model.net.graph().layers[r.layer].name] = &r;
         session.set_callbacks([&](const OpEvent&) { layer_start = Clock::now(); },
                               [&](const OpEvent& e) {
                                   const double ms = ms_since(layer_start);
                                   auto it = layer_index.find(e.layer_name);
                                   if (it == layer_index.end()) {
                                       LayerTiming t{e.layer_name, e.layer_type, {}, 0, {}};
-                                      if (!e.outputs.empty()) t.output_shape = e.outputs[0].shape();
-                                      std::vector<TensorDesc> in, out;
-                                      for (const auto& x : e.inputs) in.push_back({x.shape(), x.dtype()});
-                                      for (const auto& x : e.outputs) out.push_back({x.shape(), x.dtype()});
-                                      for (const Layer& l : g.layers)
-                                          if (l.name == e.layer_name) t.macs = l.op->macs(in, out);
+                                      auto r = planned.find(e.layer_name);
+                                      if (r != planned.end()) {
+                                          if (!r->second->outputs.empty()) t.output_shape = r->second->outputs[0].shape;
+                                          t.macs = r->second->macs;
+                                      }
                                       it = layer_index.emplace(e.layer_name, layers.size()).first;
                                       layers.push_back(t);
                                   }
                                   layers[it->second].ms.push_back(ms);
-                              });
+                              },
+                              true);
     }
     std::vector<double> times;
     for (int i = 0; i < loops; ++i) {

@@ -33,6 +33,10 @@ template <ExpActivation kind> struct ExpKernel {
 template <class F>
 class PointwiseOp : public Op {
 public:
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        return same_shape_elementwise(in, out);
+    }
     void load_param(const ParamDict& pd) override { f_.load(pd); }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {

@@ -24,6 +24,10 @@ using ReadParams = void (*)(const ParamDict&, typed_ops::OpParams&);
 
 class TypedActivation : public Op {
 public:
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        return same_shape_elementwise(in, out);
+    }
     TypedActivation(const char* op, ReadParams read) : op_(typed_ops::unary_index(op)), read_(read) {}
 
     void load_param(const ParamDict& pd) override

@@ -44,6 +44,24 @@ inline void infer_float_map(const std::vector<TensorDesc>& in, std::vector<Tenso
     out[0] = in[0];
 }
 
+// The channel-block layouts (Op::blocked_layouts) of an op whose every output
+// value comes from the input values at the same index (a unary map, a binary
+// op or a sum of same-shape inputs, a view): all its blobs in one group,
+// taken elementwise, when all have one shape; none with broadcasting.
+inline BlockedLayouts same_shape_elementwise(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out)
+{
+    if (out.empty()) return {};
+    for (const TensorDesc& d : in)
+        if (d.shape != out[0].shape) return {};
+    for (const TensorDesc& d : out)
+        if (d.shape != out[0].shape) return {};
+    BlockedLayouts layouts;
+    layouts.inputs.assign(in.size(), 0);
+    layouts.outputs.assign(out.size(), 0);
+    layouts.elementwise = true;
+    return layouts;
+}
+
 // ncnn's view of a rank-1..4 shape: [w,h,d,c] with 1 for absent axes.
 struct NcnnDims {
     int dims = 0;

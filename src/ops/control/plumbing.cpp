@@ -32,6 +32,10 @@ public:
 // Every output is the input itself; fan-out needs no copy.
 class Split : public Op {
 public:
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        return same_shape_elementwise(in, out);
+    }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 1, 1);

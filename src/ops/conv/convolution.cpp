@@ -22,7 +22,11 @@
 // int8_scale_term, 18 pad_value, 20 residual.
 // Layers with several output channels per group run as GEMMs
 // (kernels/conv2d_gemm.h, weights packed at load), depthwise ones (a channel
-// per group) through kernels/depthwise_conv2d.h; the other grouped forms keep
+// per group) through kernels/depthwise_conv2d.h; depthwise and 1x1 layers
+// also read and write activations in channel blocks (channel_block_conv.h),
+// the 1x1 ones then as tiles of pixels x output blocks, with their weights in
+// that kernel's form (packed by the first prepare that wants it, as the
+// Winograd forms are); the other grouped forms keep
 // the plain kernels here: pad, then accumulate per output channel. Int8 layers
 // take the same float kernels on their int8 values, which give the int32 sums
 // exactly (kernels/conv2d_int8_gemm.h), and keep the plain int32 loop as
@@ -40,6 +44,7 @@
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
 #include "ops/common/sliding_window.h"
+#include "ops/conv/channel_block_conv.h"
 #include "ops/conv/conv_params.h"
 #include "ops/quant/int8.h"
 #include "ops/common/op_util.h"
@@ -116,10 +121,13 @@ public:
         winograd_ok_ = false;
         source_ = Tensor();
         drop_source_ = false;
-        if (int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k)) {
-            // Which form is fastest depends on the plane's size: kept as they
-            // are, packed by prepare() for the first shape that wants each form.
-            winograd_ok_ = true;
+        pointwise_weights_.reset();
+        pointwise_ok_ = int8_scale_term_ == 0 && takes_pointwise() && uses_gemm(p_.num_output);
+        if ((int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k)) || pointwise_ok_) {
+            // Which form is fastest depends on the plane's size (and for 1x1
+            // layers the blobs' layouts): kept as they are, packed by prepare()
+            // for the first shape that wants each form.
+            winograd_ok_ = !pointwise_ok_;
             source_ = weight;
             weight = Tensor();
         } else if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
@@ -178,7 +186,8 @@ public:
 
     int64_t weight_bytes() const override
     {
-        size_t floats = w_scale_.size() + gemm_weights_.floats() + int8_depthwise_weights_.size();
+        size_t floats = w_scale_.size() + gemm_weights_.floats() + pointwise_weights_.floats() +
+                        int8_depthwise_weights_.size();
         for (const PackedWeights& w : winograd_weights_) floats += w.floats();
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
         std::lock_guard<std::mutex> lock(source_mutex_);
@@ -198,6 +207,10 @@ public:
         }
         if (is_flat_path(x.shape)) {
             st->path = Path::Flat;
+            if (pointwise_ok_ && !(st->packed = lazy_form(gemm_weights_, gemm_builder()))) {
+                // Only the 1x1 tile's form is left: one pixel of planes.
+                use_pointwise(*st);
+            }
             if (int8_scale_term_ != 0 && x.dtype != DType::I8) st->quantized = ctx.request_scratch(x.shape[0]);
             return st;
         }
@@ -213,9 +226,22 @@ public:
         const bool pads = padded_values != shape_numel(x.shape);
         const int64_t outputs = shape_numel(out[0].shape);
         if (int8_scale_term_ == 0) {
+            st->x_blocked = x.layout == Layout::ChannelBlocks;
+            st->y_blocked = out[0].layout == Layout::ChannelBlocks;
             if (k.inch_g == 1 && k.outch == p_.group && st->dg.supported()) {
                 st->path = Path::Depthwise;
-                if (!p_.dynamic) st->block_weights = channel_block_weights(st->dg, k.outch);
+                if (st->x_blocked || st->y_blocked) {
+                    const int64_t block = depthwise_kernel().block;
+                    st->block_weights = depthwise_block_weights(weights_.weight.data<float>(), k.outch,
+                                                                k.kh * k.kw, block);
+                    st->block_bias = padded_block_bias(weights_.bias_data(p_, {}), k.outch, block);
+                } else if (!p_.dynamic) {
+                    st->block_weights = channel_block_weights(st->dg, k.outch);
+                }
+                return st;
+            }
+            if (pointwise_ok_ && pointwise_shape(g) && (st->x_blocked || st->y_blocked || !gemm_form_available())) {
+                use_pointwise(*st);
                 return st;
             }
             if (winograd_ok_) {
@@ -227,8 +253,10 @@ public:
                 }
             }
             if (pads) st->padded = ctx.request_scratch(padded_values * 4);
-            if (winograd_ok_) {
+            if (winograd_ok_ || pointwise_ok_) {
                 use_gemm(*st, padded_values, ctx);
+                if (pointwise_ok_) st->packed = lazy_form(gemm_weights_, gemm_builder());
+                check(st->packed != nullptr, "internal: the GEMM's weights were released before they were packed");
                 return st;
             }
             if (!uses_gemm(k.outch / p_.group)) {
@@ -272,7 +300,15 @@ public:
         const Epilogue ep{p_.activation, residual_ ? in.back().data<float>() : nullptr, out[0].data<float>()};
         switch (st.path) {
         case Path::Flat: forward_flat(x, st, ep, out[0], ctx); return;
-        case Path::Depthwise: forward_depthwise(x, st, weights_.weight_data(p_, in), bias, ep, out[0], ctx); return;
+        case Path::Depthwise:
+            if (st.x_blocked || st.y_blocked)
+                depthwise_by_blocks(st.dg, st.k.outch, st.block_weights.data(),
+                                    st.block_bias.empty() ? nullptr : st.block_bias.data(), x.data<float>(),
+                                    st.x_blocked, out[0].data<float>(), st.y_blocked, span_epilogue(ep), ctx);
+            else
+                forward_depthwise(x, st, weights_.weight_data(p_, in), bias, ep, out[0], ctx);
+            return;
+        case Path::Pointwise: forward_pointwise(x, st, ep, out[0], ctx); return;
         case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, ep, out[0], ctx); return;
         case Path::Gemm: forward_gemm(gemm_input(x, st, ctx), st, in, bias, ep, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, ep, out[0], ctx); return;
@@ -305,7 +341,7 @@ private:
     };
 
     // How a forward runs, chosen in prepare for the input's shape and dtype.
-    enum class Path { Flat, Depthwise, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
+    enum class Path { Flat, Depthwise, Pointwise, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
 
     // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
     struct ConvState : OpState {
@@ -329,7 +365,29 @@ private:
         // Depthwise on small planes: the weights of whole blocks of the kernel's
         // channel block, as [block][tap][channel in block] (none: planes only).
         std::vector<float> block_weights;
+        // Depthwise and 1x1 layers: whether the input and the output are in
+        // channel blocks, and (blocked depthwise, 1x1 without a bias) the bias
+        // over whole blocks.
+        bool x_blocked = false, y_blocked = false;
+        std::vector<float> block_bias;
     };
+
+    // Channel blocks for the input and the output (and a residual, read at
+    // the output's index) of float depthwise and 1x1 layers with static weights.
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    {
+        const TensorDesc& x = in[0];
+        if (rank_ != 2 || p_.dynamic || int8_scale_term_ != 0 || x.dtype != DType::F32 || x.shape.size() != 3)
+            return {};
+        const KernelDims k = dims_of(conv_kernel(p_, in, 2, false));
+        const ConvGeometry g = geometry(x.shape[1], x.shape[2], k);
+        const bool depthwise = k.inch_g == 1 && k.outch == p_.group &&
+                               depthwise_geometry(x.shape[1], x.shape[2], g, k).supported();
+        if (!depthwise && !(pointwise_ok_ && pointwise_shape(g) && pointwise_form_available())) return {};
+        BlockedLayouts layouts{{0}, {1}};
+        if (residual_) layouts.inputs.push_back(1);
+        return layouts;
+    }
 
     bool is_flat_path(const Shape& s) const
     {
@@ -495,7 +553,80 @@ private:
     {
         std::lock_guard<std::mutex> lock(source_mutex_);
         drop_source_ = true;
-        if (gemm_weights_.built() || winograd_weights_[0].built() || winograd_weights_[1].built()) source_ = Tensor();
+        if (gemm_weights_.built() || winograd_weights_[0].built() || winograd_weights_[1].built() ||
+            pointwise_weights_.built())
+            source_ = Tensor();
+    }
+
+    // 1x1 layers (float, static weights, one group, stride 1) that may take
+    // the blocked 1x1 tile, when their shape adds no padding (pointwise_shape).
+    bool takes_pointwise() const
+    {
+        return rank_ == 2 && !p_.dynamic && p_.group == 1 && p_.window.kernel[0] == 1 && p_.window.kernel[1] == 1 &&
+               p_.window.stride[0] == 1 && p_.window.stride[1] == 1;
+    }
+    static bool pointwise_shape(const ConvGeometry& g)
+    {
+        return g.rows.pad_begin == 0 && g.cols.pad_begin == 0 && g.pad_bottom == 0 && g.pad_right == 0;
+    }
+    // The 1x1 tile's path: its weights, and the bias over whole blocks.
+    void use_pointwise(ConvState& st) const
+    {
+        st.path = Path::Pointwise;
+        st.packed = lazy_form(pointwise_weights_, pointwise_builder());
+        check(st.packed != nullptr, "internal: the 1x1 weights were released before they were packed");
+        const int64_t block = pointwise_blocked_kernel().block;
+        const std::vector<float> zeros(static_cast<size_t>(p_.num_output), 0.f);
+        st.block_bias = padded_block_bias(weights_.bias.defined() ? weights_.bias.data<float>() : zeros.data(),
+                                          p_.num_output, block);
+    }
+    std::function<std::vector<float>()> pointwise_builder() const
+    {
+        return [this] {
+            return pack_pointwise_weights(source_.data<float>(), p_.num_output, p_.in_channels,
+                                          pointwise_blocked_kernel().block);
+        };
+    }
+    std::function<std::vector<float>()> gemm_builder() const
+    {
+        const KernelDims k{1, 1, p_.num_output, p_.in_channels};
+        return [this, k] { return conv2d_gemm_pack_weights(gemm_kernel(), source_.data<float>(), gemm_geometry(k, {})); };
+    }
+    // A lazily packed form of a layer that keeps its loaded weights: built
+    // now if need be; nullptr once those are gone and it was never built.
+    const float* lazy_form(const PackedWeights& form, const std::function<std::vector<float>()>& build) const
+    {
+        std::lock_guard<std::mutex> lock(source_mutex_);
+        if (!form.built() && !source_.defined()) return nullptr;
+        const float* packed = form.get(build);
+        if (drop_source_) source_ = Tensor();
+        return packed;
+    }
+    bool pointwise_form_available() const
+    {
+        std::lock_guard<std::mutex> lock(source_mutex_);
+        return pointwise_weights_.built() || source_.defined();
+    }
+    bool gemm_form_available() const
+    {
+        std::lock_guard<std::mutex> lock(source_mutex_);
+        return gemm_weights_.built() || source_.defined();
+    }
+
+    // The residual and the activation over a finished span of the output.
+    static OutputSpanFn span_epilogue(const Epilogue& ep)
+    {
+        if (ep.empty()) return {};
+        return [&ep](float* v, int64_t n) { ep(v, n); };
+    }
+
+    void forward_pointwise(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y,
+                           const ExecContext& ctx) const
+    {
+        const int64_t pixels = x.rank() == 1 ? 1 : st.g.rows.out * st.g.cols.out;
+        const PointwiseProblem problem{x.data<float>(), st.x_blocked, p_.in_channels, p_.num_output, pixels,
+                                       st.packed, st.block_bias.data(), y.data<float>(), st.y_blocked};
+        pointwise_by_blocks(problem, span_epilogue(ep), ctx);
     }
 
     // 3x3 stride-1 layers with enough channels for the transforms to pay off
@@ -610,8 +741,8 @@ private:
             for (int64_t u = begin; u < end; ++u) {
                 const int64_t ch = first_channel(u);
                 if (u < blocks)
-                    kern.channels(dg, src + ch * in_plane, in_plane, st.block_weights.data() + u * block * taps,
-                                  bias ? bias + ch : nullptr, dst + ch * out_plane, out_plane, scratch.data());
+                    kern.channels(dg, {src + ch * in_plane, in_plane, block}, st.block_weights.data() + u * block * taps,
+                                  bias ? bias + ch : nullptr, {dst + ch * out_plane, out_plane, block}, scratch.data());
                 else
                     kern.plane(dg, src + ch * in_plane, wt + ch * taps, bias ? bias[ch] : 0.f, dst + ch * out_plane,
                                scratch.data());
@@ -863,6 +994,9 @@ private:
     bool residual_ = false; // param 20
     PackedWeights gemm_weights_;
     PackedWeights winograd_weights_[2];
+    // 1x1 layers: their weights for the blocked 1x1 tile, and whether they may take it.
+    PackedWeights pointwise_weights_;
+    bool pointwise_ok_ = false;
     // A layer that may take Winograd: its loaded weights, kept to build the
     // form a shape wants (dropped once the graph has released them and a form
     // is built), under source_mutex_.

@@ -31,6 +31,10 @@ constexpr auto kNcnnKernels = ew::make_table<ew::NcnnBinaryOps, MakeBinaryKernel
 
 class BinaryOp final : public Op {
 public:
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        return same_shape_elementwise(in, out);
+    }
     void load_param(const ParamDict& pd) override
     {
         typed_ = pd.get_int(21, 0) == 1;

@@ -22,6 +22,10 @@ enum EltwiseOp { kProd = 0, kSum = 1, kMax = 2, kMin = 3, kMean = 4 };
 
 class Eltwise final : public Op {
 public:
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        return same_shape_elementwise(in, out);
+    }
     void load_param(const ParamDict& pd) override
     {
         typed_ = pd.get_int(21, 0) == 1;
