@@ -49,12 +49,13 @@ struct Range {
 // One run of `kern` over range r, checked everywhere: inside against the
 // double sums (padding lanes of blocked outputs exactly 0), outside still NaN.
 void check_run(const PointwiseBlockedKernel& kern, const PointwiseShape& s, bool x_blocked, bool y_blocked,
-               const Range& r, uint32_t seed)
+               const Range& r, uint32_t seed, const float* clamp = nullptr)
 {
     SCOPED_TRACE(::testing::Message() << kern.isa << " " << s.in_ch << "->" << s.out_ch << " x " << s.pixels
                                       << " pixels, x " << (x_blocked ? "blocked" : "planes") << ", y "
                                       << (y_blocked ? "blocked" : "planes") << ", blocks [" << r.ob0 << ", " << r.ob1
-                                      << ") pixels [" << r.p0 << ", " << r.p1 << ")");
+                                      << ") pixels [" << r.p0 << ", " << r.p1 << ")"
+                                      << (clamp ? " clamped" : ""));
     const int64_t B = kern.block, P = s.pixels, out_blocks = blocks_of(s.out_ch, B);
     const std::vector<float> x = conv_test::random_vector(s.in_ch * P, seed);
     const std::vector<float> w = conv_test::random_vector(s.out_ch * s.in_ch, seed + 1);
@@ -64,7 +65,7 @@ void check_run(const PointwiseBlockedKernel& kern, const PointwiseShape& s, bool
     const std::vector<float> xl = in_layout(x, s.in_ch, P, B, x_blocked);
     std::vector<float> y(static_cast<size_t>((y_blocked ? out_blocks * B : s.out_ch) * P + 1), kNaN); // +1: a guard
     const PointwiseProblem pr{xl.data(), x_blocked, s.in_ch, s.out_ch, P, packed.data(),
-                              bias.data(), y.data(), y_blocked};
+                              bias.data(), y.data(), y_blocked, clamp};
     kern.run(pr, r.ob0, r.ob1, r.p0, r.p1);
     int bad = 0;
     const int64_t channels = y_blocked ? out_blocks * B : s.out_ch;
@@ -87,6 +88,7 @@ void check_run(const PointwiseBlockedKernel& kern, const PointwiseShape& s, bool
                 want += t;
                 scale += std::fabs(t);
             }
+            if (clamp) want = std::min<double>(std::max<double>(want, clamp[0]), clamp[1]);
             if (!(std::fabs(got - want) <= 1e-6 * (scale + 1.0)) && ++bad <= 5)
                 ADD_FAILURE() << "y[" << o << "][" << p << "] = " << got << ", expected " << want;
         }
@@ -119,6 +121,19 @@ TEST(PointwiseBlocked, EveryKernelMatchesDoubleSums)
         }
     EXPECT_GE(n, 15);
     EXPECT_EQ(&pointwise_blocked_kernel(), pointwise_blocked_kernels_available().back());
+}
+
+// ReLU6-like bounds applied as the tile stores (sums land on both sides of them).
+TEST(PointwiseBlocked, ClampedSumsMatchClampedDoubleSums)
+{
+    const float bounds[2] = {-0.25f, 0.5f};
+    uint32_t seed = 17;
+    for (const PointwiseBlockedKernel* kern : pointwise_blocked_kernels_available())
+        for (const PointwiseShape& s : {PointwiseShape{24, 40, 49}, PointwiseShape{17, 3, 13}})
+            for (bool x_blocked : {true, false})
+                for (bool y_blocked : {true, false})
+                    check_run(*kern, s, x_blocked, y_blocked, {0, blocks_of(s.out_ch, kern->block), 0, s.pixels},
+                              seed += 3, bounds);
 }
 
 TEST(PointwiseBlocked, SubRangesWriteOnlyTheirOutputs)

@@ -59,16 +59,7 @@ __attribute__((always_inline)) inline void gemm_tile_rows(int64_t k, const float
         }
         a += AR;
     }
-    if (clamp) {
-        const vec lo = V::set1(clamp[0]), hi = V::set1(clamp[1]);
-#pragma GCC unroll 16
-        for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) {
-                const vec x = acc[i][v] < lo ? lo : acc[i][v]; // std::max(x, lo)
-                acc[i][v] = hi < x ? hi : x;                   // std::min(x, hi)
-            }
-    }
+    if (clamp) clamp_tile<V>(acc, clamp);
     if (full) {
 #pragma GCC unroll 16
         for (int i = 0; i < MR; ++i)

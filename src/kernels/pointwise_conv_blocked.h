@@ -25,6 +25,9 @@ struct PointwiseProblem {
     const float* bias;   // ceil(out_ch/B)*B values, zero past out_ch; never null (caller passes zeros)
     float* y;            // output, blocked or planes (y_blocked)
     bool y_blocked;
+    // {lo, hi}: each sum clamped, std::min(std::max(v, lo), hi), before it is
+    // stored (ReLU, ReLU6 and Clip fused: the same bits as after it); none: nullptr.
+    const float* clamp = nullptr;
 };
 
 struct PointwiseBlockedKernel {

@@ -110,6 +110,7 @@ void pointwise_tile(const PointwiseProblem& pr, int64_t ob, int64_t p)
             }
         }
     }
+    if (pr.clamp) clamp_tile<V>(acc, pr.clamp);
     if constexpr (YBlocked)
         store_tile_blocked<V, M, N>(pr, ob, p, acc);
     else

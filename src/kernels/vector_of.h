@@ -109,6 +109,23 @@ template <class Vec, int W, int H, size_t... J> inline void swap_blocks(Vec& a, 
 
 // r[i] lane j <- r[j] lane i, for a square of V::width vectors: block swaps
 // of halves, then quarters, ... then single lanes.
+// A register tile of R x C accumulators clamped to [bounds[0], bounds[1]],
+// each as std::min(std::max(x, lo), hi) gives it (a fused ReLU or Clip, the
+// same bits). Inlined always: a call would take the tile through memory.
+template <class V, int R, int C>
+__attribute__((always_inline)) inline void clamp_tile(typename V::vec (&acc)[R][C], const float* bounds)
+{
+    using vec = typename V::vec;
+    const vec lo = V::set1(bounds[0]), hi = V::set1(bounds[1]);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 32
+        for (int j = 0; j < C; ++j) {
+            const vec x = acc[i][j] < lo ? lo : acc[i][j]; // std::max(x, lo)
+            acc[i][j] = hi < x ? hi : x;                   // std::min(x, hi)
+        }
+}
+
 template <class V, int H = V::width / 2> inline void transpose_square(typename V::vec (&r)[V::width])
 {
     constexpr int W = V::width;

@@ -624,9 +624,12 @@ private:
                            const ExecContext& ctx) const
     {
         const int64_t pixels = x.rank() == 1 ? 1 : st.g.rows.out * st.g.cols.out;
+        // ReLU and Clip applied by the tile as it stores (unless a residual comes first).
+        float bounds[2];
+        const float* clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
         const PointwiseProblem problem{x.data<float>(), st.x_blocked, p_.in_channels, p_.num_output, pixels,
-                                       st.packed, st.block_bias.data(), y.data<float>(), st.y_blocked};
-        pointwise_by_blocks(problem, span_epilogue(ep), ctx);
+                                       st.packed, st.block_bias.data(), y.data<float>(), st.y_blocked, clamp};
+        pointwise_by_blocks(problem, clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
     }
 
     // 3x3 stride-1 layers with enough channels for the transforms to pay off

@@ -76,7 +76,8 @@ public:
         Tensor& out = outputs.at(0);
         const ParallelRunner run(ctx);
         if (with_scalar_) {
-            check(out.shape() == a.shape(), "output shape ", shape_str(out.shape()), " != input ", shape_str(a.shape()));
+            // (fail, not check: the message's shapes are formatted only on failure, not every run)
+            if (out.shape() != a.shape()) fail("output shape ", shape_str(out.shape()), " != input ", shape_str(a.shape()));
             kNcnnKernels[static_cast<size_t>(op_)](broadcast_numpy(a.shape(), Shape{}), a.data<float>(), &b_,
                                                    out.data<float>(), run);
             return;
@@ -84,8 +85,8 @@ public:
         check(inputs.size() == 2, "expects 2 inputs, got ", inputs.size());
         auto compute = [&](const std::vector<Tensor>& in, Tensor& y) {
             const BroadcastPlan p = broadcast_plan(rule_, in[0].shape(), in[1].shape());
-            check(y.shape() == p.out_shape, "output shape ", shape_str(y.shape()), " != broadcast shape ",
-                  shape_str(p.out_shape));
+            if (y.shape() != p.out_shape)
+                fail("output shape ", shape_str(y.shape()), " != broadcast shape ", shape_str(p.out_shape));
             if (typed_)
                 typed_ops::run_binary(op_, p, in[0], in[1], y, run);
             else

@@ -72,8 +72,8 @@ public:
                 typed_ops::run_unary(op_, in[0], out, p_, run);
                 return;
             }
-            check(out.shape() == in[0].shape(), "output shape ", shape_str(out.shape()), " != input ",
-                  shape_str(in[0].shape()));
+            if (out.shape() != in[0].shape()) // formatted only on failure
+                fail("output shape ", shape_str(out.shape()), " != input ", shape_str(in[0].shape()));
             kNcnnKernels[static_cast<size_t>(op_)](elementwise_plan(in[0].shape()), in[0].data<float>(),
                                                    out.data<float>(), run);
         };
