@@ -27,8 +27,24 @@ const char* kChain = "7767517\n8 9\n"
                      "Sigmoid sg 1 1 d e\n"
                      "Convolution c3 1 1 e y 0=7 1=1 5=1 6=140\n";
 
-// ncnn's .bin for the layers above: each weight array tagged as float32, then its bias.
-std::vector<uint8_t> chain_weights()
+// A squeeze-and-excitation block: global average pooling of a blocked blob,
+// a fully connected layer and a sigmoid give per-channel scales that
+// multiply the blocked blob (ncnn's broadcast of a (c) operand); a global
+// maximum of the same blob is an output.
+const char* kSqueeze = "7767517\n9 11\n"
+                       "Input in 0 1 x\n"
+                       "Convolution c1 1 1 x a 0=20 1=1 5=1 6=100 9=1\n"
+                       "Split sp 1 3 a a1 a2 a3\n"
+                       "Pooling gp 1 1 a1 p 0=1 4=1\n"
+                       "InnerProduct fc 1 1 p q 0=20 1=1 2=400\n"
+                       "Sigmoid sg 1 1 q s\n"
+                       "BinaryOp mul 2 1 a2 s m 0=2\n"
+                       "Pooling gm 1 1 a3 mx 0=0 4=1\n"
+                       "Convolution c2 1 1 m y 0=7 1=1 5=1 6=140\n";
+
+// ncnn's .bin for layers with these weight counts (7 outputs for 140, else
+// 20): each weight array tagged as float32, then its bias.
+std::vector<uint8_t> tagged_weights(std::initializer_list<int64_t> weight_counts)
 {
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> value(-0.5f, 0.5f);
@@ -37,7 +53,7 @@ std::vector<uint8_t> chain_weights()
         const uint8_t* b = reinterpret_cast<const uint8_t*>(&f);
         bytes.insert(bytes.end(), b, b + 4);
     };
-    for (int64_t weights : {100, 180, 400, 140}) {
+    for (int64_t weights : weight_counts) {
         bytes.insert(bytes.end(), 4, 0); // tag 0: float32 values
         for (int64_t i = 0; i < weights; ++i) put(value(rng));
         for (int64_t i = 0; i < (weights == 140 ? 7 : 20); ++i) put(value(rng));
@@ -66,11 +82,12 @@ void expect_close(const Tensor& got, const Tensor& want)
 
 class BlockedLayouts : public ::testing::Test {
 protected:
-    void SetUp() override
+    void SetUp() override { load(net, kChain, {100, 180, 400, 140}); }
+    static void load(Net& n, const char* param, std::initializer_list<int64_t> weight_counts)
     {
-        net.load_param_mem(kChain);
-        const std::vector<uint8_t> bin = chain_weights();
-        net.load_model_mem(bin.data(), bin.size());
+        n.load_param_mem(param);
+        const std::vector<uint8_t> bin = tagged_weights(weight_counts);
+        n.load_model_mem(bin.data(), bin.size());
     }
     Tensor run(bool blocked, const std::string& blob, int threads = 1)
     {
@@ -118,6 +135,30 @@ TEST_F(BlockedLayouts, CallbacksAndRequestedBlobsSeePlainTensors)
     expect_close(s.get("y"), run(false, "y"));
     EXPECT_EQ(seen["dw"], Shape({20, 8, 9}));
     EXPECT_EQ(seen["add"], Shape({20, 8, 9}));
+}
+
+TEST_F(BlockedLayouts, SqueezeAndExcitationTakesBlocks)
+{
+    Net se;
+    load(se, kSqueeze, {100, 400, 140});
+    std::map<bool, std::vector<Tensor>> outputs;
+    std::map<std::string, Shape> stored;
+    for (bool blocked : {false, true}) {
+        Options options;
+        options.blocked_layouts = blocked;
+        Session s(se, options);
+        if (blocked) s.set_callbacks(nullptr, [&](const OpEvent& e) { stored[e.layer_name] = e.outputs.at(0).shape(); }, true);
+        s.set_input("x", chain_input());
+        outputs[blocked] = s.run({"y", "mx"});
+    }
+    const int64_t b = channel_block(), blocks = (20 + b - 1) / b;
+    EXPECT_EQ(stored["c1"], Shape({blocks, 8, 9, b}));
+    EXPECT_EQ(stored["mul"], Shape({blocks, 8, 9, b}));
+    EXPECT_EQ(stored["gp"], Shape({20}));
+    expect_close(outputs[true][0], outputs[false][0]);
+    // The pooling and the product take the same values in the same order: the same bits.
+    ASSERT_EQ(outputs[true][1].shape(), Shape({20}));
+    EXPECT_EQ(std::memcmp(outputs[true][1].raw(), outputs[false][1].raw(), 20 * sizeof(float)), 0);
 }
 
 } // namespace

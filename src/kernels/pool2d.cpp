@@ -409,4 +409,25 @@ void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const E
     each_plane<float>(x, g, y, ctx, average_plane);
 }
 
+void global_pool_blocked(const float* x, int64_t channels, int64_t pixels, bool average, float* y,
+                         const ExecContext& ctx)
+{
+    constexpr int64_t kMaxBlock = 64;
+    const int64_t block = channel_block(), blocks = (channels + block - 1) / block;
+    check(block <= kMaxBlock, "internal: channel blocks of ", block, " floats");
+    const float divisor = static_cast<float>(pixels);
+    ctx.parallel_for(blocks, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+            const float* v = x + b * pixels * block;
+            float acc[kMaxBlock];
+            // A maximum starts from the first value (taken again below: no change), a sum from 0.
+            for (int64_t l = 0; l < block; ++l) acc[l] = average || pixels == 0 ? 0.f : v[l];
+            for (int64_t p = 0; p < pixels; ++p, v += block)
+                for (int64_t l = 0; l < block; ++l) acc[l] = average ? acc[l] + v[l] : std::max(acc[l], v[l]);
+            const int64_t lanes = std::min(block, channels - b * block);
+            for (int64_t l = 0; l < lanes; ++l) y[b * block + l] = average ? acc[l] / divisor : acc[l];
+        }
+    });
+}
+
 } // namespace kestrel

@@ -24,4 +24,11 @@ struct Pool2dGeometry {
 void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx);
 void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx);
 
+// Global pooling of float channels stored in channel blocks (Layout::ChannelBlocks:
+// [ceil(channels/B)][pixels][B]) into y[channels]: each channel's maximum, or
+// its sum from 0 in pixel order divided by the pixel count, as the planes'
+// kernels take them (the same bits).
+void global_pool_blocked(const float* x, int64_t channels, int64_t pixels, bool average, float* y,
+                         const ExecContext& ctx);
+
 } // namespace kestrel

@@ -156,9 +156,30 @@ public:
         return shape_numel(out[0].shape) * taps;
     }
 
+    // Global 2-D pooling reads its input in channel blocks (the last layers
+    // of a blocked chain then write blocks); the output stays plain.
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    {
+        if (onnx_ || spatial_ != 2 || !global_ || in[0].dtype != DType::F32 || in[0].shape.size() != 3) return {};
+        return BlockedLayouts{{0}, {-1}};
+    }
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext&) const override
+    {
+        auto st = std::make_unique<PoolState>();
+        st->x_blocked = in[0].layout == Layout::ChannelBlocks;
+        return st;
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Tensor& x = in[0];
+        if (ctx.state() && ctx.state_as<PoolState>().x_blocked) {
+            const int64_t channels = out[0].numel(), pixels = x.numel() / x.dim(0) / x.dim(-1);
+            global_pool_blocked(x.data<float>(), channels, pixels, type_ != 0, out[0].data<float>(), ctx);
+            return;
+        }
         if (onnx_) {
             forward_onnx(x, out, ctx);
             return;
@@ -190,6 +211,10 @@ public:
     }
 
 private:
+    struct PoolState : OpState {
+        bool x_blocked = false; // global pooling of channel blocks
+    };
+
     // One axis of ncnn's windows: its pads (the ceil tail or SAME padding
     // included), output size, and the input range an average counts.
     struct NcnnWindow {
