@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "kestrel/op.h"
 #include "test_helpers.h"
 
 namespace kestrel {
@@ -143,6 +144,23 @@ TEST(Cli, InfoJsonAndDot)
         << j.out;
     REQUIRE_PROGRAM("dot");
     EXPECT_TRUE(accepts("dot -Tsvg", dir.file("m.dot"))) << d.out;
+}
+
+// A blob between a 1x1 and a depthwise convolution is stored in channel
+// blocks: info marks it with the block; the graph's output stays plain.
+TEST(Cli, InfoMarksChannelBlockedBlobs)
+{
+    ktest::TempDir dir;
+    ktest::write_file(dir.file("m.param"), "7767517\n3 3\nInput in 0 1 x\n"
+                                           "Convolution pw 1 1 x a 0=24 1=1 5=1 6=192\n"
+                                           "ConvolutionDepthWise dw 1 1 a y 0=24 1=3 4=1 5=1 6=216 7=24\n");
+    const ktest::CliResult r = ktest::run_cli({"info", dir.file("m.param"), "--shape", "x=8,10,12"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    const std::string blocked = "(24,10,12):" + std::to_string(channel_block()) + "c";
+    size_t marks = 0;
+    for (size_t at = r.out.find(blocked); at != std::string::npos; at = r.out.find(blocked, at + 1)) ++marks;
+    EXPECT_EQ(marks, 2u) << r.out; // the 1x1 layer's output and the depthwise layer's input
+    EXPECT_TRUE(has(r.out, "(24,10,12) ") || has(r.out, "(24,10,12)\n")) << r.out;
 }
 
 } // namespace

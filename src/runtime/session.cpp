@@ -101,6 +101,7 @@ struct Session::Impl {
     bool evaluate_while_planning(int li, Plan& p) const;
     void infer_shapes(Plan& p) const;
     void choose_layouts(Plan& p, const std::vector<int>& targets) const;
+    BlockedLayouts step_layouts(const Plan& p, int li) const;
     std::vector<TensorDesc> step_descs(const Plan& p, size_t s, const std::vector<int>& blobs) const;
     void prepare_steps(Plan& p) const;
     std::unique_ptr<OpState> prepare_layer(int li, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
@@ -290,18 +291,7 @@ void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) con
     for (int t : targets) plain[t] = true;
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const Layer& l = graph->layers[p.steps[s]];
-        std::vector<TensorDesc> in, out;
-        for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
-        for (int t : l.tops) out.push_back(p.blobs[t].desc);
-        BlockedLayouts bl;
-        if (l.batched()) {
-            std::vector<TensorDesc> in1, out1;
-            split_batch(in, in1, l.batch_input0_only());
-            split_batch(out, out1);
-            bl = l.op->blocked_layouts(in1, out1);
-        } else {
-            bl = l.op->blocked_layouts(in, out);
-        }
+        const BlockedLayouts bl = step_layouts(p, p.steps[s]);
         p.elementwise[s] = bl.elementwise;
         std::map<int, int> first_of_group;
         auto tie = [&](const std::vector<int>& blobs, const std::vector<int>& groups) {
@@ -323,6 +313,20 @@ void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) con
         if (plain[b]) plain_group[find(b)] = true;
     for (int b = 0; b < nblobs; ++b)
         if (!plain_group[find(b)]) p.blobs[b].desc.layout = Layout::ChannelBlocks;
+}
+
+// Op::blocked_layouts with the layer's shapes (per sample for a batched layer).
+BlockedLayouts Session::Impl::step_layouts(const Plan& p, int li) const
+{
+    const Layer& l = graph->layers[li];
+    std::vector<TensorDesc> in, out;
+    for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
+    for (int t : l.tops) out.push_back(p.blobs[t].desc);
+    if (!l.batched()) return l.op->blocked_layouts(in, out);
+    std::vector<TensorDesc> in1, out1;
+    split_batch(in, in1, l.batch_input0_only());
+    split_batch(out, out1);
+    return l.op->blocked_layouts(in1, out1);
 }
 
 // The descriptions step `s` prepares with: blocked blobs as their stored

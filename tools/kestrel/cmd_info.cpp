@@ -13,10 +13,15 @@ namespace kestrel::cli {
 
 namespace {
 
+// Shapes, a blob the plan keeps in channel blocks marked with its block
+// (":16c", as oneDNN's nChw16c).
 std::string descs_str(const std::vector<TensorDesc>& ds)
 {
     std::string s;
-    for (const auto& d : ds) s += (s.empty() ? "" : " ") + shape_str(d.shape);
+    for (const auto& d : ds) {
+        s += (s.empty() ? "" : " ") + shape_str(d.shape);
+        if (d.layout == Layout::ChannelBlocks) s += ":" + std::to_string(channel_block()) + "c";
+    }
     return s.empty() ? "-" : s;
 }
 
