@@ -42,9 +42,13 @@ const char* kSqueeze = "7767517\n9 11\n"
                        "Pooling gm 1 1 a3 mx 0=0 4=1\n"
                        "Convolution c2 1 1 m y 0=7 1=1 5=1 6=140\n";
 
-// ncnn's .bin for layers with these weight counts (7 outputs for 140, else
-// 20): each weight array tagged as float32, then its bias.
-std::vector<uint8_t> tagged_weights(std::initializer_list<int64_t> weight_counts)
+// How many weights and biases a layer reads from the .bin.
+struct LayerWeights {
+    int64_t weights, biases;
+};
+
+// ncnn's .bin for such layers: each weight array tagged as float32, then its bias.
+std::vector<uint8_t> tagged_weights(std::initializer_list<LayerWeights> layers)
 {
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> value(-0.5f, 0.5f);
@@ -53,10 +57,10 @@ std::vector<uint8_t> tagged_weights(std::initializer_list<int64_t> weight_counts
         const uint8_t* b = reinterpret_cast<const uint8_t*>(&f);
         bytes.insert(bytes.end(), b, b + 4);
     };
-    for (int64_t weights : weight_counts) {
+    for (const LayerWeights& layer : layers) {
         bytes.insert(bytes.end(), 4, 0); // tag 0: float32 values
-        for (int64_t i = 0; i < weights; ++i) put(value(rng));
-        for (int64_t i = 0; i < (weights == 140 ? 7 : 20); ++i) put(value(rng));
+        for (int64_t i = 0; i < layer.weights; ++i) put(value(rng));
+        for (int64_t i = 0; i < layer.biases; ++i) put(value(rng));
     }
     return bytes;
 }
@@ -82,11 +86,11 @@ void expect_close(const Tensor& got, const Tensor& want)
 
 class BlockedLayouts : public ::testing::Test {
 protected:
-    void SetUp() override { load(net, kChain, {100, 180, 400, 140}); }
-    static void load(Net& n, const char* param, std::initializer_list<int64_t> weight_counts)
+    void SetUp() override { load(net, kChain, {{100, 20}, {180, 20}, {400, 20}, {140, 7}}); }
+    static void load(Net& n, const char* param, std::initializer_list<LayerWeights> layers)
     {
         n.load_param_mem(param);
-        const std::vector<uint8_t> bin = tagged_weights(weight_counts);
+        const std::vector<uint8_t> bin = tagged_weights(layers);
         n.load_model_mem(bin.data(), bin.size());
     }
     Tensor run(bool blocked, const std::string& blob, int threads = 1)
@@ -137,10 +141,38 @@ TEST_F(BlockedLayouts, CallbacksAndRequestedBlobsSeePlainTensors)
     EXPECT_EQ(seen["add"], Shape({20, 8, 9}));
 }
 
+// One block of channels: with two threads the depthwise layers split their
+// output rows (a stride-2 one with padding, one reading plain input).
+const char* kRows = "7767517\n5 5\n"
+                    "Input in 0 1 x\n"
+                    "ConvolutionDepthWise dw1 1 1 x a 0=3 1=3 4=1 5=1 6=27 7=3\n"
+                    "Convolution c1 1 1 a b 0=3 1=1 5=1 6=9 9=1\n"
+                    "ConvolutionDepthWise dw2 1 1 b c 0=3 1=3 3=2 4=1 5=1 6=27 7=3\n"
+                    "Convolution c2 1 1 c y 0=4 1=1 5=1 6=12\n";
+
+TEST_F(BlockedLayouts, DepthwiseRowsSplitAcrossThreads)
+{
+    Net rows;
+    load(rows, kRows, {{27, 3}, {9, 3}, {27, 3}, {12, 4}});
+    Tensor x({3, 9, 7});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));
+    std::map<bool, Tensor> y;
+    for (bool blocked : {false, true}) {
+        Options options;
+        options.blocked_layouts = blocked;
+        options.threads = 2;
+        Session s(rows, options);
+        s.set_input("x", x);
+        y[blocked] = s.get("y");
+    }
+    ASSERT_EQ(y[true].shape(), Shape({4, 5, 4}));
+    expect_close(y[true], y[false]);
+}
+
 TEST_F(BlockedLayouts, SqueezeAndExcitationTakesBlocks)
 {
     Net se;
-    load(se, kSqueeze, {100, 400, 140});
+    load(se, kSqueeze, {{100, 20}, {400, 20}, {140, 7}});
     std::map<bool, std::vector<Tensor>> outputs;
     std::map<std::string, Shape> stored;
     for (bool blocked : {false, true}) {

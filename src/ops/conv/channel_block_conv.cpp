@@ -23,6 +23,34 @@ std::vector<float> padded_block_bias(const float* bias, int64_t channels, int64_
     return padded;
 }
 
+namespace {
+
+// Tasks of a few blocks are split further by output rows, in even shares
+// for the threads (parallel_for deals contiguous runs): 40 channels in
+// blocks of 16 would go 2 blocks and 1.
+int64_t row_chunks(int64_t blocks, int64_t rows, int threads)
+{
+    int64_t chunks = 1;
+    while (threads > 1 && chunks < rows && blocks * chunks < 8 * threads && blocks * chunks % threads != 0) ++chunks;
+    return chunks;
+}
+
+// Output rows [oy0, oy1) of g as a geometry of their own: the input rows
+// they read from `first_row` on (padding above them only when they reach
+// above the plane).
+Depthwise2dGeometry row_range(const Depthwise2dGeometry& g, int64_t oy0, int64_t oy1, int64_t& first_row)
+{
+    Depthwise2dGeometry r = g;
+    const int64_t top = oy0 * g.stride_h - g.pad_top; // the first padded row read, in input rows
+    first_row = std::max<int64_t>(0, top);
+    r.pad_top = first_row - top;
+    r.in_h = g.in_h - first_row;
+    r.out_h = oy1 - oy0;
+    return r;
+}
+
+} // namespace
+
 void depthwise_by_blocks(const Depthwise2dGeometry& g, int64_t channels, const float* block_weights,
                          const float* block_bias, const float* x, bool x_blocked, float* y, bool y_blocked,
                          const OutputSpanFn& epilogue, const ExecContext& ctx)
@@ -30,18 +58,31 @@ void depthwise_by_blocks(const Depthwise2dGeometry& g, int64_t channels, const f
     const DepthwiseKernel& kern = depthwise_kernel();
     const int64_t block = kern.block, blocks = (channels + block - 1) / block, taps = g.kh * g.kw;
     const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+    const int64_t chunks = row_chunks(blocks, g.out_h, ctx.threads()), rows_per_chunk = (g.out_h + chunks - 1) / chunks;
     const size_t scratch_floats = static_cast<size_t>(g.block_scratch_floats(block));
-    ctx.parallel_for(blocks, [&](int64_t begin, int64_t end) {
+    ctx.parallel_for(blocks * chunks, [&](int64_t begin, int64_t end) {
         thread_local std::vector<float> scratch; // the thread's own, kept from call to call
         scratch.resize(std::max(scratch.size(), scratch_floats));
-        for (int64_t b = begin; b < end; ++b) {
-            // Block b starts at the same offset in both layouts.
-            const int64_t lanes = std::min(block, channels - b * block);
-            float* out = y + b * block * out_plane;
-            kern.channels(g, ChannelBlockIn{x + b * block * in_plane, in_plane, lanes, x_blocked},
-                          block_weights + b * block * taps, block_bias ? block_bias + b * block : nullptr,
-                          ChannelBlockOut{out, out_plane, lanes, y_blocked}, scratch.data());
-            if (epilogue) epilogue(out, (y_blocked ? block : lanes) * out_plane);
+        for (int64_t u = begin; u < end; ++u) {
+            const int64_t b = u / chunks, oy0 = u % chunks * rows_per_chunk, oy1 = std::min(g.out_h, oy0 + rows_per_chunk);
+            if (oy0 >= oy1) continue;
+            int64_t first_row = 0;
+            const Depthwise2dGeometry rows = chunks == 1 ? g : row_range(g, oy0, oy1, first_row);
+            // Block b starts at the same offset in both layouts; a row's pixels are W floats apart
+            // when blocked, 1 in planes.
+            const int64_t lanes = std::min(block, channels - b * block), pixel = y_blocked ? block : 1;
+            const float* in = x + b * block * in_plane + first_row * g.in_w * (x_blocked ? block : 1);
+            float* out = y + b * block * out_plane + oy0 * g.out_w * pixel;
+            kern.channels(rows, ChannelBlockIn{in, in_plane, lanes, x_blocked}, block_weights + b * block * taps,
+                          block_bias ? block_bias + b * block : nullptr, ChannelBlockOut{out, out_plane, lanes, y_blocked},
+                          scratch.data());
+            if (!epilogue) continue;
+            const int64_t values = (oy1 - oy0) * g.out_w;
+            if (y_blocked || chunks == 1) {
+                epilogue(out, y_blocked ? values * block : lanes * out_plane);
+                continue;
+            }
+            for (int64_t l = 0; l < lanes; ++l) epilogue(out + l * out_plane, values);
         }
     });
 }
@@ -62,9 +103,16 @@ void pointwise_by_blocks(const PointwiseProblem& problem, const OutputSpanFn& ep
     const PointwiseBlockedKernel& kern = pointwise_blocked_kernel();
     const int64_t block = kern.block, out_blocks = (problem.out_ch + block - 1) / block, pixels = problem.pixels;
     const int64_t groups = (out_blocks + kBlocksPerTask - 1) / kBlocksPerTask;
-    // Enough tasks for every thread: pixel ranges split further when output blocks are few.
+    // Enough tasks for every thread, in even shares (parallel_for deals them
+    // in contiguous runs): pixel ranges split further while the tasks are few
+    // and do not divide among the threads (960 -> 160 on 7x7: 5 block pairs
+    // would go 3 and 2; 2 pixel ranges of 5 go 5 and 5).
     int64_t chunks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-    if (ctx.threads() > 1) chunks = std::max(chunks, std::min<int64_t>((2 * ctx.threads() + groups - 1) / groups, pixels));
+    const int64_t threads = ctx.threads();
+    if (threads > 1) {
+        chunks = std::max(chunks, std::min<int64_t>((2 * threads + groups - 1) / groups, pixels));
+        while (chunks < pixels && chunks * groups < 8 * threads && chunks * groups % threads != 0) ++chunks;
+    }
     const int64_t per_chunk = (pixels + chunks - 1) / chunks;
     ctx.parallel_for(chunks * groups, [&](int64_t begin, int64_t end) {
         for (int64_t u = begin; u < end; ++u) {
