@@ -25,14 +25,29 @@ std::vector<float> padded_block_bias(const float* bias, int64_t channels, int64_
 
 namespace {
 
-// Tasks of a few blocks are split further by output rows, in even shares
-// for the threads (parallel_for deals contiguous runs): 40 channels in
-// blocks of 16 would go 2 blocks and 1.
-int64_t row_chunks(int64_t blocks, int64_t rows, int threads)
+// A depthwise task's scratch (its padded rows, and its results for a planes
+// output) stays within this many floats: a large plane is taken in row
+// ranges, never copied whole (a 160x160 block would take 3.3 MB per thread),
+// and each range's copy stays in L2.
+constexpr int64_t kTaskScratchFloats = int64_t(1) << 16;
+
+// Output rows per range within kTaskScratchFloats (at least one).
+int64_t rows_per_range(const Depthwise2dGeometry& g, int64_t block, bool y_blocked)
 {
-    int64_t chunks = 1;
+    const int64_t pw = g.padded_w(), span = (g.kh - 1) * g.dilation_h + 1;
+    const int64_t per_row = (g.stride_h * pw + (y_blocked ? 0 : g.out_w)) * block;
+    const int64_t fixed = (span - g.stride_h) * pw * block;
+    return std::clamp<int64_t>((kTaskScratchFloats - fixed) / per_row, 1, std::max<int64_t>(g.out_h, 1));
+}
+
+// Row ranges per block: enough for the scratch bound, and more while the
+// tasks are few and do not divide among the threads (parallel_for deals
+// contiguous runs: 40 channels in blocks of 16 would go 2 blocks and 1).
+int64_t row_chunks(int64_t blocks, int64_t rows, int64_t rows_fitting, int threads)
+{
+    int64_t chunks = (rows + rows_fitting - 1) / rows_fitting;
     while (threads > 1 && chunks < rows && blocks * chunks < 8 * threads && blocks * chunks % threads != 0) ++chunks;
-    return chunks;
+    return std::max<int64_t>(chunks, 1);
 }
 
 // Output rows [oy0, oy1) of g as a geometry of their own: the input rows
@@ -58,8 +73,11 @@ void depthwise_by_blocks(const Depthwise2dGeometry& g, int64_t channels, const f
     const DepthwiseKernel& kern = depthwise_kernel();
     const int64_t block = kern.block, blocks = (channels + block - 1) / block, taps = g.kh * g.kw;
     const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
-    const int64_t chunks = row_chunks(blocks, g.out_h, ctx.threads()), rows_per_chunk = (g.out_h + chunks - 1) / chunks;
-    const size_t scratch_floats = static_cast<size_t>(g.block_scratch_floats(block));
+    const int64_t chunks = row_chunks(blocks, g.out_h, rows_per_range(g, block, y_blocked), ctx.threads());
+    const int64_t rows_per_chunk = (g.out_h + chunks - 1) / chunks;
+    int64_t unused = 0;
+    const size_t scratch_floats =
+        static_cast<size_t>((chunks == 1 ? g : row_range(g, 0, rows_per_chunk, unused)).block_scratch_floats(block));
     ctx.parallel_for(blocks * chunks, [&](int64_t begin, int64_t end) {
         thread_local std::vector<float> scratch; // the thread's own, kept from call to call
         scratch.resize(std::max(scratch.size(), scratch_floats));
