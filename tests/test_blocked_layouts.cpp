@@ -2,7 +2,9 @@
 // choose_layouts): a chain of 1x1 and depthwise convolutions with a ReLU, a
 // Split, a same-shape add and a sigmoid between them gives the plain plan's
 // outputs; the blobs between those layers are stored blocked, the graph's
-// input and output and any blob asked for stay plain.
+// input and output and any blob asked for stay plain. A chain of KxK
+// convolutions (strides, dilations, padding and its value, non-square
+// kernels, a first layer reading 3 input planes) does too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -191,6 +193,59 @@ TEST_F(BlockedLayouts, SqueezeAndExcitationTakesBlocks)
     // The pooling and the product take the same values in the same order: the same bits.
     ASSERT_EQ(outputs[true][1].shape(), Shape({20}));
     EXPECT_EQ(std::memcmp(outputs[true][1].raw(), outputs[false][1].raw(), 20 * sizeof(float)), 0);
+}
+
+// KxK convolutions on blocks: 7x7 stride 2 on the 3 input planes, 3x3
+// dilated, 3x3 stride 2 padding with 0.5, 1x1 padded (a larger output), 5x3,
+// 1x1 stride 2, 3x3 on a 6x6 plane (Winograd's shape, small enough for the
+// direct tile), then a 1x1 to the plain output.
+const char* kWindows = "7767517\n9 9\n"
+                       "Input in 0 1 x\n"
+                       "Convolution k7 1 1 x a 0=20 1=7 3=2 4=3 5=1 6=2940 9=1\n"
+                       "Convolution d2 1 1 a b 0=24 1=3 2=2 4=2 5=1 6=4320\n"
+                       "Convolution s2 1 1 b c 0=20 1=3 3=2 4=1 5=1 6=4320 18=0.5\n"
+                       "Convolution p1 1 1 c d 0=16 1=1 4=1 5=1 6=320\n"
+                       "Convolution k53 1 1 d e 0=20 1=3 11=5 4=1 14=2 5=1 6=4800\n"
+                       "Convolution o2 1 1 e f 0=24 1=1 3=2 5=1 6=480\n"
+                       "Convolution w3 1 1 f g 0=20 1=3 4=1 5=1 6=4320 9=1\n"
+                       "Convolution c3 1 1 g y 0=7 1=1 5=1 6=140\n";
+
+TEST_F(BlockedLayouts, WindowedConvolutionsTakeBlocks)
+{
+    Net windows;
+    load(windows, kWindows,
+         {{2940, 20}, {4320, 24}, {4320, 20}, {320, 16}, {4800, 20}, {480, 24}, {4320, 20}, {140, 7}});
+    Tensor x({3, 40, 37});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));
+    std::map<std::string, Shape> stored;
+    std::map<bool, Tensor> y;
+    for (bool blocked : {false, true})
+        for (int threads : {1, 2}) {
+            Options options;
+            options.blocked_layouts = blocked;
+            options.threads = threads;
+            Session s(windows, options);
+            if (blocked)
+                s.set_callbacks(nullptr, [&](const OpEvent& e) { stored[e.layer_name] = e.outputs.at(0).shape(); },
+                                true);
+            s.set_input("x", x);
+            const Tensor out = s.get("y");
+            ASSERT_EQ(out.shape(), Shape({7, 6, 6}));
+            if (y.count(blocked))
+                expect_close(out, y[blocked]);
+            else
+                y[blocked] = out;
+        }
+    const int64_t b = channel_block();
+    const auto blocks = [b](int64_t c) { return (c + b - 1) / b; };
+    EXPECT_EQ(stored["k7"], Shape({blocks(20), 20, 19, b}));
+    EXPECT_EQ(stored["d2"], Shape({blocks(24), 20, 19, b}));
+    EXPECT_EQ(stored["s2"], Shape({blocks(20), 10, 10, b}));
+    EXPECT_EQ(stored["p1"], Shape({blocks(16), 12, 12, b}));
+    EXPECT_EQ(stored["k53"], Shape({blocks(20), 12, 12, b}));
+    EXPECT_EQ(stored["o2"], Shape({blocks(24), 6, 6, b}));
+    EXPECT_EQ(stored["w3"], Shape({blocks(20), 6, 6, b}));
+    expect_close(y[true], y[false]);
 }
 
 } // namespace

@@ -1,9 +1,9 @@
 // Convolutions reading or writing activations stored in channel blocks
 // (Layout::ChannelBlocks), spread over the session's threads: depthwise
-// windows block by block (kernels/depthwise_conv2d.h) and 1x1 layers as
-// tiles of pixels x output blocks (kernels/pointwise_conv_blocked.h). Plain
+// windows block by block (kernels/depthwise_conv2d.h) and the others (one
+// group) as tiles of pixels x output blocks (kernels/conv2d_blocked.h). Plain
 // inputs and outputs are taken too, so a layer at the edge of a blocked
-// chain converts on the way (the depthwise kernel's transposes; the 1x1
+// chain converts on the way (the depthwise kernel's transposes; the direct
 // tile's strided loads and stores).
 #pragma once
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/depthwise_conv2d.h"
-#include "kernels/pointwise_conv_blocked.h"
+#include "kernels/conv2d_blocked.h"
 #include "kestrel/op.h"
 
 namespace kestrel {
@@ -31,7 +31,12 @@ void depthwise_by_blocks(const Depthwise2dGeometry& g, int64_t channels, const f
                          const float* block_bias, const float* x, bool x_blocked, float* y, bool y_blocked,
                          const OutputSpanFn& epilogue, const ExecContext& ctx);
 
-// problem.y = the 1x1 convolution of problem.x, then the epilogue.
-void pointwise_by_blocks(const PointwiseProblem& problem, const OutputSpanFn& epilogue, const ExecContext& ctx);
+// problem.y = the convolution of problem.x, then the epilogue.
+void conv2d_by_blocks(const Conv2dBlockedProblem& problem, const OutputSpanFn& epilogue, const ExecContext& ctx);
+
+// x (channels x h x w, blocked or planes) into `padded` (the same layout,
+// ph x pw) at (top, left), `value` around it; padding lanes of blocks copied as they are.
+void pad_channels(const float* x, bool blocked, int64_t channels, int64_t h, int64_t w, int64_t top, int64_t left,
+                  float value, float* padded, int64_t ph, int64_t pw, const ExecContext& ctx);
 
 } // namespace kestrel

@@ -21,13 +21,17 @@
 // Params: ConvParams (conv_params.h) with dynamic weight id 19, and 8
 // int8_scale_term, 18 pad_value, 20 residual.
 // Layers with several output channels per group run as GEMMs
-// (kernels/conv2d_gemm.h, weights packed at load), depthwise ones (a channel
-// per group) through kernels/depthwise_conv2d.h; depthwise and 1x1 layers
-// also read and write activations in channel blocks (channel_block_conv.h),
-// the 1x1 ones then as tiles of pixels x output blocks, with their weights in
-// that kernel's form (packed by the first prepare that wants it, as the
-// Winograd forms are); the other grouped forms keep
-// the plain kernels here: pad, then accumulate per output channel. Int8 layers
+// (kernels/conv2d_gemm.h) or, 3x3 stride-1 ones, Winograd; depthwise ones (a
+// channel per group) through kernels/depthwise_conv2d.h. Depthwise and
+// one-group layers also read and write activations in channel blocks
+// (channel_block_conv.h), the one-group ones then as the direct tile's
+// pixels x output blocks (all kernel sizes, strides and dilations; where
+// Winograd on planes is faster, prefers_blocked keeps them plain). A
+// one-group layer keeps its weights as loaded until the first prepare packs
+// the form its shape and layouts want (GEMM, Winograd or the direct tile's);
+// once the graph releases them, only forms built by then are left. Other
+// grouped forms keep the plain kernels here: pad, then accumulate per output
+// channel. Int8 layers
 // take the same float kernels on their int8 values, which give the int32 sums
 // exactly (kernels/conv2d_int8_gemm.h), and keep the plain int32 loop as
 // the fallback.
@@ -121,13 +125,13 @@ public:
         winograd_ok_ = false;
         source_ = Tensor();
         drop_source_ = false;
-        pointwise_weights_.reset();
-        pointwise_ok_ = int8_scale_term_ == 0 && takes_pointwise() && uses_gemm(p_.num_output);
-        if ((int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k)) || pointwise_ok_) {
-            // Which form is fastest depends on the plane's size (and for 1x1
-            // layers the blobs' layouts): kept as they are, packed by prepare()
-            // for the first shape that wants each form.
-            winograd_ok_ = !pointwise_ok_;
+        direct_weights_.reset();
+        direct_ok_ = int8_scale_term_ == 0 && takes_direct() && uses_gemm(p_.num_output);
+        winograd_ok_ = int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k);
+        if (winograd_ok_ || direct_ok_) {
+            // Which form is fastest depends on the plane's size and the blobs'
+            // layouts: kept as they are, packed by prepare() for the first
+            // shape that wants each form.
             source_ = weight;
             weight = Tensor();
         } else if (int8_scale_term_ == 0 && uses_gemm(p_.num_output / p_.group)) {
@@ -186,7 +190,7 @@ public:
 
     int64_t weight_bytes() const override
     {
-        size_t floats = w_scale_.size() + gemm_weights_.floats() + pointwise_weights_.floats() +
+        size_t floats = w_scale_.size() + gemm_weights_.floats() + direct_weights_.floats() +
                         int8_depthwise_weights_.size();
         for (const PackedWeights& w : winograd_weights_) floats += w.floats();
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
@@ -207,9 +211,9 @@ public:
         }
         if (is_flat_path(x.shape)) {
             st->path = Path::Flat;
-            if (pointwise_ok_ && !(st->packed = lazy_form(gemm_weights_, gemm_builder()))) {
-                // Only the 1x1 tile's form is left: one pixel of planes.
-                use_pointwise(*st);
+            if (direct_ok_ && !(st->packed = lazy_form(gemm_weights_, gemm_builder()))) {
+                // Only the direct tile's form is left: one pixel of planes.
+                use_direct(*st, x, ctx);
             }
             if (int8_scale_term_ != 0 && x.dtype != DType::I8) st->quantized = ctx.request_scratch(x.shape[0]);
             return st;
@@ -240,8 +244,8 @@ public:
                 }
                 return st;
             }
-            if (pointwise_ok_ && pointwise_shape(g) && (st->x_blocked || st->y_blocked || !gemm_form_available())) {
-                use_pointwise(*st);
+            if (direct_ok_ && (st->x_blocked || st->y_blocked || !plain_form_left())) {
+                use_direct(*st, x, ctx);
                 return st;
             }
             if (winograd_ok_) {
@@ -253,9 +257,9 @@ public:
                 }
             }
             if (pads) st->padded = ctx.request_scratch(padded_values * 4);
-            if (winograd_ok_ || pointwise_ok_) {
+            if (winograd_ok_ || direct_ok_) {
                 use_gemm(*st, padded_values, ctx);
-                if (pointwise_ok_) st->packed = lazy_form(gemm_weights_, gemm_builder());
+                if (!winograd_ok_) st->packed = lazy_form(gemm_weights_, gemm_builder());
                 check(st->packed != nullptr, "internal: the GEMM's weights were released before they were packed");
                 return st;
             }
@@ -308,7 +312,7 @@ public:
             else
                 forward_depthwise(x, st, weights_.weight_data(p_, in), bias, ep, out[0], ctx);
             return;
-        case Path::Pointwise: forward_pointwise(x, st, ep, out[0], ctx); return;
+        case Path::Direct: forward_direct(x, st, ep, out[0], ctx); return;
         case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, ep, out[0], ctx); return;
         case Path::Gemm: forward_gemm(gemm_input(x, st, ctx), st, in, bias, ep, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, ep, out[0], ctx); return;
@@ -341,7 +345,7 @@ private:
     };
 
     // How a forward runs, chosen in prepare for the input's shape and dtype.
-    enum class Path { Flat, Depthwise, Pointwise, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
+    enum class Path { Flat, Depthwise, Direct, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
 
     // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
     struct ConvState : OpState {
@@ -365,15 +369,16 @@ private:
         // Depthwise on small planes: the weights of whole blocks of the kernel's
         // channel block, as [block][tap][channel in block] (none: planes only).
         std::vector<float> block_weights;
-        // Depthwise and 1x1 layers: whether the input and the output are in
-        // channel blocks, and (blocked depthwise, 1x1 without a bias) the bias
-        // over whole blocks.
+        // Depthwise and direct layers: whether the input and the output are in
+        // channel blocks, and (blocked depthwise, direct without a bias) the
+        // bias over whole blocks.
         bool x_blocked = false, y_blocked = false;
         std::vector<float> block_bias;
     };
 
     // Channel blocks for the input and the output (and a residual, read at
-    // the output's index) of float depthwise and 1x1 layers with static weights.
+    // the output's index) of float depthwise layers and of one-group layers
+    // with static weights that the direct tile suits (prefers_blocked).
     BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
     {
         const TensorDesc& x = in[0];
@@ -383,7 +388,7 @@ private:
         const ConvGeometry g = geometry(x.shape[1], x.shape[2], k);
         const bool depthwise = k.inch_g == 1 && k.outch == p_.group &&
                                depthwise_geometry(x.shape[1], x.shape[2], g, k).supported();
-        if (!depthwise && !(pointwise_ok_ && pointwise_shape(g) && pointwise_form_available())) return {};
+        if (!depthwise && !(direct_ok_ && prefers_blocked(k, g) && direct_form_available())) return {};
         BlockedLayouts layouts{{0}, {1}};
         if (residual_) layouts.inputs.push_back(1);
         return layouts;
@@ -554,42 +559,57 @@ private:
         std::lock_guard<std::mutex> lock(source_mutex_);
         drop_source_ = true;
         if (gemm_weights_.built() || winograd_weights_[0].built() || winograd_weights_[1].built() ||
-            pointwise_weights_.built())
+            direct_weights_.built())
             source_ = Tensor();
     }
 
-    // 1x1 layers (float, static weights, one group, stride 1) that may take
-    // the blocked 1x1 tile, when their shape adds no padding (pointwise_shape).
-    bool takes_pointwise() const
+    // Layers (float, static weights, one group) that may take the direct
+    // tile on channel blocks.
+    bool takes_direct() const { return rank_ == 2 && !p_.dynamic && p_.group == 1; }
+    // 1x1 stride-1 layers: every output pixel is the (padded) input's pixel
+    // at the same place, so the direct tile takes the plane as one row.
+    static bool pointwise_shape(const KernelDims& k, const ConvGeometry& g)
     {
-        return rank_ == 2 && !p_.dynamic && p_.group == 1 && p_.window.kernel[0] == 1 && p_.window.kernel[1] == 1 &&
-               p_.window.stride[0] == 1 && p_.window.stride[1] == 1;
+        return k.kh == 1 && k.kw == 1 && g.rows.stride == 1 && g.cols.stride == 1;
     }
-    static bool pointwise_shape(const ConvGeometry& g)
+    // Whether a layer the direct tile can take asks for blocked neighbours:
+    // all but those Winograd runs faster on planes, 3x3 stride-1 layers on
+    // planes over 8x8 (measured, the direct tile's time over Winograd's:
+    // 1.1-1.35 at 56x56 and 28x28 (ResNet-18, VGG-16), 0.85-1.35 at 14x14
+    // (ResNet-18's 256 channels the one gain; GoogLeNet, VGG-16, SqueezeNet
+    // losses), 0.9-1.0 at 7x7, where Winograd's tiles overhang most).
+    bool prefers_blocked(const KernelDims& k, const ConvGeometry& g) const
     {
-        return g.rows.pad_begin == 0 && g.cols.pad_begin == 0 && g.pad_bottom == 0 && g.pad_right == 0;
+        return !(winograd_ok_ && takes_winograd(k) && g.rows.out * g.cols.out > 64);
     }
-    // The 1x1 tile's path: its weights, and the bias over whole blocks.
-    void use_pointwise(ConvState& st) const
+    // The direct tile's path: its weights, the bias over whole blocks, and a
+    // padded copy of the input when the layer pads.
+    void use_direct(ConvState& st, const TensorDesc& x, PrepareContext& ctx) const
     {
-        st.path = Path::Pointwise;
-        st.packed = lazy_form(pointwise_weights_, pointwise_builder());
-        check(st.packed != nullptr, "internal: the 1x1 weights were released before they were packed");
-        const int64_t block = pointwise_blocked_kernel().block;
+        st.path = Path::Direct;
+        st.packed = lazy_form(direct_weights_, direct_builder());
+        check(st.packed != nullptr, "internal: the direct tile's weights were released before they were packed");
+        const int64_t block = conv2d_blocked_kernel().block;
         const std::vector<float> zeros(static_cast<size_t>(p_.num_output), 0.f);
         st.block_bias = padded_block_bias(weights_.bias.defined() ? weights_.bias.data<float>() : zeros.data(),
                                           p_.num_output, block);
+        st.padded = -1;
+        if (x.shape.size() == 1) return; // the flat path
+        const int64_t channels = st.x_blocked ? (x.shape[0] + block - 1) / block * block : x.shape[0];
+        if (st.gg.in_h * st.gg.in_w != x.shape[1] * x.shape[2])
+            st.padded = ctx.request_scratch(channels * st.gg.in_h * st.gg.in_w * 4);
     }
-    std::function<std::vector<float>()> pointwise_builder() const
+    std::function<std::vector<float>()> direct_builder() const
     {
         return [this] {
-            return pack_pointwise_weights(source_.data<float>(), p_.num_output, p_.in_channels,
-                                          pointwise_blocked_kernel().block);
+            return pack_conv2d_blocked_weights(source_.data<float>(), p_.num_output, p_.in_channels,
+                                               p_.window.kernel[0] * p_.window.kernel[1],
+                                               conv2d_blocked_kernel().block);
         };
     }
     std::function<std::vector<float>()> gemm_builder() const
     {
-        const KernelDims k{1, 1, p_.num_output, p_.in_channels};
+        const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels};
         return [this, k] { return conv2d_gemm_pack_weights(gemm_kernel(), source_.data<float>(), gemm_geometry(k, {})); };
     }
     // A lazily packed form of a layer that keeps its loaded weights: built
@@ -602,15 +622,17 @@ private:
         if (drop_source_) source_ = Tensor();
         return packed;
     }
-    bool pointwise_form_available() const
+    bool direct_form_available() const
     {
         std::lock_guard<std::mutex> lock(source_mutex_);
-        return pointwise_weights_.built() || source_.defined();
+        return direct_weights_.built() || source_.defined();
     }
-    bool gemm_form_available() const
+    // Whether a form for planes (GEMM or Winograd) is built or can still be.
+    bool plain_form_left() const
     {
         std::lock_guard<std::mutex> lock(source_mutex_);
-        return gemm_weights_.built() || source_.defined();
+        return source_.defined() || gemm_weights_.built() || winograd_weights_[0].built() ||
+               winograd_weights_[1].built();
     }
 
     // The residual and the activation over a finished span of the output.
@@ -620,16 +642,32 @@ private:
         return [&ep](float* v, int64_t n) { ep(v, n); };
     }
 
-    void forward_pointwise(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y,
-                           const ExecContext& ctx) const
+    void forward_direct(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y,
+                        const ExecContext& ctx) const
     {
-        const int64_t pixels = x.rank() == 1 ? 1 : st.g.rows.out * st.g.cols.out;
+        // x's logical size from the geometry (a blocked x has its stored shape); rank 1: the flat path.
+        const int64_t h = st.dg.in_h, w = st.dg.in_w;
+        Conv2dBlockedProblem pr = pointwise_problem(p_.in_channels, p_.num_output, 1);
+        if (x.rank() != 1 && pointwise_shape(st.k, st.g)) {
+            pr = pointwise_problem(p_.in_channels, p_.num_output, st.g.rows.out * st.g.cols.out);
+        } else if (x.rank() != 1) {
+            const ConvGeometry& g = st.g;
+            pr.in_h = st.gg.in_h, pr.in_w = st.gg.in_w, pr.out_h = g.rows.out, pr.out_w = g.cols.out;
+            pr.kh = st.k.kh, pr.kw = st.k.kw, pr.stride_h = g.rows.stride, pr.stride_w = g.cols.stride;
+            pr.dilation_h = g.rows.dilation, pr.dilation_w = g.cols.dilation;
+        }
+        pr.x = x.data<float>(), pr.x_blocked = st.x_blocked;
+        if (st.padded >= 0) {
+            float* padded = ctx.scratch_as<float>(st.padded);
+            pad_channels(pr.x, st.x_blocked, p_.in_channels, h, w, st.g.rows.pad_begin, st.g.cols.pad_begin,
+                         pad_value_, padded, st.gg.in_h, st.gg.in_w, ctx);
+            pr.x = padded;
+        }
         // ReLU and Clip applied by the tile as it stores (unless a residual comes first).
         float bounds[2];
-        const float* clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
-        const PointwiseProblem problem{x.data<float>(), st.x_blocked, p_.in_channels, p_.num_output, pixels,
-                                       st.packed, st.block_bias.data(), y.data<float>(), st.y_blocked, clamp};
-        pointwise_by_blocks(problem, clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
+        pr.clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
+        pr.packed = st.packed, pr.bias = st.block_bias.data(), pr.y = y.data<float>(), pr.y_blocked = st.y_blocked;
+        conv2d_by_blocks(pr, pr.clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
     }
 
     // 3x3 stride-1 layers with enough channels for the transforms to pay off
@@ -708,16 +746,12 @@ private:
         return dg;
     }
 
+    // The whole blocks' weights for planes on small planes (depthwise_block_weights of them).
     std::vector<float> channel_block_weights(const Depthwise2dGeometry& dg, int64_t channels) const
     {
-        const int64_t block = depthwise_kernel().block, taps = dg.kh * dg.kw, blocks = channels / block;
+        const int64_t block = depthwise_kernel().block, blocks = channels / block;
         if (!dg.blocked() || blocks == 0) return {};
-        const float* w = weights_.weight.data<float>();
-        std::vector<float> packed(static_cast<size_t>(blocks * block * taps));
-        for (int64_t ch = 0; ch < blocks * block; ++ch)
-            for (int64_t t = 0; t < taps; ++t)
-                packed[(ch / block * taps + t) * block + ch % block] = w[ch * taps + t];
-        return packed;
+        return depthwise_block_weights(weights_.weight.data<float>(), blocks * block, dg.kh * dg.kw, block);
     }
 
     // One input channel and one output channel per group, by channel blocks
@@ -997,9 +1031,10 @@ private:
     bool residual_ = false; // param 20
     PackedWeights gemm_weights_;
     PackedWeights winograd_weights_[2];
-    // 1x1 layers: their weights for the blocked 1x1 tile, and whether they may take it.
-    PackedWeights pointwise_weights_;
-    bool pointwise_ok_ = false;
+    // One-group layers: their weights for the direct tile on channel blocks,
+    // and whether they may take it.
+    PackedWeights direct_weights_;
+    bool direct_ok_ = false;
     // A layer that may take Winograd: its loaded weights, kept to build the
     // form a shape wants (dropped once the graph has released them and a form
     // is built), under source_mutex_.
