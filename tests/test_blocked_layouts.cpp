@@ -248,5 +248,41 @@ TEST_F(BlockedLayouts, WindowedConvolutionsTakeBlocks)
     expect_close(y[true], y[false]);
 }
 
+// Max pooling on blocks: Caffe's ceil tail (pad_mode 0) and explicit pads,
+// between blocked convolutions, and at the graph's end (plain output).
+const char* kPools = "7767517\n6 6\n"
+                     "Input in 0 1 x\n"
+                     "Convolution c1 1 1 x a 0=20 1=3 4=1 5=1 6=180 9=1\n"
+                     "Pooling p1 1 1 a b 0=0 1=3 2=2\n"
+                     "Convolution c2 1 1 b c 0=24 1=1 5=1 6=480\n"
+                     "Pooling p2 1 1 c d 0=0 1=2 2=2 3=1 5=1\n"
+                     "Pooling p3 1 1 d y 0=0 1=3 2=1 3=1 5=1\n";
+
+TEST_F(BlockedLayouts, MaxPoolingTakesBlocks)
+{
+    Net pools;
+    load(pools, kPools, {{180, 20}, {480, 24}});
+    Tensor x({1, 21, 18});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.23f * static_cast<float>(i));
+    std::map<std::string, Shape> stored;
+    std::map<bool, Tensor> y;
+    for (bool blocked : {false, true}) {
+        Options options;
+        options.blocked_layouts = blocked;
+        options.threads = 2;
+        Session s(pools, options);
+        if (blocked)
+            s.set_callbacks(nullptr, [&](const OpEvent& e) { stored[e.layer_name] = e.outputs.at(0).shape(); }, true);
+        s.set_input("x", x);
+        y[blocked] = s.get("y");
+    }
+    const int64_t b = channel_block();
+    // 21x18 -> ceil tails: 10x9 (Caffe's (21-3)/2+1 = 10, (18-3+1)/2+1 = 9), then 6x5 with pads of 1, then 6x5.
+    EXPECT_EQ(stored["p1"], Shape({(20 + b - 1) / b, 10, 9, b}));
+    EXPECT_EQ(stored["p2"], Shape({(24 + b - 1) / b, 6, 5, b}));
+    ASSERT_EQ(y[true].shape(), Shape({24, 6, 5}));
+    expect_close(y[true], y[false]);
+}
+
 } // namespace
 } // namespace kestrel

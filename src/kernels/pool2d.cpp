@@ -1,4 +1,5 @@
 #include "kernels/pool2d.h"
+#include "kernels/window_blocks.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -407,6 +408,18 @@ void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const E
         return whole_float_planes(x, g, y, ctx, true, static_cast<float>(g.kernel_h * g.kernel_w));
     if (takes_blocks(x, g)) return average_blocks(x, g, y, ctx);
     each_plane<float>(x, g, y, ctx, average_plane);
+}
+
+bool max_pool2d_blocks_supported(const Pool2dGeometry& g)
+{
+    return g.in_h * g.in_w > 0 && g.out_h * g.out_w > 0 && window_geometry(g, 0.f).supported();
+}
+
+void max_pool2d_blocks(const float* x, bool x_blocked, int64_t channels, const Pool2dGeometry& g, float* y,
+                       bool y_blocked, const ExecContext& ctx)
+{
+    windows_by_blocks(window_geometry(g, lowest<float>()), channels, WindowReduce::Max, nullptr, nullptr, x, x_blocked,
+                      y, y_blocked, {}, ctx);
 }
 
 void global_pool_blocked(const float* x, int64_t channels, int64_t pixels, bool average, float* y,

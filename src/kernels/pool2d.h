@@ -24,6 +24,13 @@ struct Pool2dGeometry {
 void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx);
 void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx);
 
+// Max pooling of float channels held as planes or in channel blocks
+// (Layout::ChannelBlocks) on either side, by blocks of channels (the same
+// bits as max_pool2d); supported when the window fits the depthwise kernel.
+bool max_pool2d_blocks_supported(const Pool2dGeometry& g);
+void max_pool2d_blocks(const float* x, bool x_blocked, int64_t channels, const Pool2dGeometry& g, float* y,
+                       bool y_blocked, const ExecContext& ctx);
+
 // Global pooling of float channels stored in channel blocks (Layout::ChannelBlocks:
 // [ceil(channels/B)][pixels][B]) into y[channels]: each channel's maximum, or
 // its sum from 0 in pixel order divided by the pixel count, as the planes'

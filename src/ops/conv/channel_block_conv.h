@@ -1,7 +1,7 @@
 // Convolutions reading or writing activations stored in channel blocks
-// (Layout::ChannelBlocks), spread over the session's threads: depthwise
-// windows block by block (kernels/depthwise_conv2d.h) and the others (one
-// group) as tiles of pixels x output blocks (kernels/conv2d_blocked.h). Plain
+// (Layout::ChannelBlocks), spread over the session's threads: the weights of
+// depthwise windows by blocks (run by kernels/window_blocks.h), and one-group
+// layers as tiles of pixels x output blocks (kernels/conv2d_blocked.h). Plain
 // inputs and outputs are taken too, so a layer at the edge of a blocked
 // chain converts on the way (the depthwise kernel's transposes; the direct
 // tile's strided loads and stores).
@@ -11,25 +11,17 @@
 #include <vector>
 
 #include "kernels/depthwise_conv2d.h"
+#include "kernels/window_blocks.h"
 #include "kernels/conv2d_blocked.h"
 #include "kestrel/op.h"
 
 namespace kestrel {
-
-// The last step over a finished span of output values (bias and sums done):
-// a residual added, an activation. Blocked spans include the padding lanes.
-using OutputSpanFn = std::function<void(float* values, int64_t count)>;
 
 // A depthwise layer's weights as the block kernel reads them: every block of
 // ceil(channels / block), [block][tap][channel in block], zero past `channels`.
 std::vector<float> depthwise_block_weights(const float* weights, int64_t channels, int64_t taps, int64_t block);
 // Its bias over the same blocks (zero past `channels`); empty without one.
 std::vector<float> padded_block_bias(const float* bias, int64_t channels, int64_t block);
-
-// x (channels planes, or blocked) -> y (the same), windows of `g` per channel.
-void depthwise_by_blocks(const Depthwise2dGeometry& g, int64_t channels, const float* block_weights,
-                         const float* block_bias, const float* x, bool x_blocked, float* y, bool y_blocked,
-                         const OutputSpanFn& epilogue, const ExecContext& ctx);
 
 // problem.y = the convolution of problem.x, then the epilogue.
 void conv2d_by_blocks(const Conv2dBlockedProblem& problem, const OutputSpanFn& epilogue, const ExecContext& ctx);

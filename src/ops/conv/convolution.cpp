@@ -306,9 +306,9 @@ public:
         case Path::Flat: forward_flat(x, st, ep, out[0], ctx); return;
         case Path::Depthwise:
             if (st.x_blocked || st.y_blocked)
-                depthwise_by_blocks(st.dg, st.k.outch, st.block_weights.data(),
-                                    st.block_bias.empty() ? nullptr : st.block_bias.data(), x.data<float>(),
-                                    st.x_blocked, out[0].data<float>(), st.y_blocked, span_epilogue(ep), ctx);
+                windows_by_blocks(st.dg, st.k.outch, WindowReduce::WeightedSum, st.block_weights.data(),
+                                  st.block_bias.empty() ? nullptr : st.block_bias.data(), x.data<float>(),
+                                  st.x_blocked, out[0].data<float>(), st.y_blocked, span_epilogue(ep), ctx);
             else
                 forward_depthwise(x, st, weights_.weight_data(p_, in), bias, ep, out[0], ctx);
             return;

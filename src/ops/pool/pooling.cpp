@@ -156,28 +156,42 @@ public:
         return shape_numel(out[0].shape) * taps;
     }
 
-    // Global 2-D pooling reads its input in channel blocks (the last layers
-    // of a blocked chain then write blocks); the output stays plain.
+    // 2-D float pooling of ncnn's form reads its input in channel blocks:
+    // global pooling (the last layers of a blocked chain then write blocks;
+    // its output stays plain), and max pooling, which writes blocks too.
     BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
     {
-        if (onnx_ || spatial_ != 2 || !global_ || in[0].dtype != DType::F32 || in[0].shape.size() != 3) return {};
-        return BlockedLayouts{{0}, {-1}};
+        if (onnx_ || spatial_ != 2 || adaptive_ || in[0].dtype != DType::F32 || in[0].shape.size() != 3) return {};
+        if (global_) return BlockedLayouts{{0}, {-1}};
+        if (type_ != 0 || !max_pool2d_blocks_supported(ncnn_geometry(in[0].shape[1], in[0].shape[2]))) return {};
+        return BlockedLayouts{{0}, {1}};
     }
 
-    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
                                      PrepareContext&) const override
     {
         auto st = std::make_unique<PoolState>();
         st->x_blocked = in[0].layout == Layout::ChannelBlocks;
+        st->y_blocked = out[0].layout == Layout::ChannelBlocks;
+        if (!global_ && (st->x_blocked || st->y_blocked)) {
+            st->g = ncnn_geometry(in[0].shape[1], in[0].shape[2]);
+            st->channels = in[0].shape[0];
+        }
         return st;
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Tensor& x = in[0];
-        if (ctx.state() && ctx.state_as<PoolState>().x_blocked) {
+        const PoolState* st = ctx.state() ? &ctx.state_as<PoolState>() : nullptr;
+        if (st && global_ && st->x_blocked) {
             const int64_t channels = out[0].numel(), pixels = x.numel() / x.dim(0) / x.dim(-1);
             global_pool_blocked(x.data<float>(), channels, pixels, type_ != 0, out[0].data<float>(), ctx);
+            return;
+        }
+        if (st && (st->x_blocked || st->y_blocked)) {
+            max_pool2d_blocks(x.data<float>(), st->x_blocked, st->channels, st->g, out[0].data<float>(),
+                              st->y_blocked, ctx);
             return;
         }
         if (onnx_) {
@@ -211,8 +225,12 @@ public:
     }
 
 private:
+    // Blobs in channel blocks: global pooling's input, max pooling's either
+    // side (then its windows, and the channel count the blocks hold).
     struct PoolState : OpState {
-        bool x_blocked = false; // global pooling of channel blocks
+        bool x_blocked = false, y_blocked = false;
+        Pool2dGeometry g;
+        int64_t channels = 0;
     };
 
     // One axis of ncnn's windows: its pads (the ceil tail or SAME padding
