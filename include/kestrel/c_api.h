@@ -66,6 +66,8 @@ typedef struct kestrel_options {
     int fuse_layers;    /* fuse activations, paddings and residual sums into convolutions (default 1) */
     int winograd;       /* 3x3 convolutions by Winograd where faster (default 1) */
     int fp16_weights;   /* InnerProduct weights kept as half floats (default 0) */
+    int blocked_layouts; /* a session keeps activations in channel blocks between layers that take them
+                            (default 1; 0: every blob plain NCHW) */
 } kestrel_options;
 
 /* The defaults above. */

@@ -106,11 +106,12 @@ private:
     Session session_;
 };
 
-Options make_options(int threads, bool reuse_memory)
+Options make_options(int threads, bool reuse_memory, bool blocked_layouts)
 {
     Options options;
     options.threads = threads;
     options.reuse_memory = reuse_memory;
+    options.blocked_layouts = blocked_layouts;
     return options;
 }
 
@@ -223,17 +224,18 @@ void bind_net(py::module_& m)
         .def("param_text", &Net::param_text)
         .def(
             "create_session",
-            [](py::object self, int threads, bool reuse_memory) {
-                return std::make_unique<PySession>(self, make_options(threads, reuse_memory));
+            [](py::object self, int threads, bool reuse_memory, bool blocked_layouts) {
+                return std::make_unique<PySession>(self, make_options(threads, reuse_memory, blocked_layouts));
             },
-            py::arg("threads") = 1, py::arg("reuse_memory") = true,
-            "A Session (ncnn's Extractor): set inputs, get any blob");
+            py::arg("threads") = 1, py::arg("reuse_memory") = true, py::arg("blocked_layouts") = true,
+            "A Session (ncnn's Extractor): set inputs, get any blob. blocked_layouts: activations kept in "
+            "channel blocks between the layers that take them (False: every blob plain NCHW)");
 
     py::class_<PySession>(m, "Session", "One inference context of a Net: not for several threads at once")
-        .def(py::init([](py::object net, int threads, bool reuse_memory) {
-                 return std::make_unique<PySession>(net, make_options(threads, reuse_memory));
+        .def(py::init([](py::object net, int threads, bool reuse_memory, bool blocked_layouts) {
+                 return std::make_unique<PySession>(net, make_options(threads, reuse_memory, blocked_layouts));
              }),
-             py::arg("net"), py::arg("threads") = 1, py::arg("reuse_memory") = true)
+             py::arg("net"), py::arg("threads") = 1, py::arg("reuse_memory") = true, py::arg("blocked_layouts") = true)
         .def("set_input", &PySession::set_input, py::arg("name"), py::arg("array"),
              "Arrays Kestrel allocated (results, kestrel.empty) are used in place, others copied once")
         .def("get", &PySession::get, py::arg("name"),

@@ -116,6 +116,7 @@ void kestrel_options_init(kestrel_options* options)
     options->fuse_layers = 1;
     options->winograd = 1;
     options->fp16_weights = 0;
+    options->blocked_layouts = 1;
 }
 
 kestrel_status kestrel_net_create(kestrel_net** net)
@@ -182,7 +183,7 @@ kestrel_status kestrel_session_create(const kestrel_net* net, const kestrel_opti
     *session = nullptr;
     return guarded([&] {
         kestrel::Options o;
-        if (options) o.threads = options->threads;
+        if (options) o.threads = options->threads, o.blocked_layouts = options->blocked_layouts != 0;
         kestrel::check(o.threads >= 1, "threads must be >= 1, got ", o.threads);
         auto s = std::make_unique<kestrel_session>();
         s->session = std::make_unique<kestrel::Session>(net->net, o);

@@ -136,6 +136,20 @@ def test_ncnn_model_with_fused_layers_and_two_threads_matches_ncnn():
     assert_close_to_reference(session.get(net.output_names()[0]), np.load(shared_model("resnet18", "ncnn_output.npy")))
 
 
+def test_sessions_with_and_without_blocked_layouts_match_ncnn():
+    # mobilenet_v2's depthwise and 1x1 chains run on channel blocks by default;
+    # blocked_layouts=False keeps every blob plain. Both give ncnn's outputs.
+    net = kestrel.Net()
+    net.load_param(shared_model("mobilenet_v2", "ncnn.param"))
+    net.load_model(shared_model("mobilenet_v2", "ncnn.bin"))
+    x = np.load(shared_model("mobilenet_v2", "ncnn_input.npy"))
+    ref = np.load(shared_model("mobilenet_v2", "ncnn_output.npy"))
+    for blocked in (True, False):
+        session = net.create_session(threads=2, blocked_layouts=blocked)
+        session.set_input(net.input_names()[0], x)
+        assert_close_to_reference(session.get(net.output_names()[0]), ref)
+
+
 @pytest.mark.skipif(not kestrel.has_onnx, reason="built without the ONNX importer")
 def test_convert_writes_an_ncnn_model_that_matches_pytorch(tmp_path):
     param, weights = str(tmp_path / "m.param"), str(tmp_path / "m.bin")
