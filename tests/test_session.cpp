@@ -328,5 +328,21 @@ TEST(ThreadPool, CoversEveryIndexOnceAndPropagatesErrors)
     EXPECT_EQ(total.load(), 4 * 50 * 100);
 }
 
+// Chunks per unit: the minimum asked for (within 1..items), then more until
+// the tasks divide evenly among the threads or are plenty (8 per thread).
+TEST(ThreadPool, EvenChunksGiveEveryThreadAnEqualShare)
+{
+    EXPECT_EQ(even_chunks(3, 100, 1, 2), 2);   // 3 tasks would go 2 and 1; 6 go 3 and 3
+    EXPECT_EQ(even_chunks(5, 7, 1, 2), 2);     // 10 tasks
+    EXPECT_EQ(even_chunks(3, 100, 1, 1), 1);   // one thread: the minimum
+    EXPECT_EQ(even_chunks(3, 100, 4, 2), 4);   // 12 tasks already even
+    EXPECT_EQ(even_chunks(3, 100, 3, 2), 4);   // 9 -> 12
+    EXPECT_EQ(even_chunks(20, 100, 1, 2), 1);  // 20 tasks, even
+    EXPECT_EQ(even_chunks(17, 100, 1, 2), 1);  // 17 tasks: plenty (more than 8 per thread)
+    EXPECT_EQ(even_chunks(3, 5, 10, 2), 5);    // never more chunks than items
+    EXPECT_EQ(even_chunks(3, 1, 1, 2), 1);     // one item: one chunk, even if uneven
+    EXPECT_EQ(even_chunks(1, 50, 0, 3), 3);    // at least one; 3 tasks on 3 threads
+}
+
 } // namespace
 } // namespace kestrel

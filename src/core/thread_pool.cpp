@@ -142,6 +142,13 @@ ThreadPool& ThreadPool::global()
     return pool;
 }
 
+int64_t even_chunks(int64_t units, int64_t items, int64_t min_chunks, int threads)
+{
+    int64_t chunks = std::clamp<int64_t>(min_chunks, 1, std::max<int64_t>(items, 1));
+    while (threads > 1 && chunks < items && units * chunks < 8 * threads && units * chunks % threads != 0) ++chunks;
+    return chunks;
+}
+
 void ExecContext::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const
 {
     Parallel{pool_, threads_}.for_range(n, fn);

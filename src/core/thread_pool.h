@@ -63,4 +63,11 @@ struct Parallel {
     }
 };
 
+// How many chunks to cut `items` into, for each of `units` tasks already
+// there: at least `min_chunks` (a cache bound, or enough work for every
+// thread), and more while the tasks (units x chunks) are few and do not
+// divide evenly among the threads. parallel_for deals contiguous runs, so 3
+// tasks on 2 threads go 2 and 1, while 4 go 2 and 2. At most one chunk per item.
+int64_t even_chunks(int64_t units, int64_t items, int64_t min_chunks, int threads);
+
 } // namespace kestrel

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/thread_pool.h"
+
 namespace kestrel {
 
 namespace {
@@ -21,16 +23,6 @@ int64_t rows_per_range(const Depthwise2dGeometry& g, int64_t block, bool y_block
     const int64_t per_row = (g.stride_h * pw + (y_blocked ? 0 : g.out_w)) * block;
     const int64_t fixed = (span - g.stride_h) * pw * block;
     return std::clamp<int64_t>((kTaskScratchFloats - fixed) / per_row, 1, std::max<int64_t>(g.out_h, 1));
-}
-
-// Row ranges per block: enough for the scratch bound, and more while the
-// tasks are few and do not divide among the threads (parallel_for deals
-// contiguous runs: 40 channels in blocks of 16 would go 2 blocks and 1).
-int64_t row_chunks(int64_t blocks, int64_t rows, int64_t rows_fitting, int threads)
-{
-    int64_t chunks = (rows + rows_fitting - 1) / rows_fitting;
-    while (threads > 1 && chunks < rows && blocks * chunks < 8 * threads && blocks * chunks % threads != 0) ++chunks;
-    return std::max<int64_t>(chunks, 1);
 }
 
 // Output rows [oy0, oy1) of g as a geometry of their own: the input rows
@@ -56,7 +48,10 @@ void windows_by_blocks(const Depthwise2dGeometry& g, int64_t channels, WindowRed
     const DepthwiseKernel& kern = depthwise_kernel();
     const int64_t block = kern.block, blocks = (channels + block - 1) / block, taps = g.kh * g.kw;
     const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
-    const int64_t chunks = row_chunks(blocks, g.out_h, rows_per_range(g, block, y_blocked), ctx.threads());
+    // Row ranges per block: enough for the scratch bound, and for even shares
+    // (40 channels in blocks of 16 would go 2 blocks and 1).
+    const int64_t rows_fitting = rows_per_range(g, block, y_blocked);
+    const int64_t chunks = even_chunks(blocks, g.out_h, (g.out_h + rows_fitting - 1) / rows_fitting, ctx.threads());
     const int64_t rows_per_chunk = (g.out_h + chunks - 1) / chunks;
     int64_t unused = 0;
     const size_t scratch_floats =

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/thread_pool.h"
+
 namespace kestrel {
 
 std::vector<float> depthwise_block_weights(const float* weights, int64_t channels, int64_t taps, int64_t block)
@@ -40,16 +42,13 @@ void conv2d_by_blocks(const Conv2dBlockedProblem& problem, const OutputSpanFn& e
     const int64_t block = kern.block, out_blocks = (problem.out_ch + block - 1) / block;
     const int64_t pixels = problem.out_pixels();
     const int64_t groups = (out_blocks + kBlocksPerTask - 1) / kBlocksPerTask;
-    // Enough tasks for every thread, in even shares (parallel_for deals them
-    // in contiguous runs): pixel ranges split further while the tasks are few
-    // and do not divide among the threads (960 -> 160 on 7x7: 5 block pairs
-    // would go 3 and 2; 2 pixel ranges of 5 go 5 and 5).
-    int64_t chunks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-    const int64_t threads = ctx.threads();
-    if (threads > 1) {
-        chunks = std::max(chunks, std::min<int64_t>((2 * threads + groups - 1) / groups, pixels));
-        while (chunks < pixels && chunks * groups < 8 * threads && chunks * groups % threads != 0) ++chunks;
-    }
+    // Pixel ranges of kPixelsPerTask, at least two tasks per thread, and
+    // even shares (960 -> 160 on 7x7: 5 block pairs would go 3 and 2; 2 pixel
+    // ranges of 5 go 5 and 5).
+    const int threads = ctx.threads();
+    const int64_t min_chunks = std::max((pixels + kPixelsPerTask - 1) / kPixelsPerTask,
+                                        threads > 1 ? (2 * threads + groups - 1) / groups : 1);
+    const int64_t chunks = even_chunks(groups, pixels, min_chunks, threads);
     const int64_t per_chunk = (pixels + chunks - 1) / chunks;
     ctx.parallel_for(chunks * groups, [&](int64_t begin, int64_t end) {
         for (int64_t u = begin; u < end; ++u) {
