@@ -227,6 +227,14 @@ TEST(Concat, DefaultAxisIsOutermostAndThreadsDoNotMatter)
     EXPECT_TRUE(same_bytes(run(*def, in, 1, 3)[0], ref_concat(in, 0)));
     const std::vector<Tensor> in2 = {random_tensor({3, 40, 50}, DType::I8, 9), random_tensor({3, 40, 7}, DType::I8, 10)};
     EXPECT_TRUE(same_bytes(run(*make_op("Concat", params({{0, 2}})), in2, 1, 3)[0], ref_concat(in2, 2)));
+    // Outputs of several 64 KB parts, split among threads mid-input and
+    // mid-slice: channels (one outer index) and an inner axis.
+    const std::vector<Tensor> big = {random_tensor({48, 55, 55}, DType::F32, 11),
+                                     random_tensor({1, 55, 55}, DType::F32, 12),
+                                     random_tensor({64, 55, 55}, DType::F32, 13)};
+    for (int threads : {1, 2, 3}) EXPECT_TRUE(same_bytes(run(*def, big, 1, threads)[0], ref_concat(big, 0))) << threads;
+    const std::vector<Tensor> rows = {random_tensor({3, 50, 700}, DType::I32, 14), random_tensor({3, 21, 700}, DType::I32, 15)};
+    EXPECT_TRUE(same_bytes(run(*make_op("Concat", params({{0, 1}})), rows, 1, 2)[0], ref_concat(rows, 1)));
 }
 
 TEST(Concat, Errors)

@@ -3,6 +3,7 @@
 // other dim, and may be empty. ncnn's layer on ranks 1-4 is the same thing (its
 // axes count outermost first over the batch-less blob, as ours do); the ONNX
 // importer writes it for ONNX's Concat of any rank. The kernel copies bytes.
+#include <algorithm>
 #include <cstring>
 
 #include "ops/common/op_util.h"
@@ -33,36 +34,43 @@ TensorDesc concat_desc(const std::vector<TensorDesc>& in, int axis)
     return TensorDesc(s, in[0].dtype);
 }
 
-// Fills the output: per outer index, each input's slice in turn.
+// Fills the output: per outer index, each input's slice in turn. The output's
+// bytes are cut into even ranges for the threads (a channel concat has one
+// outer index: its copies would otherwise run on one thread), each range
+// copied from the inputs it covers.
 void concat_copy(const std::vector<Tensor>& in, int axis, Tensor& out, const ExecContext& ctx)
 {
-    // Per outer index: each input's slice (bytes) in turn; the output slice is their sum.
     const Shape& s0 = in[0].shape();
     const size_t a = static_cast<size_t>(axis);
     const int64_t outer = nd::dims_product(s0, 0, a);
     const size_t es = dtype_size(in[0].dtype());
-    std::vector<size_t> chunk(in.size());
-    size_t out_chunk = 0;
-    for (size_t i = 0; i < in.size(); ++i) {
-        chunk[i] = static_cast<size_t>(nd::dims_product(in[i].shape(), a, s0.size())) * es;
-        out_chunk += chunk[i];
-    }
-    if (outer == 0 || out_chunk == 0) return;
+    size_t out_chunk = 0; // bytes per outer index
+    for (const Tensor& t : in) out_chunk += static_cast<size_t>(nd::dims_product(t.shape(), a, s0.size())) * es;
+    const size_t total = out_chunk * static_cast<size_t>(outer);
+    if (total == 0) return;
     uint8_t* dst = static_cast<uint8_t*>(out.raw());
-    auto body = [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; ++o) {
-            uint8_t* p = dst + static_cast<size_t>(o) * out_chunk;
-            for (size_t i = 0; i < in.size(); ++i) {
-                if (chunk[i] == 0) continue;
-                std::memcpy(p, static_cast<const uint8_t*>(in[i].raw()) + static_cast<size_t>(o) * chunk[i], chunk[i]);
-                p += chunk[i];
+    // Output bytes [b0, b1): within each outer index's slice, the parts of the inputs it spans.
+    const auto copy_range = [&](size_t b0, size_t b1) {
+        while (b0 < b1) {
+            const size_t o = b0 / out_chunk, slice_end = std::min(b1, (o + 1) * out_chunk);
+            size_t at = o * out_chunk; // where the current input's slice starts in the output
+            for (const Tensor& t : in) {
+                const size_t n = static_cast<size_t>(nd::dims_product(t.shape(), a, s0.size())) * es;
+                const size_t lo = std::max(b0, at), hi = std::min(slice_end, at + n);
+                if (lo < hi)
+                    std::memcpy(dst + lo, static_cast<const uint8_t*>(t.raw()) + o * n + (lo - at), hi - lo);
+                at += n;
             }
+            b0 = slice_end;
         }
     };
-    if (outer > 1 && static_cast<int64_t>(out_chunk) * outer >= 65536)
-        ctx.parallel_for(outer, body);
-    else
-        body(0, outer);
+    constexpr size_t kPart = 64 * 1024; // bytes per task; smaller copies stay on one thread
+    const int64_t parts = static_cast<int64_t>((total + kPart - 1) / kPart);
+    if (parts == 1) return copy_range(0, total);
+    ctx.parallel_for(parts, [&](int64_t p0, int64_t p1) {
+        copy_range(total * static_cast<size_t>(p0) / static_cast<size_t>(parts),
+                   total * static_cast<size_t>(p1) / static_cast<size_t>(parts));
+    });
 }
 
 class Concat : public Op {
