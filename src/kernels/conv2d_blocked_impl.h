@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "kernels/conv2d_blocked.h"
@@ -48,26 +49,32 @@ __attribute__((always_inline)) inline void store_tile_blocked(const Conv2dBlocke
             V::store(pr.y + ((ob + m) * pixels + p + j / C * pr.out_w + j % C) * B, acc[m][j]);
 }
 
-// The tile's sums into output planes: through a small [pixel][channel]
-// buffer, then each real channel's pixels as rows of its plane (the
-// padding channels have no plane).
+// The tile's sums into output planes: per output block and row, B pixels at
+// a time transposed in registers (pixel vectors of B channels into channel
+// vectors of B pixels), each real channel's pixels stored as a piece of its
+// plane's row (the padding channels have no plane). Only the tile's pixels
+// are written: another thread may own the next ones.
 template <class V, int M, int R, int C>
 __attribute__((always_inline)) inline void store_tile_planes(const Conv2dBlockedProblem& pr, int64_t ob, int64_t p,
                                                              const typename V::vec (&acc)[M][R * C])
 {
-    constexpr int64_t B = V::width;
+    constexpr int B = V::width;
     const int64_t pixels = pr.out_pixels();
-    float t[M][R * C][B];
 #pragma GCC unroll 4
-    for (int m = 0; m < M; ++m)
-#pragma GCC unroll 32
-        for (int j = 0; j < R * C; ++j) V::store(t[m][j], acc[m][j]);
     for (int m = 0; m < M; ++m) {
-        const int64_t first = (ob + m) * B, lanes = std::min(B, pr.out_ch - first);
-        for (int64_t l = 0; l < lanes; ++l)
-            for (int r = 0; r < R; ++r) {
-                float* row = pr.y + (first + l) * pixels + p + r * pr.out_w;
-                for (int c = 0; c < C; ++c) row[c] = t[m][r * C + c][l];
+        const int64_t first = (ob + m) * B, lanes = std::min<int64_t>(B, pr.out_ch - first);
+        float* plane = pr.y + first * pixels + p;
+#pragma GCC unroll 2
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+            for (int c0 = 0; c0 < C; c0 += B) {
+                typename V::vec t[B];
+#pragma GCC unroll 64
+                for (int i = 0; i < B; ++i) t[i] = c0 + i < C ? acc[m][r * C + c0 + i] : V::set1(0.f);
+                transpose_square<V>(t);
+                const int n = std::min(B, C - c0);
+                float* at = plane + r * pr.out_w + c0;
+                for (int64_t l = 0; l < lanes; ++l) std::memcpy(at + l * pixels, &t[l], sizeof(float) * n);
             }
     }
 }
