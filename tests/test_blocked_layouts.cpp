@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <string>
 
 #include "kestrel/net.h"
 
@@ -143,32 +144,66 @@ TEST_F(BlockedLayouts, CallbacksAndRequestedBlobsSeePlainTensors)
     EXPECT_EQ(seen["add"], Shape({20, 8, 9}));
 }
 
-// One block of channels: with two threads the depthwise layers split their
-// output rows (a stride-2 one with padding, one reading plain input).
-const char* kRows = "7767517\n5 5\n"
-                    "Input in 0 1 x\n"
-                    "ConvolutionDepthWise dw1 1 1 x a 0=3 1=3 4=1 5=1 6=27 7=3\n"
-                    "Convolution c1 1 1 a b 0=3 1=1 5=1 6=9 9=1\n"
-                    "ConvolutionDepthWise dw2 1 1 b c 0=3 1=3 3=2 4=1 5=1 6=27 7=3\n"
-                    "Convolution c2 1 1 c y 0=4 1=1 5=1 6=12\n";
+// One block of channels (or `channels`): with two threads the depthwise
+// layers split their output rows (a stride-2 one with padding, one reading
+// plain input).
+std::string rows_param(int64_t c)
+{
+    const std::string n = std::to_string(c);
+    return "7767517\n5 5\nInput in 0 1 x\n"
+           "ConvolutionDepthWise dw1 1 1 x a 0=" + n + " 1=3 4=1 5=1 6=" + std::to_string(9 * c) + " 7=" + n + "\n"
+           "Convolution c1 1 1 a b 0=" + n + " 1=1 5=1 6=" + std::to_string(c * c) + " 9=1\n"
+           "ConvolutionDepthWise dw2 1 1 b c 0=" + n + " 1=3 3=2 4=1 5=1 6=" + std::to_string(9 * c) + " 7=" + n + "\n"
+           "Convolution c2 1 1 c y 0=4 1=1 5=1 6=" + std::to_string(4 * c) + "\n";
+}
 
-TEST_F(BlockedLayouts, DepthwiseRowsSplitAcrossThreads)
+// The rows net's output with and without blocked layouts (two threads), and
+// the stored shape of each layer's output in the blocked plan.
+struct RowsRun {
+    std::map<bool, Tensor> y;
+    std::map<std::string, Shape> stored;
+};
+RowsRun run_rows(int64_t c)
 {
     Net rows;
-    load(rows, kRows, {{27, 3}, {9, 3}, {27, 3}, {12, 4}});
-    Tensor x({3, 9, 7});
+    const std::string param = rows_param(c);
+    rows.load_param_mem(param);
+    const std::vector<uint8_t> bin = tagged_weights({{9 * c, c}, {c * c, c}, {9 * c, c}, {4 * c, 4}});
+    rows.load_model_mem(bin.data(), bin.size());
+    Tensor x({c, 9, 7});
     for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));
-    std::map<bool, Tensor> y;
+    RowsRun r;
     for (bool blocked : {false, true}) {
         Options options;
         options.blocked_layouts = blocked;
         options.threads = 2;
         Session s(rows, options);
+        if (blocked)
+            s.set_callbacks(nullptr, [&](const OpEvent& e) { r.stored[e.layer_name] = e.outputs.at(0).shape(); },
+                            true);
         s.set_input("x", x);
-        y[blocked] = s.get("y");
+        r.y[blocked] = s.get("y");
     }
-    ASSERT_EQ(y[true].shape(), Shape({4, 5, 4}));
-    expect_close(y[true], y[false]);
+    return r;
+}
+
+TEST_F(BlockedLayouts, DepthwiseRowsSplitAcrossThreads)
+{
+    const int64_t b = channel_block();
+    RowsRun r = run_rows(b);
+    EXPECT_EQ(r.stored["dw1"], Shape({1, 9, 7, b}));
+    EXPECT_EQ(r.stored["dw2"], Shape({1, 5, 4, b}));
+    ASSERT_EQ(r.y[true].shape(), Shape({4, 5, 4}));
+    expect_close(r.y[true], r.y[false]);
+}
+
+// Blobs with fewer channels than a block stay plain (most lanes would be padding).
+TEST_F(BlockedLayouts, FewChannelsStayPlain)
+{
+    if (channel_block() <= 3) GTEST_SKIP() << "blocks of " << channel_block() << " channels";
+    RowsRun r = run_rows(3);
+    EXPECT_EQ(r.stored["dw2"], Shape({3, 5, 4})); // between two layers that take blocks
+    expect_close(r.y[true], r.y[false]);
 }
 
 TEST_F(BlockedLayouts, SqueezeAndExcitationTakesBlocks)

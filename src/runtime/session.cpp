@@ -274,7 +274,8 @@ void Session::Impl::infer_shapes(Plan& p) const
 // readers all take them. The ops' BlockedLayouts groups tie blobs together
 // (union-find); a group is blocked unless one of its blobs must stay plain:
 // not a float [..., C, H, W] activation in the arena, asked for by the
-// caller, or plain-only for one of the layers that touch it.
+// caller, with fewer channels than a block, or plain-only for one of the
+// layers that touch it.
 void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) const
 {
     p.elementwise.assign(p.steps.size(), false);
@@ -284,9 +285,13 @@ void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) con
     for (int b = 0; b < nblobs; ++b) parent[b] = b;
     std::function<int(int)> find = [&](int b) { return parent[b] == b ? b : parent[b] = find(parent[b]); };
     std::vector<bool> plain(nblobs, false);
+    // Fewer channels than a block: most of its lanes would be padding (the
+    // kernels' work and the blob's memory doubled or more).
+    const int64_t block = channel_block();
     for (int b = 0; b < nblobs; ++b) {
         const TensorDesc& d = p.blobs[b].desc;
-        plain[b] = d.dtype != DType::F32 || d.shape.size() < 3 || p.blobs[b].home != Home::Arena || p.data_dependent[b];
+        plain[b] = d.dtype != DType::F32 || d.shape.size() < 3 || p.blobs[b].home != Home::Arena || p.data_dependent[b] ||
+                   d.shape[d.shape.size() - 3] < block;
     }
     for (int t : targets) plain[t] = true;
     for (size_t s = 0; s < p.steps.size(); ++s) {
