@@ -574,14 +574,19 @@ private:
     }
     // Whether a layer the direct tile can take asks for blocked neighbours:
     // all but those Winograd runs faster on planes, 3x3 stride-1 layers on
-    // planes over 8x8 (measured, the direct tile's time over Winograd's:
-    // 1.1-1.35 at 56x56 and 28x28 (ResNet-18, VGG-16), 0.85-1.35 at 14x14
-    // (ResNet-18's 256 channels the one gain; GoogLeNet, VGG-16, SqueezeNet
-    // losses), 0.9-1.0 at 7x7, where Winograd's tiles overhang most).
+    // planes over 16x16, or over 8x8 with more than 256 input channels.
+    // Winograd's products are GEMMs over the plane's tiles (16 at 14x14, half
+    // a column panel) and its transforms grow with the channels, not their
+    // square: measured (the direct tile's time over Winograd's) 1.1-1.35 at
+    // 56x56 and 28x28 (ResNet-18, VGG-16); at 14x14 with 256 inputs, whole
+    // networks 0.97-0.98 (ResNet-18, ResNet-50), with 512 (VGG-16) 1.04;
+    // 0.9-1.0 at 7x7, where Winograd's tiles overhang most.
     bool prefers_blocked(const KernelDims& k, const ConvGeometry& g) const
     {
-        return !(winograd_ok_ && takes_winograd(k) && g.rows.out * g.cols.out > 64);
+        const int64_t plane = g.rows.out * g.cols.out;
+        return !(winograd_ok_ && takes_winograd(k) && (plane > 256 || (plane > 64 && k.inch_g > 256)));
     }
+
     // The direct tile's path: its weights, the bias over whole blocks, and a
     // padded copy of the input when the layer pads.
     void use_direct(ConvState& st, const TensorDesc& x, PrepareContext& ctx) const
