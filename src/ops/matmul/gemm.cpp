@@ -172,24 +172,24 @@ public:
 
 private:
     // y (M x N) = beta * C broadcast by its type (0 scalar, 1/2 per row, 3 full,
-    // 4 per column), or 0 without C.
+    // 4 per column), or 0 without C. One loop per type, so that each row is a
+    // plain vectorizable fill or scaled copy (a switch per value took a
+    // fifth of a 145 x 3072 layer's time).
     void fill_beta_c(const float* C, int typeC, int64_t M, int64_t N, float* y, const ExecContext& ctx) const
     {
+        const float beta = beta_;
         ctx.parallel_for(M, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i)
-                for (int64_t j = 0; j < N; ++j) {
-                    float c = 0.f;
-                    if (C) {
-                        switch (typeC) {
-                        case 0: c = C[0]; break;
-                        case 1: case 2: c = C[i]; break;
-                        case 3: c = C[i * N + j]; break;
-                        default: c = C[j]; break;
-                        }
-                        c *= beta_;
-                    }
-                    y[i * N + j] = c;
+            for (int64_t i = begin; i < end; ++i) {
+                float* row = y + i * N;
+                if (!C) {
+                    std::fill(row, row + N, 0.f);
+                } else if (typeC == 3 || typeC == 4) {
+                    const float* src = typeC == 3 ? C + i * N : C;
+                    for (int64_t j = 0; j < N; ++j) row[j] = src[j] * beta;
+                } else {
+                    std::fill(row, row + N, (typeC == 0 ? C[0] : C[i]) * beta);
                 }
+            }
         });
     }
 
