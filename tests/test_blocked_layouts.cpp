@@ -87,6 +87,30 @@ void expect_close(const Tensor& got, const Tensor& want)
         ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * scale) << i;
 }
 
+// Runs `n` on `x` with plain and with blocked layouts (2 threads): the
+// `blobs` asked for, per run, and each layer's stored output shape in the
+// blocked run.
+struct PlainAndBlocked {
+    std::map<bool, std::map<std::string, Tensor>> blobs;
+    std::map<std::string, Shape> stored;
+};
+
+PlainAndBlocked run_plain_and_blocked(const Net& n, const Tensor& x, std::initializer_list<const char*> blobs)
+{
+    PlainAndBlocked r;
+    for (bool blocked : {false, true}) {
+        Options options;
+        options.blocked_layouts = blocked;
+        options.threads = 2;
+        Session s(n, options);
+        if (blocked)
+            s.set_callbacks(nullptr, [&](const OpEvent& e) { r.stored[e.layer_name] = e.outputs.at(0).shape(); }, true);
+        s.set_input("x", x);
+        for (const char* b : blobs) r.blobs[blocked][b] = s.get(b);
+    }
+    return r;
+}
+
 class BlockedLayouts : public ::testing::Test {
 protected:
     void SetUp() override { load(net, kChain, {{100, 20}, {180, 20}, {400, 20}, {140, 7}}); }
@@ -157,13 +181,8 @@ std::string rows_param(int64_t c)
            "Convolution c2 1 1 c y 0=4 1=1 5=1 6=" + std::to_string(4 * c) + "\n";
 }
 
-// The rows net's output with and without blocked layouts (two threads), and
-// the stored shape of each layer's output in the blocked plan.
-struct RowsRun {
-    std::map<bool, Tensor> y;
-    std::map<std::string, Shape> stored;
-};
-RowsRun run_rows(int64_t c)
+// The rows net run plain and blocked (run_plain_and_blocked).
+PlainAndBlocked run_rows(int64_t c)
 {
     Net rows;
     const std::string param = rows_param(c);
@@ -172,38 +191,26 @@ RowsRun run_rows(int64_t c)
     rows.load_model_mem(bin.data(), bin.size());
     Tensor x({c, 9, 7});
     for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));
-    RowsRun r;
-    for (bool blocked : {false, true}) {
-        Options options;
-        options.blocked_layouts = blocked;
-        options.threads = 2;
-        Session s(rows, options);
-        if (blocked)
-            s.set_callbacks(nullptr, [&](const OpEvent& e) { r.stored[e.layer_name] = e.outputs.at(0).shape(); },
-                            true);
-        s.set_input("x", x);
-        r.y[blocked] = s.get("y");
-    }
-    return r;
+    return run_plain_and_blocked(rows, x, {"y"});
 }
 
 TEST_F(BlockedLayouts, DepthwiseRowsSplitAcrossThreads)
 {
     const int64_t b = channel_block();
-    RowsRun r = run_rows(b);
+    PlainAndBlocked r = run_rows(b);
     EXPECT_EQ(r.stored["dw1"], Shape({1, 9, 7, b}));
     EXPECT_EQ(r.stored["dw2"], Shape({1, 5, 4, b}));
-    ASSERT_EQ(r.y[true].shape(), Shape({4, 5, 4}));
-    expect_close(r.y[true], r.y[false]);
+    ASSERT_EQ(r.blobs[true]["y"].shape(), Shape({4, 5, 4}));
+    expect_close(r.blobs[true]["y"], r.blobs[false]["y"]);
 }
 
 // Blobs with fewer channels than a block stay plain (most lanes would be padding).
 TEST_F(BlockedLayouts, FewChannelsStayPlain)
 {
     if (channel_block() <= 3) GTEST_SKIP() << "blocks of " << channel_block() << " channels";
-    RowsRun r = run_rows(3);
+    PlainAndBlocked r = run_rows(3);
     EXPECT_EQ(r.stored["dw2"], Shape({3, 5, 4})); // between two layers that take blocks
-    expect_close(r.y[true], r.y[false]);
+    expect_close(r.blobs[true]["y"], r.blobs[false]["y"]);
 }
 
 TEST_F(BlockedLayouts, SqueezeAndExcitationTakesBlocks)
@@ -299,24 +306,38 @@ TEST_F(BlockedLayouts, MaxPoolingTakesBlocks)
     load(pools, kPools, {{180, 20}, {480, 24}});
     Tensor x({1, 21, 18});
     for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.23f * static_cast<float>(i));
-    std::map<std::string, Shape> stored;
-    std::map<bool, Tensor> y;
-    for (bool blocked : {false, true}) {
-        Options options;
-        options.blocked_layouts = blocked;
-        options.threads = 2;
-        Session s(pools, options);
-        if (blocked)
-            s.set_callbacks(nullptr, [&](const OpEvent& e) { stored[e.layer_name] = e.outputs.at(0).shape(); }, true);
-        s.set_input("x", x);
-        y[blocked] = s.get("y");
-    }
+    PlainAndBlocked r = run_plain_and_blocked(pools, x, {"y"});
     const int64_t b = channel_block();
     // 21x18 -> ceil tails: 10x9 (Caffe's (21-3)/2+1 = 10, (18-3+1)/2+1 = 9), then 6x5 with pads of 1, then 6x5.
-    EXPECT_EQ(stored["p1"], Shape({(20 + b - 1) / b, 10, 9, b}));
-    EXPECT_EQ(stored["p2"], Shape({(24 + b - 1) / b, 6, 5, b}));
-    ASSERT_EQ(y[true].shape(), Shape({24, 6, 5}));
-    expect_close(y[true], y[false]);
+    EXPECT_EQ(r.stored["p1"], Shape({(20 + b - 1) / b, 10, 9, b}));
+    EXPECT_EQ(r.stored["p2"], Shape({(24 + b - 1) / b, 6, 5, b}));
+    ASSERT_EQ(r.blobs[true]["y"].shape(), Shape({24, 6, 5}));
+    expect_close(r.blobs[true]["y"], r.blobs[false]["y"]);
+}
+
+// Channel concats: of 32 and 20 channels (whole blocks, then a partial one)
+// on blocks; of 20 and 32 (a partial block first) on planes.
+const char* kConcats = "7767517\n9 10\n"
+                       "Input in 0 1 x\n"
+                       "Convolution c1 1 1 x a 0=32 1=1 5=1 6=160\n"
+                       "Convolution c2 1 1 x b 0=20 1=3 4=1 5=1 6=900\n"
+                       "Split sp 1 2 b b1 b2\n"
+                       "Concat cat1 2 1 a b1 c\n"
+                       "Convolution c4 1 1 x e 0=32 1=1 5=1 6=160\n"
+                       "Concat cat2 2 1 b2 e d 0=-3\n"
+                       "Convolution c3 1 1 c y 0=7 1=1 5=1 6=364\n"
+                       "Convolution c5 1 1 d z 0=7 1=1 5=1 6=364\n";
+
+TEST_F(BlockedLayouts, ChannelConcatOfWholeBlocksTakesBlocks)
+{
+    Net concats;
+    load(concats, kConcats, {{160, 32}, {900, 20}, {160, 32}, {364, 7}, {364, 7}});
+    PlainAndBlocked r = run_plain_and_blocked(concats, chain_input(), {"y", "z"});
+    const int64_t b = channel_block();
+    EXPECT_EQ(r.stored["cat1"], Shape({(52 + b - 1) / b, 8, 9, b}));
+    EXPECT_EQ(r.stored["cat2"], Shape({52, 8, 9}));
+    ASSERT_EQ(r.blobs[true]["y"].shape(), Shape({7, 8, 9}));
+    for (const char* blob : {"y", "z"}) expect_close(r.blobs[true][blob], r.blobs[false][blob]);
 }
 
 } // namespace

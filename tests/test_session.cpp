@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -271,6 +272,49 @@ TEST(Session, ConcurrentSessionsOfOneNetMatchSingleThreadedResults)
         });
     for (auto& th : threads) th.join();
     EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Concats in place: layers whose output dies at a channel concat write it
+// straight into the concat's output, nested concats included; an input read
+// again later (sig, through a Split view) is copied, then placed in the
+// second concat. The output's bytes stay reserved from the first input on
+// (tmp, dead before the concats, must not share them).
+TEST(Session, ConcatInputsAreWrittenInPlace)
+{
+    Net net;
+    net.load_param_mem(R"(7767517
+10 12
+Input    in   0 1 data
+ReLU     r1   1 1 data relu
+Sigmoid  s0   1 1 data tmp
+Eltwise  e0   2 1 tmp tmp tmp2 0=1
+Clip     c1   1 1 tmp2 clip 0=0.0 1=0.5
+Sigmoid  s1   1 1 data sig
+Split    sp   1 2 sig sig1 sig2
+Concat   cat  3 1 relu clip sig1 joined
+Concat   cat2 2 1 joined sig2 out
+Eltwise  e    2 1 out out final 0=1
+)");
+    Session s(net);
+    const Tensor x = iota_tensor({2, 4, 4}, -2.f, 0.13f); // 128 bytes: inputs at aligned offsets
+    s.set_input("data", x);
+    std::map<std::string, const uint8_t*> at;
+    s.set_callbacks(nullptr, [&](const OpEvent& e) { at[e.layer_name] = static_cast<const uint8_t*>(e.outputs[0].raw()); });
+    const Tensor y = s.get("final");
+    ASSERT_EQ(y.shape(), Shape({8, 4, 4}));
+    const int64_t n = x.numel();
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x.data<float>()[i], sig = 1.f / (1.f + std::exp(-v));
+        EXPECT_FLOAT_EQ(y.data<float>()[i], 2 * relu(v)) << i;
+        EXPECT_FLOAT_EQ(y.data<float>()[n + i], 2 * std::min(2 * sig, 0.5f)) << i;
+        EXPECT_NEAR(y.data<float>()[2 * n + i], 2 * sig, 1e-6f) << i;
+        EXPECT_NEAR(y.data<float>()[3 * n + i], 2 * sig, 1e-6f) << i;
+    }
+    const size_t bytes = sizeof(float) * static_cast<size_t>(n);
+    EXPECT_EQ(at["r1"], at["cat2"]);
+    EXPECT_EQ(at["cat"], at["cat2"]);
+    EXPECT_EQ(at["c1"], at["cat2"] + bytes);
+    EXPECT_EQ(at["s1"], at["cat2"] + 3 * bytes);
 }
 
 TEST(MemoryPlanner, LiveBuffersNeverOverlapAndDeadOnesShare)

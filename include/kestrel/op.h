@@ -180,6 +180,15 @@ public:
 
     // Output 0 may be written over input 0's buffer when input 0 is dead afterwards.
     virtual bool supports_inplace() const { return false; }
+    // When output 0 holds the inputs' stored bytes end to end (a concat whose
+    // outer dims are all 1), the byte offset of each input in it; empty
+    // otherwise. The session may then have the producers write straight into
+    // the output; forward() must leave inputs already in place alone.
+    virtual std::vector<int64_t> input_offsets_in_output(const std::vector<TensorDesc>& /*inputs*/,
+                                                         const std::vector<TensorDesc>& /*outputs*/) const
+    {
+        return {};
+    }
     // Outputs are views of input 0 (same bytes, maybe another shape): the runtime
     // makes them without calling forward (Split, Reshape, Flatten, Noop, ...).
     virtual bool outputs_alias_input() const { return false; }

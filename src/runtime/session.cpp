@@ -49,6 +49,12 @@ struct Plan {
     int64_t owned_bytes = 0;
 };
 
+// Where a blob's bytes lie inside another blob's (-1: in its own range).
+struct Placement {
+    int in = -1;
+    int64_t offset = 0;
+};
+
 struct PlanKey {
     std::vector<int> targets;
     std::vector<std::pair<int, TensorDesc>> inputs;
@@ -107,6 +113,7 @@ struct Session::Impl {
     std::unique_ptr<OpState> prepare_layer(int li, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
                                            std::vector<int64_t>& scratch_bytes) const;
     void assign_memory(Plan& p, const std::vector<int>& targets) const;
+    std::vector<Placement> place_concat_inputs(const Plan& p, std::vector<int>& first, const std::vector<int>& last) const;
     void execute(const Plan& p, const std::vector<int>& targets);
 };
 
@@ -449,10 +456,12 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
     for (int s = 0; s < nsteps; ++s)
         for (int t : graph->layers[p.steps[s]].tops)
             if (p.blobs[t].home == Home::Alias) p.blobs[t].root = root_of(p.blobs[t].source);
+    const std::vector<Placement> placed = options.reuse_memory ? place_concat_inputs(p, first, last)
+                                                               : std::vector<Placement>(graph->blobs.size());
     std::vector<int> arena_blobs;
     std::vector<BufferRequest> requests;
     for (int b = 0; b < static_cast<int>(graph->blobs.size()); ++b) {
-        if (first[b] < 0 || p.blobs[b].root != b) continue;
+        if (first[b] < 0 || p.blobs[b].root != b || placed[b].in >= 0) continue;
         if (p.blobs[b].home == Home::Arena) {
             arena_blobs.push_back(b);
             requests.push_back(BufferRequest{desc_bytes(p.blobs[b].desc), first[b], last[b]});
@@ -462,6 +471,11 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
     }
     const MemoryPlan mp = plan_memory(requests, options.reuse_memory);
     for (size_t i = 0; i < arena_blobs.size(); ++i) p.blobs[arena_blobs[i]].offset = mp.offsets[i];
+    std::function<int64_t(int)> offset_of = [&](int b) {
+        return placed[b].in < 0 ? p.blobs[b].offset : offset_of(placed[b].in) + placed[b].offset;
+    };
+    for (int b = 0; b < static_cast<int>(graph->blobs.size()); ++b)
+        if (placed[b].in >= 0) p.blobs[b].offset = offset_of(b);
     // Scratch of each step's op, live during that step only, in one region
     // after the activations that every step reuses from its start: the same
     // few cache-hot bytes each time, as a per-step allocation would be.
@@ -480,6 +494,37 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
     if (p.arena_bytes > options.max_arena_bytes)
         throw TooLargeError(detail::concat(graph->source, ": the model needs ", p.arena_bytes,
                                            " bytes of activations (limit ", options.max_arena_bytes, ")"));
+}
+
+// Inputs that a concat's output holds end to end (Op::input_offsets_in_output)
+// are written there by their producers instead of being copied: an input
+// whose bytes are an arena root of its own size, dying at the concat, lives
+// inside the output, whose lifetime then starts with the input's. (A concat
+// output may itself lie in a later concat's.)
+std::vector<Placement> Session::Impl::place_concat_inputs(const Plan& p, std::vector<int>& first,
+                                                          const std::vector<int>& last) const
+{
+    std::vector<Placement> placed(graph->blobs.size());
+    for (int s = 0; s < static_cast<int>(p.steps.size()); ++s) {
+        const Layer& l = graph->layers[p.steps[s]];
+        if (l.tops.empty() || l.batched() || p.shapes_vary[p.steps[s]] || !p.prepared[s].done) continue;
+        const int out = l.tops[0];
+        if (p.blobs[out].home != Home::Arena || p.blobs[out].root != out) continue;
+        const std::vector<int64_t> offsets =
+            l.op->input_offsets_in_output(step_descs(p, s, l.bottoms), step_descs(p, s, l.tops));
+        if (offsets.size() != l.bottoms.size()) continue;
+        for (size_t i = 0; i < l.bottoms.size(); ++i) {
+            const int b = l.bottoms[i], root = p.blobs[b].root;
+            const bool once = std::count_if(l.bottoms.begin(), l.bottoms.end(),
+                                            [&](int o) { return p.blobs[o].root == root; }) == 1;
+            if (!once || p.blobs[root].home != Home::Arena || first[root] >= s || last[root] != s ||
+                desc_bytes(p.blobs[root].desc) != desc_bytes(p.blobs[b].desc) || offsets[i] % kTensorAlignment != 0)
+                continue;
+            placed[root] = Placement{out, offsets[i]};
+            first[out] = std::min(first[out], first[root]);
+        }
+    }
+    return placed;
 }
 
 std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) const

@@ -57,8 +57,8 @@ void concat_copy(const std::vector<Tensor>& in, int axis, Tensor& out, const Exe
             for (const Tensor& t : in) {
                 const size_t n = static_cast<size_t>(nd::dims_product(t.shape(), a, s0.size())) * es;
                 const size_t lo = std::max(b0, at), hi = std::min(slice_end, at + n);
-                if (lo < hi)
-                    std::memcpy(dst + lo, static_cast<const uint8_t*>(t.raw()) + o * n + (lo - at), hi - lo);
+                const uint8_t* src = static_cast<const uint8_t*>(t.raw()) + o * n + (lo - at);
+                if (lo < hi && src != dst + lo) std::memcpy(dst + lo, src, hi - lo); // else written in place
                 at += n;
             }
             b0 = slice_end;
@@ -73,9 +73,27 @@ void concat_copy(const std::vector<Tensor>& in, int axis, Tensor& out, const Exe
     });
 }
 
+struct ConcatState : OpState {
+    int axis = 0;
+};
+
 class Concat : public Op {
 public:
     void load_param(const ParamDict& pd) override { axis_ = pd.get_int(0, 0); }
+
+    // A float concat of channels ([..., C, H, W] on C) takes channel blocks
+    // when every input but the last fills whole blocks: then the stored blobs
+    // join along the block axis by the same copies (the last input's padding
+    // lanes become the output's).
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        const int64_t rank = static_cast<int64_t>(out[0].shape.size());
+        if (rank < 3 || out[0].dtype != DType::F32 || nd::normalize_axis(axis_, rank, "axis (param 0)") != rank - 3)
+            return {};
+        for (size_t i = 0; i + 1 < in.size(); ++i)
+            if (in[i].shape[static_cast<size_t>(rank - 3)] % channel_block() != 0) return {};
+        return BlockedLayouts{std::vector<int>(in.size(), 0), {0}};
+    }
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
@@ -84,9 +102,37 @@ public:
         out[0] = concat_desc(in, nd::normalize_axis(axis_, static_cast<int64_t>(in[0].shape.size()), "axis (param 0)"));
     }
 
+    // One outer index (a channel concat of one sample): each input's bytes
+    // follow the previous ones'.
+    std::vector<int64_t> input_offsets_in_output(const std::vector<TensorDesc>& in,
+                                                 const std::vector<TensorDesc>& out) const override
+    {
+        const Shape& s = out[0].shape;
+        const size_t axis = static_cast<size_t>(nd::normalize_axis(axis_, static_cast<int64_t>(s.size()), "axis (param 0)"));
+        if (nd::dims_product(s, 0, axis) != 1) return {};
+        std::vector<int64_t> offsets;
+        int64_t at = 0;
+        for (const TensorDesc& d : in) {
+            offsets.push_back(at);
+            at += shape_numel(stored_shape(d.shape, d.layout)) * static_cast<int64_t>(dtype_size(d.dtype));
+        }
+        return offsets;
+    }
+
+    // The axis counted on the logical rank: blocked tensors have one axis more (the lanes).
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext&) const override
+    {
+        auto st = std::make_unique<ConcatState>();
+        st->axis = static_cast<int>(nd::normalize_axis(axis_, static_cast<int64_t>(in[0].shape.size()), "axis (param 0)"));
+        return st;
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        concat_copy(in, nd::normalize_axis(axis_, in[0].rank(), "axis (param 0)"), out[0], ctx);
+        const int axis = ctx.state() ? ctx.state_as<ConcatState>().axis
+                                     : static_cast<int>(nd::normalize_axis(axis_, in[0].rank(), "axis (param 0)"));
+        concat_copy(in, axis, out[0], ctx);
     }
 
 private:
