@@ -290,6 +290,32 @@ TEST_F(BlockedLayouts, WindowedConvolutionsTakeBlocks)
     expect_close(y[true], y[false]);
 }
 
+// 3x3 stride-1 layers on planes over 8x8 between blocked layers: Winograd
+// on blocks (padding of 0.5 read in place, a ReLU clamped by the output
+// transform, a sigmoid after it, a layer without padding whose last tiles
+// overhang the plane).
+const char* kWinograd = "7767517\n6 6\n"
+                        "Input in 0 1 x\n"
+                        "Convolution c1 1 1 x a 0=20 1=1 5=1 6=100 9=1\n"
+                        "Convolution w1 1 1 a b 0=24 1=3 4=1 5=1 6=4320 9=1 18=0.5\n"
+                        "Convolution w2 1 1 b c 0=20 1=3 4=1 5=1 6=4320 9=4\n"
+                        "Convolution w3 1 1 c d 0=20 1=3 5=1 6=3600\n"
+                        "Convolution c3 1 1 d y 0=7 1=1 5=1 6=140\n";
+
+TEST_F(BlockedLayouts, LargerPlanesTakeWinogradOnBlocks)
+{
+    Net winograd;
+    load(winograd, kWinograd, {{100, 20}, {4320, 24}, {4320, 20}, {3600, 20}, {140, 7}});
+    Tensor x({5, 20, 19});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.29f * static_cast<float>(i));
+    PlainAndBlocked r = run_plain_and_blocked(winograd, x, {"y"});
+    const int64_t b = channel_block();
+    EXPECT_EQ(r.stored["w1"], Shape({(24 + b - 1) / b, 20, 19, b}));
+    EXPECT_EQ(r.stored["w3"], Shape({(20 + b - 1) / b, 18, 17, b}));
+    ASSERT_EQ(r.blobs[true]["y"].shape(), Shape({7, 18, 17}));
+    expect_close(r.blobs[true]["y"], r.blobs[false]["y"]);
+}
+
 // Max pooling on blocks: Caffe's ceil tail (pad_mode 0) and explicit pads,
 // between blocked convolutions, and at the graph's end (plain output).
 const char* kPools = "7767517\n6 6\n"

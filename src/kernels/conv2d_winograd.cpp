@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/conv2d_blocked.h"
 #include "kernels/conv2d_gemm.h"
 #include "kernels/isa.h"
 #include "kernels/winograd_tables.h"
@@ -30,21 +31,30 @@ template <class T> void transform_kernel(const float* g, float* u, int64_t point
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-} // namespace
-
-std::vector<float> winograd_pack_weights(const GemmKernel& gemm, int m, const float* weights, int64_t outch,
-                                         int64_t inch)
+// u[xi][oc][ic]: every 3x3 kernel transformed.
+std::vector<float> transformed_kernels(int m, const float* weights, int64_t outch, int64_t inch)
 {
     check(m == 4 || m == 6, "internal: Winograd F(", m, ",3) is not implemented");
     const int alpha = m + 2, points = alpha * alpha;
     const int64_t matrix = outch * inch;
-    std::vector<float> u(static_cast<size_t>(points * matrix)); // u[xi][oc][ic]
+    std::vector<float> u(static_cast<size_t>(points * matrix));
     for (int64_t i = 0; i < matrix; ++i) {
         if (m == 4)
             transform_kernel<winograd::F43>(weights + i * 9, u.data() + i, matrix);
         else
             transform_kernel<winograd::F63>(weights + i * 9, u.data() + i, matrix);
     }
+    return u;
+}
+
+} // namespace
+
+std::vector<float> winograd_pack_weights(const GemmKernel& gemm, int m, const float* weights, int64_t outch,
+                                         int64_t inch)
+{
+    const std::vector<float> u = transformed_kernels(m, weights, outch, inch);
+    const int points = (m + 2) * (m + 2);
+    const int64_t matrix = outch * inch;
     const int64_t per_point = gemm_packed_a_floats(gemm, outch, inch);
     std::vector<float> packed(static_cast<size_t>(points * per_point));
     for (int xi = 0; xi < points; ++xi)
@@ -181,6 +191,100 @@ private:
 };
 
 } // namespace
+
+std::vector<float> winograd_pack_block_weights(int m, const float* weights, int64_t outch, int64_t inch,
+                                               int64_t block)
+{
+    const std::vector<float> u = transformed_kernels(m, weights, outch, inch);
+    const int points = (m + 2) * (m + 2);
+    const int64_t matrix = outch * inch;
+    std::vector<float> packed;
+    for (int xi = 0; xi < points; ++xi) {
+        const std::vector<float> point = pack_conv2d_blocked_weights(u.data() + xi * matrix, outch, inch, 1, block);
+        packed.insert(packed.end(), point.begin(), point.end());
+    }
+    return packed;
+}
+
+namespace {
+
+// Floats of V and M per tile on blocks.
+int64_t block_floats_per_tile(const WinogradGeometry& g, int64_t block)
+{
+    return int64_t(g.alpha()) * g.alpha() * (round_up(g.inch, block) + round_up(g.outch, block));
+}
+
+} // namespace
+
+int64_t winograd_block_chunk_tiles(const WinogradGeometry& g, int64_t block)
+{
+    // V and M of a chunk within about 4 MiB, as on planes, but at least
+    // kMinTiles tiles: each transformed weight streamed per chunk is used
+    // once per tile (512 channels in and out, F(6,3): 64 MiB of them).
+    constexpr int64_t kChunkFloats = int64_t(1) << 20, kMinTiles = 48;
+    return std::min(g.tiles(), std::max(kMinTiles, kChunkFloats / block_floats_per_tile(g, block)));
+}
+
+int64_t winograd_block_scratch_floats(const WinogradGeometry& g, int64_t block)
+{
+    return winograd_block_chunk_tiles(g, block) * block_floats_per_tile(g, block);
+}
+
+void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKernel& kern, const WinogradGeometry& g,
+                            const float* packed_weights, const WinogradBlockSource& x, const float* bias,
+                            const float* clamp, float* y, float* scratch,
+                            const std::function<void(float*, int64_t)>& epilogue, const ExecContext& ctx)
+{
+    const int64_t block = kern.lanes;
+    check(tile.block == block, "internal: Winograd's ", block, " lanes differ from the direct tile's block ",
+          tile.block);
+    const int points = g.alpha() * g.alpha();
+    const int64_t in_blocks = (g.inch + block - 1) / block, out_blocks = (g.outch + block - 1) / block;
+    const int64_t per_point = out_blocks * g.inch * block; // packed weights of one point
+    const int64_t tiles = g.tiles(), chunk = winograd_block_chunk_tiles(g, block);
+    const std::vector<float> zeros(static_cast<size_t>(out_blocks * block), 0.f);
+    const int64_t in_plane = x.h * x.w * block, out_plane = g.out_h * g.out_w * block;
+    for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
+        const int64_t cols = std::min(chunk, tiles - t0);
+        // V[xi] = [in block][tile][lane], M[xi] = [out block][tile][lane].
+        float* v = scratch;
+        float* mm = scratch + points * in_blocks * cols * block;
+        const int64_t v_point = in_blocks * cols * block, m_point = out_blocks * cols * block;
+        ctx.parallel_for(in_blocks * cols, [&](int64_t begin, int64_t end) {
+            for (int64_t u = begin; u < end; ++u) {
+                const int64_t cb = u / cols, j = u % cols;
+                WinogradBlockSource src = x;
+                src.plane = x.plane + cb * in_plane;
+                kern.input_blocks(g, src, t0 + j, v + (cb * cols + j) * block, v_point);
+            }
+        });
+        // Each point's product: a 1x1 convolution of the chunk's tiles, by pairs of output blocks.
+        const int64_t pairs = (out_blocks + 1) / 2;
+        ctx.parallel_for(points * pairs, [&](int64_t begin, int64_t end) {
+            for (int64_t task = begin; task < end; ++task) {
+                const int64_t xi = task / pairs, ob0 = task % pairs * 2;
+                Conv2dBlockedProblem pr = pointwise_problem(g.inch, g.outch, cols);
+                pr.x = v + xi * v_point, pr.x_blocked = true;
+                pr.packed = packed_weights + xi * per_point, pr.bias = zeros.data();
+                pr.y = mm + xi * m_point, pr.y_blocked = true;
+                tile.run(pr, ob0, std::min(out_blocks, ob0 + 2), 0, cols);
+            }
+        });
+        ctx.parallel_for(out_blocks * cols, [&](int64_t begin, int64_t end) {
+            for (int64_t u = begin; u < end; ++u) {
+                const int64_t ob = u / cols, j = u % cols;
+                kern.output_blocks(g, mm + (ob * cols + j) * block, m_point, bias + ob * block, clamp,
+                                   y + ob * out_plane, t0 + j);
+                if (!epilogue) continue;
+                // The tile's rows, each a span of the plane.
+                const int64_t t = t0 + j, y0 = t / g.tiles_w() * g.m, x0 = t % g.tiles_w() * g.m;
+                const int64_t w = std::min<int64_t>(g.m, g.out_w - x0);
+                for (int64_t r = y0; r < std::min<int64_t>(y0 + g.m, g.out_h); ++r)
+                    epilogue(y + ob * out_plane + (r * g.out_w + x0) * block, w * block);
+            }
+        });
+    }
+}
 
 void conv2d_winograd(const GemmKernel& gemm, const WinogradKernel& kern, const WinogradGeometry& g,
                      const float* packed_weights, const float* x, const float* bias, float* y, float* scratch,

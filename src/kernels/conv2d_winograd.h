@@ -20,6 +20,7 @@
 #include <functional>
 #include <vector>
 
+#include "kernels/conv2d_blocked.h"
 #include "kernels/gemm.h"
 
 namespace kestrel {
@@ -39,9 +40,19 @@ struct WinogradGeometry {
 // The floats a tile's output row takes in WinogradKernel::output (m <= 6 of them used).
 constexpr int kWinogradOutRow = 8;
 
+// A channel-blocked input plane as a Winograd layer reads it: h x w pixels
+// of B floats (B the kernel's lanes), inside a padded extent of own_h x own_w
+// with `top` rows and `left` columns of `pad` before it; 0 past that extent
+// (the last tiles' overhang, so that no large pad value meets a real one).
+struct WinogradBlockSource {
+    const float* plane;
+    int64_t h, w, top, left, own_h, own_w;
+    float pad;
+};
+
 struct WinogradKernel {
     const char* isa;
-    int lanes; // tiles per vector
+    int lanes; // tiles per vector on planes; channels per vector (the channel block) on blocks
     // V = BT d B for tiles tile0 .. tile0+lanes-1 of one input plane (patch
     // values past the plane, and tiles past the last, read as 0):
     // dst[xi * xi_stride + lane] for xi = row * alpha + column.
@@ -50,6 +61,15 @@ struct WinogradKernel {
     // out[(lane * m + row) * kWinogradOutRow + column], each row's slots past
     // m holding 0 (lanes * m * kWinogradOutRow floats).
     void (*output)(const WinogradGeometry& g, const float* src, int64_t xi_stride, float bias, float* out);
+    // On channel blocks, one tile of one block: V = BT d B of tile `tile`'s
+    // patch of `src`, dst[xi * xi_stride .. + lanes).
+    void (*input_blocks)(const WinogradGeometry& g, const WinogradBlockSource& src, int64_t tile, float* dst,
+                         int64_t xi_stride);
+    // Y = AT M A + bias (lanes values, one per channel of the block), clamped
+    // to [clamp[0], clamp[1]] unless clamp is null, for M[xi] = src[xi *
+    // xi_stride .. + lanes): tile `tile` of the blocked output plane (g.out_h x g.out_w pixels).
+    void (*output_blocks)(const WinogradGeometry& g, const float* src, int64_t xi_stride, const float* bias,
+                          const float* clamp, float* plane, int64_t tile);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them
@@ -71,6 +91,23 @@ std::vector<float> winograd_pack_weights(const GemmKernel& gemm, int m, const fl
 // Tiles per chunk, and the scratch floats a chunk needs (V and M).
 int64_t winograd_chunk_tiles(const GemmKernel& gemm, const WinogradGeometry& g);
 int64_t winograd_scratch_floats(const GemmKernel& gemm, const WinogradGeometry& g);
+
+// On channel blocks (Layout::ChannelBlocks on both sides): the alpha^2
+// products are 1x1 convolutions of the direct tile (kernels/conv2d_blocked.h)
+// over the chunk's tiles, V[xi] and M[xi] blocked as [block][tile][lane].
+// Weights transformed as above, packed per point for the direct tile.
+std::vector<float> winograd_pack_block_weights(int m, const float* weights, int64_t outch, int64_t inch,
+                                               int64_t block);
+int64_t winograd_block_chunk_tiles(const WinogradGeometry& g, int64_t block);
+int64_t winograd_block_scratch_floats(const WinogradGeometry& g, int64_t block);
+
+// y (blocked, g.out_h x g.out_w) = bias + the 3x3 convolution of x; `bias`
+// covers whole blocks (never null); `clamp` as WinogradKernel::output_blocks;
+// epilogue(values, count) runs on finished spans of y (may be empty).
+void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKernel& kern, const WinogradGeometry& g,
+                            const float* packed_weights, const WinogradBlockSource& x, const float* bias,
+                            const float* clamp, float* y, float* scratch,
+                            const std::function<void(float*, int64_t)>& epilogue, const ExecContext& ctx);
 
 // y [outch][out_h][out_w] = bias + 3x3 convolution of x [inch][in_h][in_w]
 // (already padded). post(out_channel, values, count) runs on finished output

@@ -4,6 +4,7 @@
 // (winograd_tables.h); with the loops unrolled, a zero coefficient costs
 // nothing and a coefficient of +-1 no multiply.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -30,6 +31,48 @@ __attribute__((always_inline)) inline typename V::vec weighted_sum(const float (
         first = false;
     }
     return s;
+}
+
+// V = BT d B for a patch d of alpha x alpha vectors: point xi = row * alpha +
+// column stored at dst + xi * xi_stride.
+template <class V, class T>
+__attribute__((always_inline)) inline void input_transform(const typename V::vec (&d)[T::alpha][T::alpha], float* dst,
+                                                           int64_t xi_stride)
+{
+    constexpr int A = T::alpha;
+    typename V::vec t[A][A]; // BT d: the patch's columns transformed
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+        for (int c = 0; c < A; ++c) t[i][c] = weighted_sum<V>(T::BT[i], [&](int k) { return d[k][c]; });
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+        for (int j = 0; j < A; ++j)
+            V::store(dst + (i * A + j) * xi_stride, weighted_sum<V>(T::BT[j], [&](int k) { return t[i][k]; }));
+}
+
+// Y = AT M A + bias for M[xi] = V::load(src + xi * xi_stride): each row r of
+// Y (m vectors) handed to emit(r, row).
+template <class V, class T, class Emit>
+__attribute__((always_inline)) inline void output_transform(const float* src, int64_t xi_stride,
+                                                            typename V::vec bias, Emit emit)
+{
+    using vec = typename V::vec;
+    constexpr int A = T::alpha, M = T::m;
+    vec t[M][A]; // AT M: the columns transformed
+#pragma GCC unroll 8
+    for (int r = 0; r < M; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < A; ++j)
+            t[r][j] = weighted_sum<V>(T::AT[r], [&](int k) { return V::load(src + (k * A + j) * xi_stride); });
+#pragma GCC unroll 8
+    for (int r = 0; r < M; ++r) {
+        vec row[1][M];
+#pragma GCC unroll 8
+        for (int c = 0; c < M; ++c) row[0][c] = weighted_sum<V>(T::AT[c], [&](int k) { return t[r][k]; }) + bias;
+        emit(r, row);
+    }
 }
 
 // Where each lane's patch lies (tile tile0 + lane): rows[lane] + r * stride[lane]
@@ -104,16 +147,7 @@ void winograd_input_tiles(const WinogradGeometry& g, const float* plane, int64_t
     vec d[A][A];
 #pragma GCC unroll 8
     for (int r = 0; r < A; ++r) patch_row<V, A, Q, C>(rows, stride, r, d[r]);
-    vec t[A][A]; // BT d: the patch's columns transformed
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-        for (int c = 0; c < A; ++c) t[i][c] = weighted_sum<V>(T::BT[i], [&](int k) { return d[k][c]; });
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-        for (int j = 0; j < A; ++j)
-            V::store(dst + (i * A + j) * xi_stride, weighted_sum<V>(T::BT[j], [&](int k) { return t[i][k]; }));
+    input_transform<V, T>(d, dst, xi_stride);
 }
 
 // The inverse of patch_row: C (a multiple of Q) vectors o[c], lane l = column c of
@@ -151,23 +185,73 @@ template <class V, class T>
 void winograd_output_tiles(const WinogradGeometry&, const float* src, int64_t xi_stride, float bias, float* out)
 {
     using vec = typename V::vec;
-    constexpr int A = T::alpha, M = T::m, W = V::width, Q = W < 8 ? W : 8, C = (M + Q - 1) / Q * Q;
+    constexpr int M = T::m, W = V::width, Q = W < 8 ? W : 8, C = (M + Q - 1) / Q * Q;
     static_assert(C <= kWinogradOutRow, "a row's columns fit its slots");
-    vec t[M][A]; // AT M: the columns transformed
-#pragma GCC unroll 8
-    for (int r = 0; r < M; ++r)
-#pragma GCC unroll 8
-        for (int j = 0; j < A; ++j)
-            t[r][j] = weighted_sum<V>(T::AT[r], [&](int k) { return V::load(src + (k * A + j) * xi_stride); });
-    const vec b = V::set1(bias);
-#pragma GCC unroll 8
-    for (int r = 0; r < M; ++r) {
+    output_transform<V, T>(src, xi_stride, V::set1(bias), [&](int r, const vec (&row)[1][M]) {
         vec o[C];
 #pragma GCC unroll 8
-        for (int c = 0; c < C; ++c)
-            o[c] = c < M ? weighted_sum<V>(T::AT[c < M ? c : 0], [&](int k) { return t[r][k]; }) + b : V::set1(0.f);
+        for (int c = 0; c < C; ++c) o[c] = c < M ? row[0][c < M ? c : 0] : V::set1(0.f);
         store_lane_rows<V, Q, C>(o, out + r * kWinogradOutRow, M * kWinogradOutRow);
+    });
+}
+
+// Channel blocks (conv2d_blocked.h's layout), one tile of B channels at a
+// time: the patch's pixels are vectors already, no transposes. The patch of
+// tile `tile`, read from the layer's unpadded input (`pad` inside its padded
+// extent, 0 past it), transformed into dst[xi * xi_stride].
+template <class V, class T>
+void winograd_input_block_tile(const WinogradGeometry& g, const WinogradBlockSource& s, int64_t tile, float* dst,
+                               int64_t xi_stride)
+{
+    using vec = typename V::vec;
+    constexpr int A = T::alpha, W = V::width;
+    const int64_t y0 = tile / g.tiles_w() * T::m, x0 = tile % g.tiles_w() * T::m;
+    const int64_t sy = y0 - s.top, sx = x0 - s.left; // the patch's corner in the input
+    vec d[A][A];
+    if (sy >= 0 && sx >= 0 && sy + A <= s.h && sx + A <= s.w) {
+#pragma GCC unroll 8
+        for (int r = 0; r < A; ++r)
+#pragma GCC unroll 8
+            for (int c = 0; c < A; ++c) d[r][c] = V::load(s.plane + ((sy + r) * s.w + sx + c) * W);
+    } else {
+        const vec pad = V::set1(s.pad), zero = V::set1(0.f);
+        for (int r = 0; r < A; ++r)
+            for (int c = 0; c < A; ++c) {
+                const int64_t y = sy + r, x = sx + c;
+                const bool inside = y >= 0 && y < s.h && x >= 0 && x < s.w;
+                d[r][c] = inside ? V::load(s.plane + (y * s.w + x) * W)
+                                 : y0 + r < s.own_h && x0 + c < s.own_w ? pad : zero;
+            }
     }
+    input_transform<V, T>(d, dst, xi_stride);
+}
+
+// One tile's Y = AT M A + bias (B output channels per vector), clamped to
+// clamp[0..1] if given, into the blocked output plane: its rows and columns
+// inside the plane.
+template <class V, class T>
+void winograd_output_block_tile(const WinogradGeometry& g, const float* src, int64_t xi_stride, const float* bias,
+                                const float* clamp, float* plane, int64_t tile)
+{
+    using vec = typename V::vec;
+    constexpr int M = T::m, W = V::width;
+    const int64_t y0 = tile / g.tiles_w() * M, x0 = tile % g.tiles_w() * M;
+    const int rows = static_cast<int>(std::min<int64_t>(M, g.out_h - y0));
+    const int cols = static_cast<int>(std::min<int64_t>(M, g.out_w - x0));
+    output_transform<V, T>(src, xi_stride, V::load(bias), [&](int r, const vec (&row)[1][M]) {
+        if (r >= rows) return;
+        vec o[1][M];
+#pragma GCC unroll 8
+        for (int c = 0; c < M; ++c) o[0][c] = row[0][c];
+        if (clamp) clamp_tile<V, 1, M>(o, clamp);
+        float* dst = plane + ((y0 + r) * g.out_w + x0) * W;
+        if (cols == M) {
+#pragma GCC unroll 8
+            for (int c = 0; c < M; ++c) V::store(dst + c * W, o[0][c]);
+        } else {
+            for (int c = 0; c < cols; ++c) V::store(dst + c * W, o[0][c]);
+        }
+    });
 }
 
 template <class V>
@@ -186,6 +270,26 @@ void winograd_output(const WinogradGeometry& g, const float* src, int64_t xi_str
         winograd_output_tiles<V, winograd::F63>(g, src, xi_stride, bias, out);
     else
         winograd_output_tiles<V, winograd::F43>(g, src, xi_stride, bias, out);
+}
+
+template <class V>
+void winograd_input_blocks(const WinogradGeometry& g, const WinogradBlockSource& s, int64_t tile, float* dst,
+                           int64_t xi_stride)
+{
+    if (g.m == 6)
+        winograd_input_block_tile<V, winograd::F63>(g, s, tile, dst, xi_stride);
+    else
+        winograd_input_block_tile<V, winograd::F43>(g, s, tile, dst, xi_stride);
+}
+
+template <class V>
+void winograd_output_blocks(const WinogradGeometry& g, const float* src, int64_t xi_stride, const float* bias,
+                            const float* clamp, float* plane, int64_t tile)
+{
+    if (g.m == 6)
+        winograd_output_block_tile<V, winograd::F63>(g, src, xi_stride, bias, clamp, plane, tile);
+    else
+        winograd_output_block_tile<V, winograd::F43>(g, src, xi_stride, bias, clamp, plane, tile);
 }
 
 } // namespace

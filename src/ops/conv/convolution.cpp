@@ -122,6 +122,7 @@ public:
         const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
         gemm_weights_.reset();
         for (PackedWeights& w : winograd_weights_) w.reset();
+        for (PackedWeights& w : winograd_block_weights_) w.reset();
         winograd_ok_ = false;
         source_ = Tensor();
         drop_source_ = false;
@@ -193,6 +194,7 @@ public:
         size_t floats = w_scale_.size() + gemm_weights_.floats() + direct_weights_.floats() +
                         int8_depthwise_weights_.size();
         for (const PackedWeights& w : winograd_weights_) floats += w.floats();
+        for (const PackedWeights& w : winograd_block_weights_) floats += w.floats();
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
         std::lock_guard<std::mutex> lock(source_mutex_);
         return weights_.bytes() + (source_.defined() ? static_cast<int64_t>(source_.nbytes()) : 0) +
@@ -243,6 +245,12 @@ public:
                     st->block_weights = channel_block_weights(st->dg, k.outch);
                 }
                 return st;
+            }
+            if (st->x_blocked && st->y_blocked && winograd_ok_ && (!prefers_blocked(k, g) || !direct_form_available())) {
+                // The tile size the cost model picks, else one already built.
+                const int pick = winograd_pick_tile(gemm_kernel(), k.inch_g, k.outch, g.rows.out, g.cols.out);
+                for (int m : {pick, 6, 4})
+                    if (m > 0 && use_winograd_blocks(*st, m, ctx)) return st;
             }
             if (direct_ok_ && (st->x_blocked || st->y_blocked || !plain_form_left())) {
                 use_direct(*st, x, ctx);
@@ -313,6 +321,7 @@ public:
                 forward_depthwise(x, st, weights_.weight_data(p_, in), bias, ep, out[0], ctx);
             return;
         case Path::Direct: forward_direct(x, st, ep, out[0], ctx); return;
+        case Path::WinogradBlocks: forward_winograd_blocks(x, st, ep, out[0], ctx); return;
         case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, ep, out[0], ctx); return;
         case Path::Gemm: forward_gemm(gemm_input(x, st, ctx), st, in, bias, ep, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, ep, out[0], ctx); return;
@@ -345,7 +354,7 @@ private:
     };
 
     // How a forward runs, chosen in prepare for the input's shape and dtype.
-    enum class Path { Flat, Depthwise, Direct, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
+    enum class Path { Flat, Depthwise, Direct, WinogradBlocks, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
 
     // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
     struct ConvState : OpState {
@@ -388,9 +397,16 @@ private:
         const ConvGeometry g = geometry(x.shape[1], x.shape[2], k);
         const bool depthwise = k.inch_g == 1 && k.outch == p_.group &&
                                depthwise_geometry(x.shape[1], x.shape[2], g, k).supported();
-        if (!depthwise && !(direct_ok_ && prefers_blocked(k, g) && direct_form_available())) return {};
-        BlockedLayouts layouts{{0}, {1}};
-        if (residual_) layouts.inputs.push_back(1);
+        if (depthwise || (direct_ok_ && prefers_blocked(k, g) && direct_form_available())) {
+            BlockedLayouts layouts{{0}, {1}};
+            if (residual_) layouts.inputs.push_back(1);
+            return layouts;
+        }
+        // Larger 3x3 stride-1 planes: Winograd on blocks when both sides are
+        // blocked, else Winograd on planes (never the direct tile there).
+        if (!(winograd_ok_ && takes_winograd(k) && winograd_block_form_available())) return {};
+        BlockedLayouts layouts{{0}, {0}};
+        if (residual_) layouts.inputs.push_back(0);
         return layouts;
     }
 
@@ -559,7 +575,7 @@ private:
         std::lock_guard<std::mutex> lock(source_mutex_);
         drop_source_ = true;
         if (gemm_weights_.built() || winograd_weights_[0].built() || winograd_weights_[1].built() ||
-            direct_weights_.built())
+            winograd_block_weights_[0].built() || winograd_block_weights_[1].built() || direct_weights_.built())
             source_ = Tensor();
     }
 
@@ -572,19 +588,40 @@ private:
     {
         return k.kh == 1 && k.kw == 1 && g.rows.stride == 1 && g.cols.stride == 1;
     }
-    // Whether a layer the direct tile can take asks for blocked neighbours:
-    // all but those Winograd runs faster on planes, 3x3 stride-1 layers on
-    // planes over 16x16, or over 8x8 with more than 256 input channels.
-    // Winograd's products are GEMMs over the plane's tiles (16 at 14x14, half
-    // a column panel) and its transforms grow with the channels, not their
-    // square: measured (the direct tile's time over Winograd's) 1.1-1.35 at
-    // 56x56 and 28x28 (ResNet-18, VGG-16); at 14x14 with 256 inputs, whole
-    // networks 0.97-0.98 (ResNet-18, ResNet-50), with 512 (VGG-16) 1.04;
-    // 0.9-1.0 at 7x7, where Winograd's tiles overhang most.
+    // Whether a layer the direct tile can take prefers it: all but 3x3
+    // stride-1 layers on planes over 8x8, which Winograd computes faster, on
+    // blocks when their neighbours are (measured against the direct tile:
+    // 0.8 at 14x14 with 256 channels, ResNet-50; 0.55-0.8 on ResNet-18's
+    // 56x56 and 28x28 layers) and on planes otherwise. At 7x7 Winograd's
+    // tiles overhang most and its weights (up to 64/9 of the layer's) stream
+    // for a few tiles: 2.7x the direct tile's time on 512 channels.
     bool prefers_blocked(const KernelDims& k, const ConvGeometry& g) const
     {
         const int64_t plane = g.rows.out * g.cols.out;
-        return !(winograd_ok_ && takes_winograd(k) && (plane > 256 || (plane > 64 && k.inch_g > 256)));
+        return !(winograd_ok_ && takes_winograd(k) && plane > 64);
+    }
+
+    // Winograd on channel blocks with tiles of side m, if its weights are (or
+    // can still be) built; it reads the input's padding in place.
+    bool use_winograd_blocks(ConvState& st, int m, PrepareContext& ctx) const
+    {
+        const int64_t block = conv2d_blocked_kernel().block;
+        st.packed = lazy_form(winograd_block_weights_[m == 6], [this, m, block] {
+            return winograd_pack_block_weights(m, source_.data<float>(), p_.num_output, p_.in_channels, block);
+        });
+        if (!st.packed) return false;
+        st.path = Path::WinogradBlocks;
+        st.wg = WinogradGeometry{m, st.k.inch_g, st.k.outch, st.gg.in_h, st.gg.in_w, st.g.rows.out, st.g.cols.out};
+        st.winograd = ctx.request_scratch(winograd_block_scratch_floats(st.wg, block) * 4);
+        const std::vector<float> zeros(static_cast<size_t>(p_.num_output), 0.f);
+        st.block_bias = padded_block_bias(weights_.bias.defined() ? weights_.bias.data<float>() : zeros.data(),
+                                          p_.num_output, block);
+        return true;
+    }
+    bool winograd_block_form_available() const
+    {
+        std::lock_guard<std::mutex> lock(source_mutex_);
+        return source_.defined() || winograd_block_weights_[0].built() || winograd_block_weights_[1].built();
     }
 
     // The direct tile's path: its weights, the bias over whole blocks, and a
@@ -673,6 +710,19 @@ private:
         pr.clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
         pr.packed = st.packed, pr.bias = st.block_bias.data(), pr.y = y.data<float>(), pr.y_blocked = st.y_blocked;
         conv2d_by_blocks(pr, pr.clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
+    }
+
+    void forward_winograd_blocks(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y,
+                                 const ExecContext& ctx) const
+    {
+        const ConvGeometry& g = st.g;
+        const WinogradBlockSource src{x.data<float>(), st.dg.in_h, st.dg.in_w, g.rows.pad_begin, g.cols.pad_begin,
+                                      st.gg.in_h, st.gg.in_w, pad_value_};
+        float bounds[2];
+        const float* clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
+        conv2d_winograd_blocks(conv2d_blocked_kernel(), winograd_kernel(), st.wg, st.packed, src,
+                               st.block_bias.data(), clamp, y.data<float>(), ctx.scratch_as<float>(st.winograd),
+                               clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
     }
 
     // 3x3 stride-1 layers with enough channels for the transforms to pay off
@@ -1036,6 +1086,7 @@ private:
     bool residual_ = false; // param 20
     PackedWeights gemm_weights_;
     PackedWeights winograd_weights_[2];
+    PackedWeights winograd_block_weights_[2]; // Winograd on channel blocks, F(4,3) and F(6,3)
     // One-group layers: their weights for the direct tile on channel blocks,
     // and whether they may take it.
     PackedWeights direct_weights_;
