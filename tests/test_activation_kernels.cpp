@@ -216,5 +216,21 @@ TEST(ActivationKernels, PiecewiseKernelsMatchTheScalarFormsBitForBit)
                 }
             }
 }
+// x^(-3/4) (LRN's scale): within 3 ulps of pow in double from 1e-30 to 1e30
+// (two square roots, a product and a division, each rounded), every tail.
+TEST(ActivationKernels, InverseThreeQuarterPowerWithinAFewUlps)
+{
+    std::vector<float> xs = sweep(0.5f, 4.f, 500);
+    for (float e = -30; e <= 30; e += 0.37f) xs.push_back(std::pow(10.f, e));
+    for (const ActivationKernel* k : activation_kernels_available())
+        for (size_t n : {xs.size(), size_t{1}, size_t{7}, size_t{17}}) {
+            SCOPED_TRACE(::testing::Message() << k->isa << " n=" << n);
+            std::vector<float> y(n + 1, 12345.f);
+            k->map_inverse_three_quarter_power(xs.data(), y.data(), static_cast<int64_t>(n));
+            EXPECT_EQ(y[n], 12345.f) << "wrote past n";
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_LE(ulps(y[i], std::pow(static_cast<double>(xs[i]), -0.75)), 3.0) << "x=" << xs[i] << ": " << y[i];
+        }
+}
 } // namespace
 } // namespace kestrel

@@ -32,6 +32,8 @@ struct ActivationKernel {
     void (*map_exp)(ExpActivation f, const float* x, float* y, int64_t n);
     // The same for the piecewise ones.
     void (*map_piecewise)(PiecewiseActivation f, float a, float b, const float* x, float* y, int64_t n);
+    // y[i] = x[i]^(-3/4) as 1 / (sqrt(x) * sqrt(sqrt(x))) (LRN's scale with Caffe's beta).
+    void (*map_inverse_three_quarter_power)(const float* x, float* y, int64_t n);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

@@ -1,6 +1,6 @@
 // The activation kernels (activations.h), written once for every ISA: a file
-// under kernels/<isa>/ instantiates map_exp_activation<VectorOf<width>> and
-// map_piecewise_activation<VectorOf<width>>.
+// under kernels/<isa>/ instantiates map_exp_activation<VectorOf<width>>,
+// map_piecewise_activation<VectorOf<width>> and map_inverse_three_quarter_power.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -24,6 +24,15 @@ template <class V, class F> void map_vectors(const float* x, float* y, int64_t n
     std::memcpy(lanes, x + i, sizeof(float) * static_cast<size_t>(n - i));
     V::store(lanes, f(V::load(lanes)));
     std::memcpy(y + i, lanes, sizeof(float) * static_cast<size_t>(n - i));
+}
+
+template <class V> void map_inverse_three_quarter_power(const float* x, float* y, int64_t n)
+{
+    const typename V::vec one = V::set1(1.f);
+    map_vectors<V>(x, y, n, [&](typename V::vec v) {
+        const typename V::vec root = V::sqrt(v);
+        return one / (root * V::sqrt(root));
+    });
 }
 
 template <class V> void map_exp_activation(ExpActivation f, const float* x, float* y, int64_t n)

@@ -9,6 +9,8 @@
 #include <utility>
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 // A vec is never an argument or result of a function that is not inlined: GCC
@@ -52,6 +54,23 @@ template <int W> struct VectorOf {
         return load(lanes);
     }
     static vec fmadd(vec a, vec b, vec c) { return a * b + c; }
+    // The correctly rounded square root of each lane (one instruction where the ISA has it).
+    static vec sqrt(vec v)
+    {
+#if defined(__AVX512F__)
+        if constexpr (W == 16) return vec(_mm512_sqrt_ps(__m512(v)));
+#endif
+#if defined(__AVX2__)
+        if constexpr (W == 8) return vec(_mm256_sqrt_ps(__m256(v)));
+#endif
+#if defined(__SSE2__)
+        if constexpr (W == 4) return vec(_mm_sqrt_ps(__m128(v)));
+#endif
+        float lanes[W];
+        std::memcpy(lanes, &v, sizeof v);
+        for (float& l : lanes) l = __builtin_sqrtf(l);
+        return load(lanes);
+    }
     // base[index[i]] in lane i: one gather instruction where the ISA has it
     // (the masked forms, whose merge source is set: GCC 12 warns about the
     // others' undefined one).

@@ -12,12 +12,28 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/activations.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
 
 namespace kestrel {
 
 namespace {
+
+// y[i] = x[i] * (bias + alpha_div * ss[i])^-beta (ss overwritten). Caffe's
+// default beta of 3/4 through the activation kernel's vector square roots
+// (std::pow goes value by value, about 9 ns each: a quarter of GoogLeNet's
+// time).
+void scale_by_power(const float* x, float* ss, float bias, float alpha_div, float beta, float* y, int64_t n)
+{
+    if (beta != 0.75f) {
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::pow(bias + alpha_div * ss[i], -beta);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) ss[i] = bias + alpha_div * ss[i];
+    activation_kernel().map_inverse_three_quarter_power(ss, ss, n);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * ss[i];
+}
 
 class LRN : public Op {
 public:
@@ -76,9 +92,7 @@ public:
                         const float* sp = sq + p * size;
                         for (int64_t i = 0; i < size; ++i) ss[i] += sp[i];
                     }
-                    const float* xq = x + q * size;
-                    float* yq = y + q * size;
-                    for (int64_t i = 0; i < size; ++i) yq[i] = xq[i] * std::pow(bias_ + alpha_div * ss[i], -beta_);
+                    scale_by_power(x + q * size, ss.data(), bias_, alpha_div, beta_, y + q * size, size);
                 }
             });
             return;
@@ -86,24 +100,24 @@ public:
         const int64_t ls = local_size_, pad = ls / 2;
         const float alpha_div = alpha_ / static_cast<float>(ls * ls);
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
+            std::vector<float> ss(static_cast<size_t>(size));
             for (int64_t q = begin; q < end; ++q) {
                 const float* sp = sq + q * size;
-                const float* xq = x + q * size;
-                float* yq = y + q * size;
                 for (int64_t i = 0; i < h; ++i) {
                     for (int64_t j = 0; j < w; ++j) {
-                        float ss = 0.f;
+                        float sum = 0.f;
                         for (int64_t di = 0; di < ls; ++di) {
                             const int64_t yi = i - pad + di;
                             if (yi < 0 || yi >= h) continue;
                             for (int64_t dj = 0; dj < ls; ++dj) {
                                 const int64_t xj = j - pad + dj;
-                                if (xj >= 0 && xj < w) ss += sp[yi * w + xj];
+                                if (xj >= 0 && xj < w) sum += sp[yi * w + xj];
                             }
                         }
-                        yq[i * w + j] = xq[i * w + j] * std::pow(bias_ + alpha_div * ss, -beta_);
+                        ss[static_cast<size_t>(i * w + j)] = sum;
                     }
                 }
+                scale_by_power(x + q * size, ss.data(), bias_, alpha_div, beta_, y + q * size, size);
             }
         });
     }
