@@ -227,7 +227,8 @@ int64_t winograd_block_chunk_tiles(const WinogradGeometry& g, int64_t block)
 
 int64_t winograd_block_scratch_floats(const WinogradGeometry& g, int64_t block)
 {
-    return winograd_block_chunk_tiles(g, block) * block_floats_per_tile(g, block);
+    // V and M, then zeros for the products' bias.
+    return winograd_block_chunk_tiles(g, block) * block_floats_per_tile(g, block) + round_up(g.outch, block);
 }
 
 void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKernel& kern, const WinogradGeometry& g,
@@ -242,7 +243,8 @@ void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKerne
     const int64_t in_blocks = (g.inch + block - 1) / block, out_blocks = (g.outch + block - 1) / block;
     const int64_t per_point = out_blocks * g.inch * block; // packed weights of one point
     const int64_t tiles = g.tiles(), chunk = winograd_block_chunk_tiles(g, block);
-    const std::vector<float> zeros(static_cast<size_t>(out_blocks * block), 0.f);
+    float* zeros = scratch + chunk * block_floats_per_tile(g, block);
+    std::fill(zeros, zeros + out_blocks * block, 0.f);
     const int64_t in_plane = x.h * x.w * block, out_plane = g.out_h * g.out_w * block;
     for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
         const int64_t cols = std::min(chunk, tiles - t0);
@@ -265,7 +267,7 @@ void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKerne
                 const int64_t xi = task / pairs, ob0 = task % pairs * 2;
                 Conv2dBlockedProblem pr = pointwise_problem(g.inch, g.outch, cols);
                 pr.x = v + xi * v_point, pr.x_blocked = true;
-                pr.packed = packed_weights + xi * per_point, pr.bias = zeros.data();
+                pr.packed = packed_weights + xi * per_point, pr.bias = zeros;
                 pr.y = mm + xi * m_point, pr.y_blocked = true;
                 tile.run(pr, ob0, std::min(out_blocks, ob0 + 2), 0, cols);
             }
