@@ -383,6 +383,7 @@ private:
         // bias over whole blocks.
         bool x_blocked = false, y_blocked = false;
         std::vector<float> block_bias;
+        Conv2dBlockedProblem direct; // the direct tile's problem, but for the input and output
     };
 
     // Channel blocks for the input and the output (and a residual, read at
@@ -636,7 +637,19 @@ private:
         st.block_bias = padded_block_bias(weights_.bias.defined() ? weights_.bias.data<float>() : zeros.data(),
                                           p_.num_output, block);
         st.padded = -1;
+        Conv2dBlockedProblem& pr = st.direct;
+        pr = pointwise_problem(p_.in_channels, p_.num_output, 1);
+        pr.packed = st.packed, pr.bias = st.block_bias.data();
+        pr.x_blocked = st.x_blocked, pr.y_blocked = st.y_blocked;
         if (x.shape.size() == 1) return; // the flat path
+        const ConvGeometry& g = st.g;
+        if (pointwise_shape(st.k, g)) {
+            pr.in_w = pr.out_w = g.rows.out * g.cols.out;
+        } else {
+            pr.in_h = st.gg.in_h, pr.in_w = st.gg.in_w, pr.out_h = g.rows.out, pr.out_w = g.cols.out;
+            pr.kh = st.k.kh, pr.kw = st.k.kw, pr.stride_h = g.rows.stride, pr.stride_w = g.cols.stride;
+            pr.dilation_h = g.rows.dilation, pr.dilation_w = g.cols.dilation;
+        }
         const int64_t channels = st.x_blocked ? (x.shape[0] + block - 1) / block * block : x.shape[0];
         if (st.gg.in_h * st.gg.in_w != x.shape[1] * x.shape[2])
             st.padded = ctx.request_scratch(channels * st.gg.in_h * st.gg.in_w * 4);
@@ -687,28 +700,20 @@ private:
     void forward_direct(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y,
                         const ExecContext& ctx) const
     {
-        // x's logical size from the geometry (a blocked x has its stored shape); rank 1: the flat path.
-        const int64_t h = st.dg.in_h, w = st.dg.in_w;
-        Conv2dBlockedProblem pr = pointwise_problem(p_.in_channels, p_.num_output, 1);
-        if (x.rank() != 1 && pointwise_shape(st.k, st.g)) {
-            pr = pointwise_problem(p_.in_channels, p_.num_output, st.g.rows.out * st.g.cols.out);
-        } else if (x.rank() != 1) {
-            const ConvGeometry& g = st.g;
-            pr.in_h = st.gg.in_h, pr.in_w = st.gg.in_w, pr.out_h = g.rows.out, pr.out_w = g.cols.out;
-            pr.kh = st.k.kh, pr.kw = st.k.kw, pr.stride_h = g.rows.stride, pr.stride_w = g.cols.stride;
-            pr.dilation_h = g.rows.dilation, pr.dilation_w = g.cols.dilation;
-        }
-        pr.x = x.data<float>(), pr.x_blocked = st.x_blocked;
+        // The problem as prepared (use_direct); x's logical size from the
+        // geometry (a blocked x has its stored shape).
+        Conv2dBlockedProblem pr = st.direct;
+        pr.x = x.data<float>();
         if (st.padded >= 0) {
             float* padded = ctx.scratch_as<float>(st.padded);
-            pad_channels(pr.x, st.x_blocked, p_.in_channels, h, w, st.g.rows.pad_begin, st.g.cols.pad_begin,
-                         pad_value_, padded, st.gg.in_h, st.gg.in_w, ctx);
+            pad_channels(pr.x, st.x_blocked, p_.in_channels, st.dg.in_h, st.dg.in_w, st.g.rows.pad_begin,
+                         st.g.cols.pad_begin, pad_value_, padded, st.gg.in_h, st.gg.in_w, ctx);
             pr.x = padded;
         }
         // ReLU and Clip applied by the tile as it stores (unless a residual comes first).
         float bounds[2];
         pr.clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
-        pr.packed = st.packed, pr.bias = st.block_bias.data(), pr.y = y.data<float>(), pr.y_blocked = st.y_blocked;
+        pr.y = y.data<float>();
         conv2d_by_blocks(pr, pr.clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
     }
 
