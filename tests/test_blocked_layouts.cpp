@@ -316,6 +316,33 @@ TEST_F(BlockedLayouts, LargerPlanesTakeWinogradOnBlocks)
     expect_close(r.blobs[true]["y"], r.blobs[false]["y"]);
 }
 
+// Channel crops on blocks: channels 32..63 of 64 (whole blocks) and 32..51
+// of 52 (ending with the input's partial block); 6..21 (off the blocks) on
+// planes.
+const char* kCrops = "7767517\n10 11\n"
+                     "Input in 0 1 x\n"
+                     "Convolution c1 1 1 x a 0=64 1=1 5=1 6=320\n"
+                     "Crop cr1 1 1 a b 2=32 3=-233 4=-233 5=32\n"
+                     "Convolution c2 1 1 b y 0=7 1=1 5=1 6=224\n"
+                     "Convolution c3 1 1 x c 0=52 1=1 5=1 6=260\n"
+                     "Crop cr2 1 1 c d 9=32 10=-233 11=0\n"
+                     "Convolution c4 1 1 d z 0=7 1=1 5=1 6=140\n"
+                     "Convolution c6 1 1 x f 0=64 1=1 5=1 6=320\n"
+                     "Crop cr3 1 1 f e 2=6 3=-233 4=-233 5=16\n"
+                     "Convolution c5 1 1 e w 0=7 1=1 5=1 6=112\n";
+
+TEST_F(BlockedLayouts, ChannelCropsOfWholeBlocksTakeBlocks)
+{
+    Net crops;
+    load(crops, kCrops, {{320, 64}, {224, 7}, {260, 52}, {140, 7}, {320, 64}, {112, 7}});
+    PlainAndBlocked r = run_plain_and_blocked(crops, chain_input(), {"y", "z", "w"});
+    const int64_t b = channel_block();
+    EXPECT_EQ(r.stored["cr1"], Shape({32 / b, 8, 9, b}));
+    EXPECT_EQ(r.stored["cr2"], Shape({(20 + b - 1) / b, 8, 9, b}));
+    EXPECT_EQ(r.stored["cr3"], Shape({16, 8, 9}));
+    for (const char* blob : {"y", "z", "w"}) expect_close(r.blobs[true][blob], r.blobs[false][blob]);
+}
+
 // Max pooling on blocks: Caffe's ceil tail (pad_mode 0) and explicit pads,
 // between blocked convolutions, and at the graph's end (plain output).
 const char* kPools = "7767517\n6 6\n"

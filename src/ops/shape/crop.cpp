@@ -222,6 +222,29 @@ Region onnx_slice_region(const Shape& d, const std::vector<Tensor>& v)
     return r;
 }
 
+// A region that is a range of whole channel blocks of a [..., C, H, W]
+// input (the last block may end where the input's channels do): its first
+// channel; -1 for any other region.
+int64_t whole_block_channels(const Region& r, const Shape& in)
+{
+    const size_t rank = in.size();
+    if (rank < 3) return -1;
+    const size_t ca = rank - 3;
+    const std::vector<int64_t> dense = nd::dense_strides(in);
+    if (r.strides != dense || r.shape[ca] == 0 || r.offset % dense[ca] != 0) return -1;
+    for (size_t a = 0; a < rank; ++a)
+        if (a != ca && r.shape[a] != in[a]) return -1;
+    const int64_t c0 = r.offset / dense[ca], block = channel_block();
+    if (c0 % block != 0 || (r.shape[ca] % block != 0 && c0 + r.shape[ca] != in[ca])) return -1;
+    return c0;
+}
+
+// A crop of whole channel blocks, on blocked tensors: the same region over
+// the stored shapes (block rows and every lane).
+struct CropState : OpState {
+    Region stored;
+};
+
 class Crop : public Op {
 public:
     enum class Mode { Numpy, Expression, Offset, Reference, Roi, OnnxSlice };
@@ -300,6 +323,43 @@ public:
         out[0] = TensorDesc(region(shapes, values).shape, in[0].dtype);
     }
 
+    // Channel crops of whole blocks take blocked input and output; the other
+    // inputs (shape references, slice parameters) stay plain.
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    {
+        if (dynamic_output_shape() || !output_shapes_known(in) || in[0].dtype != DType::F32) return {};
+        std::vector<Shape> shapes;
+        std::vector<Tensor> values;
+        for (size_t i = 0; i < in.size(); ++i) {
+            shapes.push_back(in[i].shape);
+            if (i > 0) values.push_back(in[i].value);
+        }
+        if (whole_block_channels(region(shapes, values), in[0].shape) < 0) return {};
+        BlockedLayouts layouts{std::vector<int>(in.size(), -1), {0}};
+        layouts.inputs[0] = 0;
+        return layouts;
+    }
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                                     PrepareContext&) const override
+    {
+        if (in[0].layout != Layout::ChannelBlocks) return nullptr;
+        std::vector<Shape> shapes;
+        std::vector<Tensor> values;
+        for (size_t i = 0; i < in.size(); ++i) {
+            shapes.push_back(in[i].shape);
+            if (i > 0) values.push_back(in[i].value);
+        }
+        const int64_t c0 = whole_block_channels(region(shapes, values), in[0].shape);
+        check(c0 >= 0, "internal: a blocked crop that is not of whole channel blocks");
+        auto st = std::make_unique<CropState>();
+        const Shape stored_in = stored_shape(in[0].shape, Layout::ChannelBlocks);
+        st->stored.shape = stored_shape(out[0].shape, Layout::ChannelBlocks);
+        st->stored.strides = nd::dense_strides(stored_in);
+        st->stored.offset = c0 / channel_block() * st->stored.strides[in[0].shape.size() - 3];
+        return st;
+    }
+
     bool dynamic_output_shape() const override { return mode_ == Mode::Roi || (mode_ == Mode::OnnxSlice && dynamic_); }
     bool output_shapes_known(const std::vector<TensorDesc>& in) const override
     {
@@ -309,6 +369,11 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
+        if (ctx.state()) {
+            const Region& r = ctx.state_as<CropState>().stored;
+            nd::strided_copy(in[0].raw(), r.offset, r.shape, r.strides, out[0].raw(), sizeof(float), &ctx);
+            return;
+        }
         std::vector<Shape> shapes;
         for (const auto& t : in) shapes.push_back(t.shape());
         const Region r = region(shapes, std::vector<Tensor>(in.begin() + 1, in.end()));
