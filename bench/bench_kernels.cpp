@@ -14,6 +14,10 @@
 //   BM_Conv3x3Direct  a 3x3 convolution, 128 channels, 56x56, by the direct
 //                     GEMM (kernels/conv2d_gemm.h)
 //   BM_Conv3x3Winograd  the same layer by Winograd F(4,3) and F(6,3)
+//   BM_Conv3x3Blocks  the same layer on channel blocks by the direct tile
+//                     (kernels/conv2d_blocked.h)
+//   BM_Conv3x3WinogradBlocks  on channel blocks by Winograd F(4,3) and F(6,3),
+//                     its products on the direct tile
 //   BM_Depthwise3x3   a depthwise 3x3 plane set, 256 channels, 56x56
 // Counters: GFLOPS (2 per multiply-add of the direct algorithm, so Winograd's
 // figure is its effective rate) and, for the peak, the same. Arg = threads.
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/conv2d_blocked.h"
 #include "kernels/conv2d_gemm.h"
 #include "kernels/conv2d_winograd.h"
 #include "kernels/depthwise_conv2d.h"
@@ -170,6 +175,50 @@ void BM_Conv3x3Winograd(benchmark::State& state)
     report(state, double(kConvChannels) * kConvChannels * 9 * kConvSide * kConvSide);
 }
 
+void BM_Conv3x3Blocks(benchmark::State& state)
+{
+    const Conv2dBlockedKernel& kern = conv2d_blocked_kernel();
+    const int64_t side = kConvSide + 2, blocks = kConvChannels / kern.block;
+    const std::vector<float> w = values(kConvChannels * kConvChannels * 9), x = values(kConvChannels * side * side, 1.f);
+    const std::vector<float> packed = pack_conv2d_blocked_weights(w.data(), kConvChannels, kConvChannels, 9, kern.block);
+    const std::vector<float> bias(static_cast<size_t>(kConvChannels), 0.f);
+    std::vector<float> y(static_cast<size_t>(kConvChannels * kConvSide * kConvSide));
+    Conv2dBlockedProblem pr{x.data(), true, kConvChannels, kConvChannels, side, side, kConvSide, kConvSide};
+    pr.kh = pr.kw = 3, pr.packed = packed.data(), pr.bias = bias.data(), pr.y = y.data(), pr.y_blocked = true;
+    const ExecContext ctx = context(state);
+    for (auto _ : state) {
+        // Pairs of output blocks (the tile's two) over the threads.
+        ctx.parallel_for(blocks / 2, [&](int64_t begin, int64_t end) {
+            kern.run(pr, 2 * begin, 2 * end, 0, pr.out_pixels());
+        });
+        benchmark::ClobberMemory();
+    }
+    report(state, double(kConvChannels) * kConvChannels * 9 * kConvSide * kConvSide);
+}
+
+void BM_Conv3x3WinogradBlocks(benchmark::State& state)
+{
+    const int m = static_cast<int>(state.range(1));
+    const Conv2dBlockedKernel& tile = conv2d_blocked_kernel();
+    const WinogradKernel& kern = winograd_kernel();
+    const WinogradGeometry g{m, kConvChannels, kConvChannels, kConvSide + 2, kConvSide + 2, kConvSide, kConvSide};
+    const WinogradBlockSource src{nullptr, kConvSide, kConvSide, 1, 1, kConvSide + 2, kConvSide + 2, 0.f};
+    const std::vector<float> w = values(kConvChannels * kConvChannels * 9), x = values(kConvChannels * kConvSide * kConvSide, 1.f);
+    const std::vector<float> packed = winograd_pack_block_weights(m, w.data(), kConvChannels, kConvChannels, kern.lanes);
+    const std::vector<float> bias(static_cast<size_t>(kConvChannels), 0.f);
+    std::vector<float> y(static_cast<size_t>(kConvChannels * kConvSide * kConvSide));
+    std::vector<float> scratch(static_cast<size_t>(winograd_block_scratch_floats(g, kern.lanes)));
+    WinogradBlockSource input = src;
+    input.plane = x.data();
+    const ExecContext ctx = context(state);
+    for (auto _ : state) {
+        conv2d_winograd_blocks(tile, kern, g, packed.data(), input, bias.data(), nullptr, y.data(), scratch.data(), {},
+                               ctx);
+        benchmark::ClobberMemory();
+    }
+    report(state, double(kConvChannels) * kConvChannels * 9 * kConvSide * kConvSide);
+}
+
 void BM_Depthwise3x3(benchmark::State& state)
 {
     constexpr int64_t channels = 256, side = 56;
@@ -200,6 +249,8 @@ KESTREL_KERNEL_BENCH(BM_GemmConv7);
 KESTREL_KERNEL_BENCH(BM_GemmConv7Cold);
 KESTREL_KERNEL_BENCH(BM_Conv3x3Direct);
 BENCHMARK(BM_Conv3x3Winograd)->Args({1, 4})->Args({1, 6})->Args({2, 4})->Args({2, 6})->UseRealTime()->Unit(benchmark::kMillisecond);
+KESTREL_KERNEL_BENCH(BM_Conv3x3Blocks);
+BENCHMARK(BM_Conv3x3WinogradBlocks)->Args({1, 4})->Args({1, 6})->Args({2, 4})->Args({2, 6})->UseRealTime()->Unit(benchmark::kMillisecond);
 KESTREL_KERNEL_BENCH(BM_Depthwise3x3);
 
 } // namespace
