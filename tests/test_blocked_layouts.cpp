@@ -343,6 +343,29 @@ TEST_F(BlockedLayouts, ChannelCropsOfWholeBlocksTakeBlocks)
     for (const char* blob : {"y", "z", "w"}) expect_close(r.blobs[true][blob], r.blobs[false][blob]);
 }
 
+// Grouped layers whose groups are whole blocks take the direct tile group
+// by group: reading the plain input, between blocked layers (a 1x1 stride 2),
+// writing the plain output.
+const char* kGroups = "7767517\n4 4\n"
+                      "Input in 0 1 x\n"
+                      "ConvolutionDepthWise g0 1 1 x a 0=32 1=3 4=1 5=1 6=4608 7=2 9=1\n"
+                      "ConvolutionDepthWise g1 1 1 a b 0=64 1=1 3=2 5=1 6=1024 7=2\n"
+                      "ConvolutionDepthWise g2 1 1 b y 0=32 1=3 4=1 5=1 6=9216 7=2\n";
+
+TEST_F(BlockedLayouts, GroupsOfWholeBlocksTakeTheDirectTile)
+{
+    Net groups;
+    load(groups, kGroups, {{4608, 32}, {1024, 64}, {9216, 32}});
+    Tensor x({32, 10, 11});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.41f * static_cast<float>(i));
+    PlainAndBlocked r = run_plain_and_blocked(groups, x, {"y"});
+    const int64_t b = channel_block();
+    EXPECT_EQ(r.stored["g0"], Shape({32 / b, 10, 11, b}));
+    EXPECT_EQ(r.stored["g1"], Shape({64 / b, 5, 6, b}));
+    ASSERT_EQ(r.blobs[true]["y"].shape(), Shape({32, 5, 6}));
+    expect_close(r.blobs[true]["y"], r.blobs[false]["y"]);
+}
+
 // Max pooling on blocks: Caffe's ceil tail (pad_mode 0) and explicit pads,
 // between blocked convolutions, and at the graph's end (plain output).
 const char* kPools = "7767517\n6 6\n"

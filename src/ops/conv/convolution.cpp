@@ -127,7 +127,7 @@ public:
         source_ = Tensor();
         drop_source_ = false;
         direct_weights_.reset();
-        direct_ok_ = int8_scale_term_ == 0 && takes_direct() && uses_gemm(p_.num_output);
+        direct_ok_ = int8_scale_term_ == 0 && takes_direct() && uses_gemm(p_.num_output / p_.group);
         winograd_ok_ = int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k);
         if (winograd_ok_ || direct_ok_) {
             // Which form is fastest depends on the plane's size and the blobs'
@@ -582,7 +582,14 @@ private:
 
     // Layers (float, static weights, one group) that may take the direct
     // tile on channel blocks.
-    bool takes_direct() const { return rank_ == 2 && !p_.dynamic && p_.group == 1; }
+    // Grouped layers too when each group's channels are whole blocks (a
+    // group's blocks then follow the previous group's, in either layout).
+    bool takes_direct() const
+    {
+        const int64_t block = conv2d_blocked_kernel().block;
+        return rank_ == 2 && !p_.dynamic &&
+               (p_.group == 1 || (p_.in_channels / p_.group % block == 0 && p_.num_output / p_.group % block == 0));
+    }
     // 1x1 stride-1 layers: every output pixel is the (padded) input's pixel
     // at the same place, so the direct tile takes the plane as one row.
     static bool pointwise_shape(const KernelDims& k, const ConvGeometry& g)
@@ -637,8 +644,8 @@ private:
         st.block_bias = padded_block_bias(weights_.bias.defined() ? weights_.bias.data<float>() : zeros.data(),
                                           p_.num_output, block);
         st.padded = -1;
-        Conv2dBlockedProblem& pr = st.direct;
-        pr = pointwise_problem(p_.in_channels, p_.num_output, 1);
+        Conv2dBlockedProblem& pr = st.direct; // group 0's
+        pr = pointwise_problem(p_.in_channels / p_.group, p_.num_output / p_.group, 1);
         pr.packed = st.packed, pr.bias = st.block_bias.data();
         pr.x_blocked = st.x_blocked, pr.y_blocked = st.y_blocked;
         if (x.shape.size() == 1) return; // the flat path
@@ -657,14 +664,21 @@ private:
     std::function<std::vector<float>()> direct_builder() const
     {
         return [this] {
-            return pack_conv2d_blocked_weights(source_.data<float>(), p_.num_output, p_.in_channels,
-                                               p_.window.kernel[0] * p_.window.kernel[1],
-                                               conv2d_blocked_kernel().block);
+            // Group after group.
+            const int64_t out_g = p_.num_output / p_.group, in_g = p_.in_channels / p_.group;
+            const int64_t taps = p_.window.kernel[0] * p_.window.kernel[1];
+            std::vector<float> packed;
+            for (int64_t grp = 0; grp < p_.group; ++grp) {
+                const std::vector<float> part = pack_conv2d_blocked_weights(
+                    source_.data<float>() + grp * out_g * in_g * taps, out_g, in_g, taps, conv2d_blocked_kernel().block);
+                packed.insert(packed.end(), part.begin(), part.end());
+            }
+            return packed;
         };
     }
     std::function<std::vector<float>()> gemm_builder() const
     {
-        const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels};
+        const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
         return [this, k] { return conv2d_gemm_pack_weights(gemm_kernel(), source_.data<float>(), gemm_geometry(k, {})); };
     }
     // A lazily packed form of a layer that keeps its loaded weights: built
@@ -714,7 +728,15 @@ private:
         float bounds[2];
         pr.clamp = ep.residual ? nullptr : p_.activation.as_clamp(bounds);
         pr.y = y.data<float>();
-        conv2d_by_blocks(pr, pr.clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
+        // Group g's input, output, weights and bias follow group g-1's (whole
+        // blocks of channels: the same offsets in both layouts).
+        const int64_t block = conv2d_blocked_kernel().block;
+        const int64_t panels = (pr.out_ch + block - 1) / block * block * pr.in_ch * pr.taps(); // a group's weights
+        for (int64_t grp = 0; grp < p_.group; ++grp) {
+            conv2d_by_blocks(pr, pr.clamp ? OutputSpanFn() : span_epilogue(ep), ctx);
+            pr.x += pr.in_ch * pr.in_h * pr.in_w, pr.y += pr.out_ch * pr.out_pixels();
+            pr.packed += panels, pr.bias += pr.out_ch;
+        }
     }
 
     void forward_winograd_blocks(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y,
