@@ -216,21 +216,39 @@ TEST(ActivationKernels, PiecewiseKernelsMatchTheScalarFormsBitForBit)
                 }
             }
 }
-// x^(-3/4) (LRN's scale): within 3 ulps of pow in double from 1e-30 to 1e30
-// (two square roots, a product and a division, each rounded), every tail.
-TEST(ActivationKernels, InverseThreeQuarterPowerWithinAFewUlps)
+// LRN across channels with beta 3/4 (one output plane from the window's
+// planes): within 1e-6 relative of the formula in double, for 1 to 5 planes,
+// every tail length, and the same bits wherever a value sits.
+TEST(ActivationKernels, LrnAcrossChannelsMatchesDouble)
 {
-    std::vector<float> xs = sweep(0.5f, 4.f, 500);
-    for (float e = -30; e <= 30; e += 0.37f) xs.push_back(std::pow(10.f, e));
+    const Tensor values = layer_test::random_f32({5 * 40}, 23, -3.f, 3.f);
+    const float* v = values.data<float>();
+    const float bias = 1.5f, alpha = 0.4f;
     for (const ActivationKernel* k : activation_kernels_available())
-        for (size_t n : {xs.size(), size_t{1}, size_t{7}, size_t{17}}) {
-            SCOPED_TRACE(::testing::Message() << k->isa << " n=" << n);
-            std::vector<float> y(n + 1, 12345.f);
-            k->map_inverse_three_quarter_power(xs.data(), y.data(), static_cast<int64_t>(n));
-            EXPECT_EQ(y[n], 12345.f) << "wrote past n";
-            for (size_t i = 0; i < n; ++i)
-                ASSERT_LE(ulps(y[i], std::pow(static_cast<double>(xs[i]), -0.75)), 3.0) << "x=" << xs[i] << ": " << y[i];
-        }
+        for (int count : {1, 3, 5})
+            for (int64_t n : {40, 1, 7, 17}) {
+                SCOPED_TRACE(::testing::Message() << k->isa << " planes=" << count << " n=" << n);
+                std::vector<const float*> planes;
+                for (int p = 0; p < count; ++p) planes.push_back(v + p * 40);
+                const float* x = v + (count / 2) * 40;
+                std::vector<float> y(static_cast<size_t>(n + 1), 12345.f);
+                k->lrn_across_channels(planes.data(), count, x, bias, alpha, y.data(), n);
+                EXPECT_EQ(y[static_cast<size_t>(n)], 12345.f) << "wrote past n";
+                for (int64_t i = 0; i < n; ++i) {
+                    double sum = 0;
+                    for (int p = 0; p < count; ++p) sum += double(planes[p][i]) * planes[p][i];
+                    const double want = x[i] * std::pow(bias + alpha * sum, -0.75);
+                    ASSERT_NEAR(y[static_cast<size_t>(i)], want, 1e-6 * std::fabs(want)) << i;
+                }
+                // A value's bits do not depend on its position (the tail takes the vector code).
+                if (n == 40) {
+                    std::vector<float> shifted(7);
+                    std::vector<const float*> later;
+                    for (const float* p : planes) later.push_back(p + 33);
+                    k->lrn_across_channels(later.data(), count, x + 33, bias, alpha, shifted.data(), 7);
+                    ASSERT_EQ(std::memcmp(shifted.data(), y.data() + 33, 7 * sizeof(float)), 0);
+                }
+            }
 }
 } // namespace
 } // namespace kestrel

@@ -567,7 +567,8 @@ TEST(LRN, AcrossAndWithinChannelEveryParam)
             const int64_t w = s.back(), h = s.size() >= 2 ? s[s.size() - 2] : 1, ch = s.size() == 3 ? s[0] : 1;
             const Tensor y = run(*op, {tensor(s, x)});
             expect_close(y, s, ref_lrn(x, ch, h, w, c.region, c.ls, c.alpha, c.beta, c.bias), 1e-5, 1e-5);
-            EXPECT_TRUE(same_bits(y, run_inplace(*op, {tensor(s, x)}, 3)));
+            EXPECT_FALSE(op->supports_inplace()); // windows read planes already written
+            EXPECT_TRUE(same_bits(y, run(*op, {tensor(s, x)}, 3)));
         }
     }
 }

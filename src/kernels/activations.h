@@ -32,8 +32,11 @@ struct ActivationKernel {
     void (*map_exp)(ExpActivation f, const float* x, float* y, int64_t n);
     // The same for the piecewise ones.
     void (*map_piecewise)(PiecewiseActivation f, float a, float b, const float* x, float* y, int64_t n);
-    // y[i] = x[i]^(-3/4) as 1 / (sqrt(x) * sqrt(sqrt(x))) (LRN's scale with Caffe's beta).
-    void (*map_inverse_three_quarter_power)(const float* x, float* y, int64_t n);
+    // LRN across channels with Caffe's beta of 3/4, one output plane:
+    //   y[i] = x[i] * (bias + alpha * sum over k < count of planes[k][i]^2)^(-3/4),
+    // the power as 1 / (sqrt(b) * sqrt(sqrt(b))). y must not be one of the planes.
+    void (*lrn_across_channels)(const float* const* planes, int count, const float* x, float bias, float alpha,
+                                float* y, int64_t n);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

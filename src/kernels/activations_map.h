@@ -1,6 +1,6 @@
 // The activation kernels (activations.h), written once for every ISA: a file
 // under kernels/<isa>/ instantiates map_exp_activation<VectorOf<width>>,
-// map_piecewise_activation<VectorOf<width>> and map_inverse_three_quarter_power.
+// map_piecewise_activation<VectorOf<width>> and lrn_across_channels.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -26,13 +26,36 @@ template <class V, class F> void map_vectors(const float* x, float* y, int64_t n
     std::memcpy(y + i, lanes, sizeof(float) * static_cast<size_t>(n - i));
 }
 
-template <class V> void map_inverse_three_quarter_power(const float* x, float* y, int64_t n)
+template <class V>
+void lrn_across_channels(const float* const* planes, int count, const float* x, float bias, float alpha, float* y,
+                         int64_t n)
 {
-    const typename V::vec one = V::set1(1.f);
-    map_vectors<V>(x, y, n, [&](typename V::vec v) {
-        const typename V::vec root = V::sqrt(v);
-        return one / (root * V::sqrt(root));
-    });
+    using vec = typename V::vec;
+    constexpr int W = V::width;
+    const vec one = V::set1(1.f), b = V::set1(bias), a = V::set1(alpha);
+    // The W values from index i; load(p) reads W floats of plane or x from there.
+    const auto values = [&](auto load, int64_t i) {
+        vec sum = V::set1(0.f);
+        for (int k = 0; k < count; ++k) {
+            const vec v = load(planes[k] + i);
+            sum = V::fmadd(v, v, sum);
+        }
+        const vec root = V::sqrt(V::fmadd(a, sum, b));
+        return load(x + i) * (one / (root * V::sqrt(root)));
+    };
+    int64_t i = 0;
+    for (; i + W <= n; i += W) V::store(y + i, values([](const float* p) { return V::load(p); }, i));
+    if (i == n) return;
+    // The tail through padded vectors: the same code for every value.
+    const size_t tail = static_cast<size_t>(n - i);
+    const auto padded = [tail](const float* p) {
+        float lanes[W] = {};
+        std::memcpy(lanes, p, sizeof(float) * tail);
+        return V::load(lanes);
+    };
+    float out[W];
+    V::store(out, values(padded, i));
+    std::memcpy(y + i, out, sizeof(float) * tail);
 }
 
 template <class V> void map_exp_activation(ExpActivation f, const float* x, float* y, int64_t n)

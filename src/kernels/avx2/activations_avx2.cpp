@@ -7,7 +7,7 @@ const ActivationKernel& activation_kernel_avx2()
 {
     static const ActivationKernel k{"avx2", map_exp_activation<VectorOf<8>>,
                                   map_piecewise_activation<VectorOf<8>>,
-                                  map_inverse_three_quarter_power<VectorOf<8>>};
+                                  lrn_across_channels<VectorOf<8>>};
     return k;
 }
 

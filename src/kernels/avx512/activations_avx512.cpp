@@ -7,7 +7,7 @@ const ActivationKernel& activation_kernel_avx512()
 {
     static const ActivationKernel k{"avx512", map_exp_activation<VectorOf<16>>,
                                   map_piecewise_activation<VectorOf<16>>,
-                                  map_inverse_three_quarter_power<VectorOf<16>>};
+                                  lrn_across_channels<VectorOf<16>>};
     return k;
 }
 

@@ -7,7 +7,7 @@ const ActivationKernel& activation_kernel_generic()
 {
     static const ActivationKernel k{"generic", map_exp_activation<VectorOf<4>>,
                                   map_piecewise_activation<VectorOf<4>>,
-                                  map_inverse_three_quarter_power<VectorOf<4>>};
+                                  lrn_across_channels<VectorOf<4>>};
     return k;
 }
 
