@@ -2,7 +2,6 @@
 #include "ops/conv/channel_block_conv.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/thread_pool.h"
 
@@ -65,28 +64,6 @@ void conv2d_by_blocks(const Conv2dBlockedProblem& problem, const OutputSpanFn& e
                 for (int64_t o = ob * block; o < std::min(problem.out_ch, (ob + 1) * block); ++o)
                     epilogue(problem.y + o * pixels + p0, p1 - p0);
             }
-        }
-    });
-}
-
-void pad_channels(const float* x, bool blocked, int64_t channels, int64_t h, int64_t w, int64_t top, int64_t left,
-                  float value, float* padded, int64_t ph, int64_t pw, const ExecContext& ctx)
-{
-    const int64_t block = conv2d_blocked_kernel().block;
-    // A blocked plane is one of B-wide pixels; planes are 1 wide.
-    const int64_t planes = blocked ? (channels + block - 1) / block : channels, width = blocked ? block : 1;
-    ctx.parallel_for(planes, [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) {
-            const float* src = x + c * h * w * width;
-            float* dst = padded + c * ph * pw * width;
-            std::fill(dst, dst + top * pw * width, value);
-            for (int64_t r = 0; r < h; ++r) {
-                float* row = dst + (top + r) * pw * width;
-                std::fill(row, row + left * width, value);
-                std::memcpy(row + left * width, src + r * w * width, sizeof(float) * w * width);
-                std::fill(row + (left + w) * width, row + pw * width, value);
-            }
-            std::fill(dst + (top + h) * pw * width, dst + ph * pw * width, value);
         }
     });
 }

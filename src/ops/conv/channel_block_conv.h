@@ -26,9 +26,4 @@ std::vector<float> padded_block_bias(const float* bias, int64_t channels, int64_
 // problem.y = the convolution of problem.x, then the epilogue.
 void conv2d_by_blocks(const Conv2dBlockedProblem& problem, const OutputSpanFn& epilogue, const ExecContext& ctx);
 
-// x (channels x h x w, blocked or planes) into `padded` (the same layout,
-// ph x pw) at (top, left), `value` around it; padding lanes of blocks copied as they are.
-void pad_channels(const float* x, bool blocked, int64_t channels, int64_t h, int64_t w, int64_t top, int64_t left,
-                  float value, float* padded, int64_t ph, int64_t pw, const ExecContext& ctx);
-
 } // namespace kestrel

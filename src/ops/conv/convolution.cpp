@@ -49,6 +49,7 @@
 #include "ops/registry.h"
 #include "ops/common/sliding_window.h"
 #include "ops/conv/channel_block_conv.h"
+#include "ops/conv/pad_planes.h"
 #include "ops/conv/conv_params.h"
 #include "ops/quant/int8.h"
 #include "ops/common/op_util.h"
@@ -450,25 +451,12 @@ private:
     {
         if (buffer < 0) return x;
         const ConvGeometry& g = st.g;
-        const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2), ph = st.gg.in_h, pw = st.gg.in_w;
+        const int64_t c = x.dim(0), h = x.dim(1), w = x.dim(2);
         // The layer's own padded extent; past it (Winograd's whole tiles) 0.
         const int64_t own_h = h + g.rows.pad_begin + g.pad_bottom, own_w = w + g.cols.pad_begin + g.pad_right;
-        Tensor p = Tensor::wrap(ctx.scratch(buffer), {c, ph, pw}, x.dtype());
-        const T* s = x.data<T>();
-        T* d = p.data<T>();
-        ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
-            for (int64_t ch = begin; ch < end; ++ch) {
-                T* dp = d + ch * ph * pw;
-                std::fill(dp, dp + ph * pw, pad);
-                if (pad != T(0) && (own_h < ph || own_w < pw)) {
-                    for (int64_t y = 0; y < own_h; ++y) std::fill(dp + y * pw + own_w, dp + (y + 1) * pw, T(0));
-                    std::fill(dp + own_h * pw, dp + ph * pw, T(0));
-                }
-                for (int64_t y = 0; y < h; ++y)
-                    std::memcpy(dp + (y + g.rows.pad_begin) * pw + g.cols.pad_begin, s + (ch * h + y) * w,
-                                sizeof(T) * w);
-            }
-        });
+        Tensor p = Tensor::wrap(ctx.scratch(buffer), {c, st.gg.in_h, st.gg.in_w}, x.dtype());
+        pad_planes(x.data<T>(), c, 1, h, w, g.rows.pad_begin, g.cols.pad_begin, pad, own_h, own_w, p.data<T>(),
+                   st.gg.in_h, st.gg.in_w, ctx);
         return p;
     }
 
@@ -720,8 +708,9 @@ private:
         pr.x = x.data<float>();
         if (st.padded >= 0) {
             float* padded = ctx.scratch_as<float>(st.padded);
-            pad_channels(pr.x, st.x_blocked, p_.in_channels, st.dg.in_h, st.dg.in_w, st.g.rows.pad_begin,
-                         st.g.cols.pad_begin, pad_value_, padded, st.gg.in_h, st.gg.in_w, ctx);
+            const int64_t block = st.x_blocked ? conv2d_blocked_kernel().block : 1;
+            pad_planes(pr.x, (p_.in_channels + block - 1) / block, block, st.dg.in_h, st.dg.in_w, st.g.rows.pad_begin,
+                       st.g.cols.pad_begin, pad_value_, st.gg.in_h, st.gg.in_w, padded, st.gg.in_h, st.gg.in_w, ctx);
             pr.x = padded;
         }
         // ReLU and Clip applied by the tile as it stores (unless a residual comes first).
