@@ -49,7 +49,7 @@ void lrn_across_channels(const float* const* planes, int count, const float* x, 
     // The tail through padded vectors: the same code for every value.
     const size_t tail = static_cast<size_t>(n - i);
     const auto padded = [tail](const float* p) {
-        float lanes[W] = {};
+        float lanes[V::width] = {};
         std::memcpy(lanes, p, sizeof(float) * tail);
         return V::load(lanes);
     };
