@@ -19,6 +19,9 @@
 //   BM_Conv3x3WinogradBlocks  on channel blocks by Winograd F(4,3) and F(6,3),
 //                     its products on the direct tile
 //   BM_Depthwise3x3   a depthwise 3x3 plane set, 256 channels, 56x56
+//   BM_Int8GemmConv   the int8 GEMM (kernels/int8_gemm.h) on BM_GemmConv's
+//                     shape, both operands packed once; GOPS counts 2 per
+//                     multiply-add as GFLOPS does
 // Counters: GFLOPS (2 per multiply-add of the direct algorithm, so Winograd's
 // figure is its effective rate) and, for the peak, the same. Arg = threads.
 // The FMA-peak fraction is printed by bench/summarize_kernels.py from the JSON.
@@ -32,6 +35,7 @@
 #include "kernels/conv2d_winograd.h"
 #include "kernels/depthwise_conv2d.h"
 #include "kernels/gemm.h"
+#include "kernels/int8_gemm.h"
 #include "kernels/isa.h"
 #include "kernels/vector_of.h"
 
@@ -240,6 +244,28 @@ void BM_Depthwise3x3(benchmark::State& state)
     report(state, double(channels) * 9 * side * side);
 }
 
+void BM_Int8GemmConv(benchmark::State& state)
+{
+    const Int8GemmKernel& kern = int8_gemm_kernel();
+    const int64_t m = 256, n = 196, k = 2304;
+    std::vector<int8_t> a(static_cast<size_t>(m * k)), a_packed(static_cast<size_t>(int8_gemm_packed_a_bytes(kern, m, k)));
+    std::vector<uint8_t> b(static_cast<size_t>(k * n)), b_packed(static_cast<size_t>(int8_gemm_packed_b_bytes(kern, n, k)));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>((i * 7919) % 255 - 127);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>((i * 104729) % 256);
+    int8_gemm_pack_a(kern, a.data(), m, k, k, a_packed.data());
+    int8_gemm_pack_b(kern, b.data(), k, n, n, b_packed.data());
+    const std::vector<int32_t> init(static_cast<size_t>(m), 0);
+    std::vector<int32_t> c(static_cast<size_t>(m * n));
+    const ExecContext ctx = context(state);
+    for (auto _ : state) {
+        int8_gemm(kern, m, n, k, a_packed.data(), init.data(), b_packed.data(), c.data(), n, ctx);
+        benchmark::ClobberMemory();
+    }
+    state.SetLabel(kern.isa);
+    state.counters["GOPS"] = benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
 #define KESTREL_KERNEL_BENCH(fn) BENCHMARK(fn)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond)
 
 KESTREL_KERNEL_BENCH(BM_FmaPeak);
@@ -252,6 +278,7 @@ BENCHMARK(BM_Conv3x3Winograd)->Args({1, 4})->Args({1, 6})->Args({2, 4})->Args({2
 KESTREL_KERNEL_BENCH(BM_Conv3x3Blocks);
 BENCHMARK(BM_Conv3x3WinogradBlocks)->Args({1, 4})->Args({1, 6})->Args({2, 4})->Args({2, 6})->UseRealTime()->Unit(benchmark::kMillisecond);
 KESTREL_KERNEL_BENCH(BM_Depthwise3x3);
+KESTREL_KERNEL_BENCH(BM_Int8GemmConv);
 
 } // namespace
 

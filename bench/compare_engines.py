@@ -66,14 +66,15 @@ def model_of(cmd):
     return ""
 
 
-def zoo_models(zoo):
+def zoo_models(zoo, int8=False):
+    """The fp32 zoo models (or, with int8, the *_int8 ones): (name, path, shape)."""
     models = []
     with open(os.path.join(zoo, "shapes.txt")) as f:
         for line in f:
             line = line.split("#")[0].strip()
             if line:
                 name, shape = line.split()
-                if "int8" not in name:
+                if ("int8" in name) == int8:
                     models.append((name, os.path.join(zoo, name + ".param"), shape))
     return models
 
@@ -93,6 +94,8 @@ def side_by_side(models, engines, threads, rounds):
 
 
 def table(title, models, best, ours, peer, threads, target):
+    if not models:
+        return
     print(f"\n### {title}, {threads} thread{'s' if threads > 1 else ''} (min ms; target ratio <= {target})\n")
     print(f"| model | {ours} | {peer} | ratio | met |")
     print("| --- | ---: | ---: | ---: | :-: |")
@@ -116,6 +119,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--loops", type=int, default=8)
     ap.add_argument("--only", default="")
+    ap.add_argument("--int8", action="store_true",
+                    help="also the int8 zoo models against benchncnn and against kestrel's own fp32 run of each "
+                         "network (issue 21)")
     ap.add_argument("--fp16-weights", action="store_true",
                     help="zoo runs of kestrel with --fp16-weights (benchncnn runs with ncnn's use_fp16_storage, "
                          "which keeps InnerProduct weights in half floats on x86)")
@@ -146,6 +152,20 @@ def main():
             title = "1. ncnn zoo, fp32" + (" (kestrel --fp16-weights)" if a.fp16_weights else "")
             table(title + ": kestrel / benchncnn", zoo, best, "kestrel", "ncnn", t, 0.8)
             kestrel_times.update({(m, t): best[(m, "kestrel")] for m, _, _ in zoo})
+    if a.benchncnn and a.int8:
+        int8 = [m for m in zoo_models(a.zoo, int8=True) if only is None or m[0] in only]
+        # The same network in fp32 (as the fp32 table runs it), beside the int8 model.
+        fp32 = lambda path, shape, t: kestrel_zoo(path.replace("_int8.param", ".param"), shape, t)
+        for t in threads:
+            best = side_by_side(int8, {"kestrel": kestrel, "ncnn": ncnn, "kestrel fp32": fp32}, t, a.rounds)
+            table("5. ncnn zoo, int8: kestrel / benchncnn", int8, best, "kestrel", "ncnn", t, 0.8)
+            print(f"\n### 5. int8 speed-up: kestrel fp32 / kestrel int8, {t} thread{'s' if t > 1 else ''} "
+                  "(target >= 1.5)\n")
+            print("| model | int8 | fp32 | speed-up | met |")
+            print("| --- | ---: | ---: | ---: | :-: |")
+            for model, _, _ in int8:
+                q, f = best[(model, "kestrel")], best[(model, "kestrel fp32")]
+                print(f"| {model} | {q:.2f} | {f:.2f} | {f / q:.2f} | {'yes' if f / q >= 1.5 else 'no'} |")
     if a.ort_node_modules:
         onnx = [(m + ".onnx", os.path.join(a.models, m, "model.onnx"), s) for m, s in ONNX_SHAPES.items()]
         if a.ocr_models:

@@ -42,7 +42,9 @@
 #include <vector>
 
 #include "kernels/conv2d_gemm.h"
+#include "kernels/conv2d_int8_dot.h"
 #include "kernels/conv2d_int8_gemm.h"
+#include "kernels/int8_output.h"
 #include "kernels/conv2d_winograd.h"
 #include "kernels/depthwise_conv2d.h"
 #include "ops/activation/activation.h"
@@ -198,8 +200,9 @@ public:
         for (const PackedWeights& w : winograd_block_weights_) floats += w.floats();
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
         std::lock_guard<std::mutex> lock(source_mutex_);
+        const size_t int8_dot_bytes = int8_dot_.packed.size() + int8_dot_.start.size() * sizeof(int32_t);
         return weights_.bytes() + (source_.defined() ? static_cast<int64_t>(source_.nbytes()) : 0) +
-               static_cast<int64_t>(floats * sizeof(float));
+               static_cast<int64_t>(floats * sizeof(float) + int8_dot_bytes);
     }
 
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
@@ -289,8 +292,13 @@ public:
             st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
             return st;
         }
-        if (int8_scale_term_ > 100) st->requant_sums = ctx.request_scratch(outputs * 4);
-        if (int8_gemm_.chunk_channels > 0) {
+        if (int8_scale_term_ > 100 && int8_dot_.packed.empty()) st->requant_sums = ctx.request_scratch(outputs * 4);
+        if (!int8_dot_.packed.empty()) {
+            // The padded input as the kernel lays it out (channel quads).
+            st->path = Path::Int8Dot;
+            if (x.dtype != DType::I8) st->quantized = ctx.request_scratch(shape_numel(x.shape));
+            st->padded = ctx.request_scratch(conv2d_int8_dot_input_bytes(int8_gemm_kernel(), st->gg));
+        } else if (int8_gemm_.chunk_channels > 0) {
             st->path = Path::Int8Gemm;
             st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
             if (pads) st->padded = ctx.request_scratch(padded_values * 4);
@@ -355,7 +363,7 @@ private:
     };
 
     // How a forward runs, chosen in prepare for the input's shape and dtype.
-    enum class Path { Flat, Depthwise, Direct, WinogradBlocks, Winograd, Gemm, Plain, Int8Depthwise, Int8Gemm, Int8Plain, Reference };
+    enum class Path { Flat, Depthwise, Direct, WinogradBlocks, Winograd, Gemm, Plain, Int8Depthwise, Int8Dot, Int8Gemm, Int8Plain, Reference };
 
     // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
     struct ConvState : OpState {
@@ -890,8 +898,8 @@ private:
         Tensor q = Tensor::wrap(ctx.scratch(buffer), x.shape(), DType::I8);
         const int64_t c = x.dim(0), plane = x.numel() / c;
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
-            quantize_span(x.data<float>() + begin * plane, q.data<int8_t>() + begin * plane, (end - begin) * plane,
-                          bottom_scale_);
+            int8_output_kernel().quantize(x.data<float>() + begin * plane, (end - begin) * plane, bottom_scale_,
+                                          q.data<int8_t>() + begin * plane);
         });
         return q;
     }
@@ -905,8 +913,11 @@ private:
         const Conv2dGemmGeometry gg = gemm_geometry(k, {});
         if (k.inch_g == 1 && k.outch == p_.group) {
             int8_depthwise_weights_.assign(w, w + weights_.weight.numel());
-        } else if (uses_gemm(k.outch / p_.group) && Conv2dInt8Gemm::supported(gg)) {
-            int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gg);
+        } else if (uses_gemm(k.outch / p_.group) && (int8_gemm_has_dot_instructions() || Conv2dInt8Gemm::supported(gg))) {
+            if (int8_gemm_has_dot_instructions())
+                int8_dot_ = conv2d_int8_dot_prepare(int8_gemm_kernel(), w, gg);
+            else
+                int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gg);
             // The packed copy replaces the int8 weights, as for fp32, except for
             // a 1x1 kernel, whose 1-D input path (forward_flat) reads them.
             if (k.kh != 1 || k.kw != 1) weights_.weight = Tensor();
@@ -935,6 +946,7 @@ private:
     void forward_int8(const Tensor& x, const ConvState& st, const float* bias, Tensor& y, const ExecContext& ctx) const
     {
         if (st.path == Path::Int8Depthwise) return int8_depthwise(x, st, bias, y, ctx);
+        if (st.path == Path::Int8Dot) return int8_on_dot_kernel(x, st, bias, y, ctx);
         const bool requant = int8_scale_term_ > 100;
         float* sums = requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
         const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
@@ -970,6 +982,37 @@ private:
                 dequantize(ch, bias, out, out_plane, requant ? y.data<int8_t>() + ch * out_plane : nullptr);
             }
         });
+    }
+
+    // The dot-product kernel's int32 sums go through the int8 output kernel
+    // straight into the output: dequantized (ReLU/Clip as its clamp), or
+    // requantized to int8 without a float plane in between.
+    void int8_on_dot_kernel(const Tensor& x, const ConvState& st, const float* bias, Tensor& y,
+                            const ExecContext& ctx) const
+    {
+        const Int8GemmKernel& kern = int8_gemm_kernel();
+        const Tensor q = quantized_input(x, st.quantized, ctx);
+        uint8_t* input = ctx.scratch_as<uint8_t>(st.padded);
+        conv2d_int8_dot_input(kern, st.gg, q.data<int8_t>(), x.dim(1), x.dim(2), st.g.rows.pad_begin,
+                              st.g.cols.pad_begin, int8_pad_value(pad_value_), input, ctx);
+        const Int8OutputKernel& out = int8_output_kernel();
+        const bool requant = int8_scale_term_ > 100;
+        float bounds[2];
+        const float* clamp = p_.activation.as_clamp(bounds);
+        const bool fused = clamp || p_.activation.type == Activation::None;
+        const int64_t plane = st.g.rows.out * st.g.cols.out;
+        conv2d_int8_dot(kern, int8_dot_, st.gg, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
+            const float scale = dequant_factor(bottom_scale_, w_scale_[oc]);
+            const float* b = bias ? bias + oc : nullptr;
+            const int64_t at = oc * plane + pixel;
+            if (requant && fused) return out.requantize(sums, n, scale, b, clamp, top_scale_, y.data<int8_t>() + at);
+            thread_local std::vector<float> row; // a requantized piece's floats
+            if (requant) row.resize(std::max(row.size(), static_cast<size_t>(n)));
+            float* v = requant ? row.data() : y.data<float>() + at;
+            out.dequantize(sums, n, scale, b, clamp, v);
+            if (!fused) p_.activation.apply(v, n);
+            if (requant) out.quantize(v, n, top_scale_, y.data<int8_t>() + at);
+        }, ctx);
     }
 
     void int8_gemm(const Tensor& x, const ConvState& st, float* sums, const SumsFinished& finish,
@@ -1114,7 +1157,8 @@ private:
     mutable bool drop_source_ = false;
     mutable std::mutex source_mutex_;
     std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
-    Conv2dInt8Gemm int8_gemm_;                  // int8 GEMM path (chunk_channels 0: not used)
+    Conv2dInt8Gemm int8_gemm_;                  // int8 on the float GEMM (chunk_channels 0: not used)
+    Conv2dInt8Dot int8_dot_;                    // int8 on dot-product instructions (empty: not used)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;
 };
 

@@ -1,0 +1,189 @@
+#include "kernels/conv2d_int8_dot.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kestrel {
+
+namespace {
+
+constexpr uint32_t kSignFlip = 0x80808080u; // int8 -> uint8 + 128, in each byte
+constexpr int64_t kChunkInts = 16 * 1024;    // a task's sums at most (64 KiB)
+
+int64_t channel_quads(const Conv2dGemmGeometry& g) { return (g.inch_g + kInt8GemmQuad - 1) / kInt8GemmQuad; }
+
+// At stride 1 a panel's pixels run across whole padded rows (read in place).
+bool reads_in_place(const Conv2dGemmGeometry& g) { return g.stride_h == 1 && g.stride_w == 1; }
+
+// The GEMM's columns: with rows read in place, up to the last output's pixel
+// across padded rows; else the output pixels.
+int64_t gemm_columns(const Conv2dGemmGeometry& g)
+{
+    return reads_in_place(g) ? (g.out_h - 1) * g.in_w + g.out_w : g.out_h * g.out_w;
+}
+
+} // namespace
+
+Conv2dInt8Dot conv2d_int8_dot_prepare(const Int8GemmKernel& kern, const int8_t* weights, const Conv2dGemmGeometry& g)
+{
+    Conv2dInt8Dot w;
+    w.channel_quads = channel_quads(g);
+    const int64_t taps = g.kh * g.kw, depth = g.depth(), quad_depth = taps * w.channel_quads * kInt8GemmQuad;
+    w.group_bytes = int8_gemm_packed_a_bytes(kern, g.outch_g, quad_depth);
+    w.packed.resize(static_cast<size_t>(w.group_bytes * g.groups));
+    // A group's weights reordered to (tap, channel quad, channel in quad), zero past inch_g.
+    std::vector<int8_t> reordered(static_cast<size_t>(g.outch_g * quad_depth));
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+        std::fill(reordered.begin(), reordered.end(), int8_t{0});
+        for (int64_t oc = 0; oc < g.outch_g; ++oc)
+            for (int64_t ic = 0; ic < g.inch_g; ++ic)
+                for (int64_t t = 0; t < taps; ++t)
+                    reordered[oc * quad_depth + (t * w.channel_quads + ic / 4) * 4 + ic % 4] =
+                        weights[((grp * g.outch_g + oc) * g.inch_g + ic) * taps + t];
+        int8_gemm_pack_a(kern, reordered.data(), g.outch_g, quad_depth, quad_depth,
+                         w.packed.data() + grp * w.group_bytes);
+    }
+    const std::vector<int64_t> sums = int8_gemm_row_sums(weights, g.groups * g.outch_g, depth, depth);
+    w.start.resize(sums.size());
+    // Wrapped to int32 as the sums themselves are (a malformed model's depth may overflow).
+    for (size_t i = 0; i < sums.size(); ++i) w.start[i] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sums[i]));
+    return w;
+}
+
+int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g)
+{
+    return (g.groups * channel_quads(g) * g.in_h * g.in_w + kern.nr) * kInt8GemmQuad;
+}
+
+void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
+                           int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
+                           const ExecContext& ctx)
+{
+    const int64_t cq = channel_quads(g), plane = g.in_h * g.in_w, planes = g.groups * cq;
+    const uint32_t pad_word = (uint32_t(uint8_t(pad)) * 0x01010101u) ^ kSignFlip;
+    uint32_t* words = reinterpret_cast<uint32_t*>(dst);
+    std::fill(words + planes * plane, words + planes * plane + kern.nr, kSignFlip);
+    // Input rows [y0, y1) and columns [x0, x1) of the padded plane hold x.
+    const int64_t y0 = std::clamp<int64_t>(pad_top, 0, g.in_h), y1 = std::clamp<int64_t>(pad_top + h, y0, g.in_h);
+    const int64_t x0 = std::clamp<int64_t>(pad_left, 0, g.in_w), x1 = std::clamp<int64_t>(pad_left + w, x0, g.in_w);
+    ctx.parallel_for(planes, [&](int64_t begin, int64_t end) {
+        thread_local std::vector<int8_t> zeros; // the row of a channel past the group's
+        zeros.assign(static_cast<size_t>(w), 0);
+        for (int64_t q = begin; q < end; ++q) {
+            const int64_t grp = q / cq, c0 = q % cq * kInt8GemmQuad;
+            uint32_t* out = words + q * plane;
+            for (int64_t y = 0; y < g.in_h; ++y) {
+                uint32_t* row = out + y * g.in_w;
+                if (y < y0 || y >= y1) {
+                    std::fill(row, row + g.in_w, pad_word);
+                    continue;
+                }
+                std::fill(row, row + x0, pad_word);
+                std::fill(row + x1, row + g.in_w, pad_word);
+                const int8_t* src[kInt8GemmQuad];
+                for (int64_t i = 0; i < kInt8GemmQuad; ++i)
+                    src[i] = c0 + i < g.inch_g ? x + ((grp * g.inch_g + c0 + i) * h + y - pad_top) * w + x0 - pad_left
+                                               : zeros.data();
+                for (int64_t c = 0; c < x1 - x0; ++c)
+                    row[x0 + c] = (uint32_t(uint8_t(src[0][c])) | uint32_t(uint8_t(src[1][c])) << 8 |
+                                   uint32_t(uint8_t(src[2][c])) << 16 | uint32_t(uint8_t(src[3][c])) << 24) ^
+                                  kSignFlip;
+            }
+        }
+    });
+}
+
+namespace {
+
+// Each quad's offset (bytes) from a pixel's word in its group's laid-out input.
+std::vector<int64_t> quad_offsets(const Conv2dGemmGeometry& g, int64_t cq)
+{
+    std::vector<int64_t> offsets;
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx)
+            for (int64_t q = 0; q < cq; ++q)
+                offsets.push_back((q * g.in_h * g.in_w + ky * g.dilation_h * g.in_w + kx * g.dilation_w) *
+                                  kInt8GemmQuad);
+    return offsets;
+}
+
+// Output pixels [p0, p0 + cols) (stride > 1) gathered as one B panel.
+void gather_panel(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const uint8_t* group_input,
+                  const std::vector<int64_t>& offsets, int64_t p0, int64_t cols, uint32_t* panel, int64_t* pixel)
+{
+    for (int64_t j = 0; j < kern.nr; ++j) {
+        const int64_t p = p0 + std::min(j, cols - 1); // the last pixel repeated past cols
+        pixel[j] = (p / g.out_w * g.stride_h * g.in_w + p % g.out_w * g.stride_w) * kInt8GemmQuad;
+    }
+    for (size_t q = 0; q < offsets.size(); ++q) {
+        const uint8_t* base = group_input + offsets[q];
+        uint32_t* dst = panel + q * kern.nr;
+        for (int64_t j = 0; j < kern.nr; ++j) std::memcpy(dst + j, base + pixel[j], sizeof(uint32_t));
+    }
+}
+
+} // namespace
+
+void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
+                     const uint8_t* input, const Int8SumsFinished& finish, const ExecContext& ctx)
+{
+    const int64_t columns = gemm_columns(g);
+    const std::vector<int64_t> offsets = quad_offsets(g, w.channel_quads);
+    const int64_t quads = static_cast<int64_t>(offsets.size()), group_input = w.channel_quads * g.in_h * g.in_w * 4;
+    const int64_t col_panels = (columns + kern.nr - 1) / kern.nr, row_panels = (g.outch_g + kern.mr - 1) / kern.mr;
+    const int64_t a_panel = kern.mr * quads * kInt8GemmQuad;
+    const bool in_place = reads_in_place(g);
+    // Tasks of a few panels, so that finish() sees pieces of rows long
+    // enough to repay its call (a 3-channel first layer spent more there than
+    // in its sums), their sums within 64 KiB, and two per thread at least.
+    const int64_t rows_held = row_panels * kern.mr;
+    const int64_t chunk = std::clamp<int64_t>(std::min(kChunkInts / (rows_held * kern.nr),
+                                                       (col_panels + 2 * ctx.threads() - 1) / (2 * ctx.threads())),
+                                              1, col_panels);
+    const int64_t chunks = (col_panels + chunk - 1) / chunk, chunk_cols = chunk * kern.nr;
+    ctx.parallel_for(g.groups * chunks, [&](int64_t begin, int64_t end) {
+        // The thread's own buffers, kept from call to call.
+        thread_local std::vector<uint32_t> panel;
+        thread_local std::vector<int64_t> pixel;
+        thread_local std::vector<int32_t> sums;
+        if (!in_place) panel.resize(static_cast<size_t>(quads * kern.nr));
+        pixel.resize(static_cast<size_t>(kern.nr));
+        sums.resize(static_cast<size_t>(rows_held * chunk_cols));
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t grp = task / chunks, c0 = task % chunks * chunk_cols;
+            const int64_t cols = std::min(chunk_cols, columns - c0);
+            const uint8_t* group_x = input + grp * group_input;
+            const int8_t* a = w.packed.data() + grp * w.group_bytes;
+            for (int64_t j0 = c0; j0 < c0 + cols; j0 += kern.nr) {
+                const int panel_cols = static_cast<int>(std::min<int64_t>(kern.nr, columns - j0));
+                Int8Panel b{group_x + j0 * kInt8GemmQuad, 0, offsets.data()};
+                if (!in_place) {
+                    gather_panel(kern, g, group_x, offsets, j0, panel_cols, panel.data(), pixel.data());
+                    b = Int8Panel{reinterpret_cast<const uint8_t*>(panel.data()), kern.nr * kInt8GemmQuad};
+                }
+                for (int64_t p = 0; p < row_panels; ++p) {
+                    const int64_t oc0 = p * kern.mr;
+                    const int rows = static_cast<int>(std::min<int64_t>(kern.mr, g.outch_g - oc0));
+                    kern.tile(quads, a + p * a_panel, b, w.start.data() + grp * g.outch_g + oc0,
+                              sums.data() + oc0 * chunk_cols + (j0 - c0), chunk_cols, rows, panel_cols);
+                }
+            }
+            // The columns as runs of output pixels (in place: within a padded row, up to out_w).
+            for (int64_t j = 0; j < cols;) {
+                int64_t first = c0 + j, count = cols - j, skip = 0;
+                if (in_place) {
+                    const int64_t oy = (c0 + j) / g.in_w, ox = (c0 + j) % g.in_w;
+                    count = std::min<int64_t>(count, g.in_w - ox);
+                    skip = ox >= g.out_w ? count : 0;
+                    if (!skip) first = oy * g.out_w + ox, count = std::min(count, g.out_w - ox);
+                }
+                if (!skip)
+                    for (int64_t oc = 0; oc < g.outch_g; ++oc)
+                        finish(grp * g.outch_g + oc, first, sums.data() + oc * chunk_cols + j, count);
+                j += skip ? skip : count;
+            }
+        }
+    });
+}
+
+} // namespace kestrel

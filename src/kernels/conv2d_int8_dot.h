@@ -1,0 +1,53 @@
+// Int8 2-D convolution on the int8 GEMM (int8_gemm.h), for CPUs with
+// dot-product instructions (AVX512-VNNI).
+//
+// The input is laid out once per run as channel quads
+// (conv2d_int8_dot_input): per group, planes of 32-bit words, each word the
+// bytes of 4 consecutive channels at one padded pixel, offset by 128 (B is
+// unsigned; each weight row's sum times -128 starts its sums, so they are the
+// int32 sums of the signed values). The GEMM's depth runs over (tap, channel
+// quad), so a quad of B is 4 channels at one tap: at stride 1 a panel's
+// pixels, taken across whole padded rows (the columns past the output's
+// width dropped), are consecutive words of the input, read in place at one
+// offset per quad; other strides gather a panel's words first. Integer sums
+// wrap as int32, as ncnn's accumulators do.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kernels/conv2d_gemm.h"
+#include "kernels/int8_gemm.h"
+
+namespace kestrel {
+
+struct Conv2dInt8Dot {
+    std::vector<int8_t> packed;  // group after group, int8_gemm_pack_a of its weights in (tap, quad) order
+    std::vector<int32_t> start;  // per output channel: -128 * the sum of its weights
+    int64_t group_bytes = 0;     // of packed, per group
+    int64_t channel_quads = 0;   // per group: ceil(inch_g / 4)
+};
+
+// Weights [groups*outch_g][inch_g][kh][kw]; g's split_columns and wide_rows
+// are ignored (the layout is this kernel's own).
+Conv2dInt8Dot conv2d_int8_dot_prepare(const Int8GemmKernel& kern, const int8_t* weights, const Conv2dGemmGeometry& g);
+
+// Bytes of the laid-out input for g (padded planes of words, and one panel's
+// worth of words after them, which the last panel's tiles read).
+int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g);
+
+// x, int8 planes [groups*inch_g][h][w], laid out into dst as channel quads of
+// g's padded planes (g.in_h x g.in_w), x's pixel (0, 0) at (pad_top,
+// pad_left) and `pad` around it.
+void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
+                           int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
+                           const ExecContext& ctx);
+
+// The int32 sums of the convolution of the laid-out input, output channel
+// `channel`'s pixels [pixel, pixel + count) (of out_h x out_w) handed to
+// finish(channel, pixel, sums, count) piece by piece, each piece once.
+using Int8SumsFinished = std::function<void(int64_t channel, int64_t pixel, const int32_t* sums, int64_t count)>;
+void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
+                     const uint8_t* input, const Int8SumsFinished& finish, const ExecContext& ctx);
+
+} // namespace kestrel

@@ -1,0 +1,109 @@
+#include "kernels/int8_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/cpu_features.h"
+
+namespace kestrel {
+
+namespace detail {
+const Int8GemmKernel& int8_gemm_kernel_generic();
+const Int8GemmKernel& int8_gemm_kernel_avx512vnni();
+} // namespace detail
+
+// Not an IsaKernels family: the dot-product instructions are a feature of
+// their own beside the ISA levels (AVX-512 CPUs without VNNI exist).
+std::vector<const Int8GemmKernel*> int8_gemm_kernels_available()
+{
+    std::vector<const Int8GemmKernel*> all{&detail::int8_gemm_kernel_generic()};
+    if (cpu_has_avx512_vnni()) all.push_back(&detail::int8_gemm_kernel_avx512vnni());
+    return all;
+}
+
+const Int8GemmKernel& int8_gemm_kernel()
+{
+    static const Int8GemmKernel& best = *int8_gemm_kernels_available().back();
+    return best;
+}
+
+bool int8_gemm_has_dot_instructions() { return int8_gemm_kernels_available().size() > 1; }
+
+namespace {
+
+// `lines` lines (A's rows, or B's columns) of k values, line l's value kk at
+// src[l * line_stride + kk * depth_stride], packed as panels of `width` lines:
+// [quad][line in panel][4 bytes], zero past k and past the last line.
+int64_t packed_bytes(int64_t lines, int64_t width, int64_t k)
+{
+    return (lines + width - 1) / width * width * int8_gemm_quads(k) * kInt8GemmQuad;
+}
+
+template <class T>
+void pack_quads(const T* src, int64_t lines, int64_t k, int64_t line_stride, int64_t depth_stride, int64_t width,
+                T* dst)
+{
+    const int64_t panel_bytes = width * int8_gemm_quads(k) * kInt8GemmQuad;
+    std::memset(dst, 0, static_cast<size_t>(packed_bytes(lines, width, k)));
+    for (int64_t l = 0; l < lines; ++l) {
+        T* panel = dst + l / width * panel_bytes + l % width * kInt8GemmQuad;
+        for (int64_t kk = 0; kk < k; ++kk)
+            panel[kk / kInt8GemmQuad * width * kInt8GemmQuad + kk % kInt8GemmQuad] =
+                src[l * line_stride + kk * depth_stride];
+    }
+}
+
+} // namespace
+
+int64_t int8_gemm_packed_a_bytes(const Int8GemmKernel& kern, int64_t m, int64_t k)
+{
+    return packed_bytes(m, kern.mr, k);
+}
+
+void int8_gemm_pack_a(const Int8GemmKernel& kern, const int8_t* a, int64_t m, int64_t k, int64_t row_stride,
+                      int8_t* dst)
+{
+    pack_quads(a, m, k, row_stride, 1, kern.mr, dst);
+}
+
+std::vector<int64_t> int8_gemm_row_sums(const int8_t* a, int64_t m, int64_t k, int64_t row_stride)
+{
+    std::vector<int64_t> sums(static_cast<size_t>(m), 0);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t kk = 0; kk < k; ++kk) sums[i] += a[i * row_stride + kk];
+    return sums;
+}
+
+int64_t int8_gemm_packed_b_bytes(const Int8GemmKernel& kern, int64_t n, int64_t k)
+{
+    return packed_bytes(n, kern.nr, k);
+}
+
+void int8_gemm_pack_b(const Int8GemmKernel& kern, const uint8_t* b, int64_t k, int64_t n, int64_t row_stride,
+                      uint8_t* dst)
+{
+    pack_quads(b, n, k, 1, row_stride, kern.nr, dst);
+}
+
+void int8_gemm(const Int8GemmKernel& kern, int64_t m, int64_t n, int64_t k, const int8_t* a_packed,
+               const int32_t* init, const uint8_t* b_packed, int32_t* c, int64_t ldc, const ExecContext& ctx)
+{
+    if (m <= 0 || n <= 0) return;
+    const int64_t quads = int8_gemm_quads(k);
+    const int64_t a_panel = kern.mr * quads * kInt8GemmQuad, b_panel = kern.nr * quads * kInt8GemmQuad;
+    const int64_t row_panels = (m + kern.mr - 1) / kern.mr, col_panels = (n + kern.nr - 1) / kern.nr;
+    ctx.parallel_for(col_panels, [&](int64_t begin, int64_t end) {
+        for (int64_t cp = begin; cp < end; ++cp) {
+            const int64_t j0 = cp * kern.nr;
+            const int cols = static_cast<int>(std::min<int64_t>(kern.nr, n - j0));
+            for (int64_t p = 0; p < row_panels; ++p) {
+                const int64_t i0 = p * kern.mr;
+                const int rows = static_cast<int>(std::min<int64_t>(kern.mr, m - i0));
+                kern.tile(quads, a_packed + p * a_panel, Int8Panel{b_packed + cp * b_panel, kern.nr * kInt8GemmQuad},
+                          init + i0, c + i0 * ldc + j0, ldc, rows, cols);
+            }
+        }
+    });
+}
+
+} // namespace kestrel

@@ -1,0 +1,76 @@
+// The int8 GEMM register tile (see int8_gemm.h), written once for every ISA: a
+// file under kernels/<isa>/ instantiates int8_gemm_tile<Dot, MR, NV> with its
+// ISA's Dot:
+//   vec                       int32 lanes (Dot::width of them)
+//   load(p)                   4 * width bytes of a B panel
+//   broadcast4(p)             4 bytes of an A panel in every lane
+//   dot(acc, u, s)            acc + per lane the sum of 4 products of u's
+//                             unsigned and s's signed bytes (vpdpbusd)
+//   set1(v), store(p, v)
+// MR x NV accumulators; per quad NV loads of B, MR broadcasts of A. B's quads
+// are a packed panel's or, at offsets, an input read in place (Int8Panel).
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8_gemm.h"
+
+// Internal linkage, one copy per ISA file (see vector_of.h).
+namespace kestrel {
+namespace detail {
+namespace {
+
+template <class Dot, int MR, int NV, class QuadOfB>
+__attribute__((always_inline)) inline void int8_gemm_tile_quads(int64_t quads, const int8_t* a, QuadOfB quad_of_b,
+                                                                const int32_t* init, int32_t* c, int64_t ldc,
+                                                                int rows, int cols)
+{
+    using vec = typename Dot::vec;
+    constexpr int W = Dot::width, NR = NV * W;
+    vec acc[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[i][v] = Dot::set1(i < rows ? init[i] : 0);
+    for (int64_t q = 0; q < quads; ++q) {
+        const uint8_t* b = quad_of_b(q);
+        vec bv[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) bv[v] = Dot::load(b + v * W * 4);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) {
+            const vec av = Dot::broadcast4(a + i * 4);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[i][v] = Dot::dot(acc[i][v], bv[v], av);
+        }
+        a += MR * 4;
+    }
+    if (rows == MR && cols == NR) {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) Dot::store(c + i * ldc + v * W, acc[i][v]);
+        return;
+    }
+    int32_t buf[MR * NR]; // a partial tile goes through here, keeping only rows x cols
+    for (int i = 0; i < MR; ++i)
+        for (int v = 0; v < NV; ++v) Dot::store(buf + i * NR + v * W, acc[i][v]);
+    for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(int32_t) * cols);
+}
+
+template <class Dot, int MR, int NV>
+void int8_gemm_tile(int64_t quads, const int8_t* a, const Int8Panel& b, const int32_t* init, int32_t* c, int64_t ldc,
+                    int rows, int cols)
+{
+    const uint8_t* base = b.b;
+    if (const int64_t* offsets = b.offsets)
+        int8_gemm_tile_quads<Dot, MR, NV>(quads, a, [=](int64_t q) { return base + offsets[q]; }, init, c, ldc, rows,
+                                          cols);
+    else
+        int8_gemm_tile_quads<Dot, MR, NV>(quads, a, [=, stride = b.stride](int64_t q) { return base + q * stride; },
+                                          init, c, ldc, rows, cols);
+}
+
+} // namespace
+} // namespace detail
+} // namespace kestrel

@@ -1,0 +1,32 @@
+// The last stage of an int8 layer, and the quantization of its input, one
+// kernel per ISA (int8_output_impl.h): int32 sums to floats (dequantized, a
+// bias, ReLU/Clip as a clamp) and floats to int8 with ncnn's rounding, so an
+// int8 convolution's output never passes through a float buffer when it is
+// requantized. Every value takes the same vector code (a tail goes through a
+// padded vector), with the bits of the scalar forms (ops/quant/int8.h).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace kestrel {
+
+struct Int8OutputKernel {
+    const char* isa;
+    // y[i] = min(max(float(sums[i]) * scale + *bias, clamp[0]), clamp[1]):
+    // the product rounded before the add, no add without `bias`, no clamp
+    // without `clamp`.
+    void (*dequantize)(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp, float* y);
+    // q[i] = float2int8(x[i] * scale): half away from zero, clamped to
+    // [-127, 127], NaN to 0.
+    void (*quantize)(const float* x, int64_t n, float scale, int8_t* q);
+    // q[i] = float2int8(y * out_scale), y as dequantize gives it.
+    void (*requantize)(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp,
+                       float out_scale, int8_t* q);
+};
+
+// The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them
+// (generic first) for tests.
+const Int8OutputKernel& int8_output_kernel();
+std::vector<const Int8OutputKernel*> int8_output_kernels_available();
+
+} // namespace kestrel

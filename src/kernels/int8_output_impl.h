@@ -1,0 +1,103 @@
+// The int8 output kernels (int8_output.h), written once for every ISA: a file
+// under kernels/<isa>/ instantiates int8_output_kernel_of<VectorOf<width>>.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8_output.h"
+#include "kernels/vector_of.h"
+
+// Internal linkage, one copy per ISA file (see vector_of.h).
+namespace kestrel::detail {
+namespace {
+
+template <class V> struct Int8Lanes {
+    using vec = typename V::vec;
+    typedef int32_t ivec __attribute__((vector_size(sizeof(vec))));
+    typedef int8_t bytes __attribute__((vector_size(V::width)));
+    static constexpr int W = V::width;
+
+    // float2int8 (ops/quant/int8.h) lane by lane: clamp (NaN to 0), truncate,
+    // then a step away from zero where the dropped fraction is at least 1/2.
+    static bytes to_int8(vec v)
+    {
+        const vec hi = V::set1(127.f), lo = V::set1(-127.f);
+        vec c = v > hi ? hi : (v < lo ? lo : v);
+        c = c == c ? c : V::set1(0.f);
+        const ivec t = __builtin_convertvector(c, ivec);
+        const vec frac = c - __builtin_convertvector(t, vec);
+        // Comparisons give -1 where true.
+        return __builtin_convertvector(t - (frac >= V::set1(0.5f)) + (frac <= V::set1(-0.5f)), bytes);
+    }
+
+    static vec dequantized(ivec s, vec scale, const float* bias, const float* clamp)
+    {
+        vec v = rounded(__builtin_convertvector(s, vec) * scale);
+        if (bias) v = v + V::set1(*bias);
+        if (clamp) {
+            const vec low = v < V::set1(clamp[0]) ? V::set1(clamp[0]) : v;
+            v = V::set1(clamp[1]) < low ? V::set1(clamp[1]) : low;
+        }
+        return v;
+    }
+
+    // f(i, count) for the vectors of [0, n): count W, then the tail's count.
+    template <class F> static void each_vector(int64_t n, F f)
+    {
+        int64_t i = 0;
+        for (; i + W <= n; i += W) f(i, W);
+        if (i < n) f(i, n - i);
+    }
+
+    template <class T, class Vec> static Vec load(const T* p, int64_t count)
+    {
+        Vec v{};
+        std::memcpy(&v, p, sizeof(T) * static_cast<size_t>(count));
+        return v;
+    }
+    template <class T, class Vec> static void store(T* p, Vec v, int64_t count)
+    {
+        std::memcpy(p, &v, sizeof(T) * static_cast<size_t>(count));
+    }
+};
+
+template <class V>
+void int8_dequantize(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp, float* y)
+{
+    using L = Int8Lanes<V>;
+    const typename V::vec s = V::set1(scale);
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        const auto v = L::dequantized(L::template load<int32_t, typename L::ivec>(sums + i, count), s, bias, clamp);
+        L::store(y + i, v, count);
+    });
+}
+
+template <class V> void int8_quantize(const float* x, int64_t n, float scale, int8_t* q)
+{
+    using L = Int8Lanes<V>;
+    const typename V::vec s = V::set1(scale);
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        L::store(q + i, L::to_int8(L::template load<float, typename V::vec>(x + i, count) * s), count);
+    });
+}
+
+template <class V>
+void int8_requantize(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp,
+                     float out_scale, int8_t* q)
+{
+    using L = Int8Lanes<V>;
+    const typename V::vec s = V::set1(scale), out = V::set1(out_scale);
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        const auto v = L::dequantized(L::template load<int32_t, typename L::ivec>(sums + i, count), s, bias, clamp);
+        L::store(q + i, L::to_int8(v * out), count);
+    });
+}
+
+template <class V> const Int8OutputKernel& int8_output_kernel_of(const char* isa)
+{
+    static const Int8OutputKernel k{isa, int8_dequantize<V>, int8_quantize<V>, int8_requantize<V>};
+    return k;
+}
+
+} // namespace
+} // namespace kestrel::detail

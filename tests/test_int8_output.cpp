@@ -1,0 +1,84 @@
+// The int8 output kernels (kernels/int8_output.h), every one this CPU runs,
+// against the rounding written here with std::round (half away from zero) and
+// the float arithmetic of ncnn's dequantization: every tail length, the .5
+// boundaries, the +-127 clamps, NaN, bias and clamp on and off.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/int8_output.h"
+
+namespace kestrel {
+namespace {
+
+int8_t reference_int8(float v)
+{
+    if (std::isnan(v)) return 0;
+    return static_cast<int8_t>(std::round(std::min(std::max(v, -127.f), 127.f)));
+}
+
+float reference_dequantized(int32_t s, float scale, const float* bias, const float* clamp)
+{
+    volatile float product = static_cast<float>(s) * scale; // rounded before the add
+    float v = product;
+    if (bias) v += *bias;
+    if (clamp) v = std::min(std::max(v, clamp[0]), clamp[1]);
+    return v;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(Int8Output, QuantizeRoundsHalfAwayFromZeroAndClamps)
+{
+    std::vector<float> x = {0.5f, -0.5f, 1.5f, -1.5f, 2.5f, 0.49999997f, -0.49999997f, 126.5f, 127.4f, 128.f,
+                            -128.f, 1e30f, -1e30f, std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 0.f,
+                            -0.f, 3.25f, -3.75f};
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-200.f, 200.f);
+    for (int i = 0; i < 300; ++i) x.push_back(d(rng));
+    for (float scale : {1.f, 0.37f, 12.5f})
+        for (const Int8OutputKernel* kern : int8_output_kernels_available())
+            for (size_t n = 1; n <= x.size(); n += n < 40 ? 1 : 97) {
+                std::vector<int8_t> q(n + 1, 99);
+                kern->quantize(x.data(), static_cast<int64_t>(n), scale, q.data());
+                for (size_t i = 0; i < n; ++i)
+                    ASSERT_EQ(q[i], reference_int8(x[i] * scale))
+                        << kern->isa << " x=" << x[i] << " scale=" << scale << " n=" << n;
+                ASSERT_EQ(q[n], 99) << kern->isa << ": wrote past n=" << n;
+            }
+}
+
+TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
+{
+    std::mt19937 rng(9);
+    std::vector<int32_t> sums = {0, 1, -1, 1 << 24, -(1 << 24), (1 << 24) + 1, 2147483647, -2147483647 - 1};
+    std::uniform_int_distribution<int32_t> d(-400000, 400000);
+    for (int i = 0; i < 200; ++i) sums.push_back(d(rng));
+    const float bias_value = -3.25f, relu[2] = {0.f, std::numeric_limits<float>::infinity()}, clip[2] = {-6.f, 6.f};
+    for (const Int8OutputKernel* kern : int8_output_kernels_available())
+        for (const float* bias : {static_cast<const float*>(nullptr), &bias_value})
+            for (const float* clamp : {static_cast<const float*>(nullptr), relu, clip})
+                for (int64_t n : {int64_t(1), int64_t(7), int64_t(16), int64_t(33), int64_t(sums.size())}) {
+                    const float scale = 1.f / 4096.f, out_scale = 9.5f;
+                    std::vector<float> y(static_cast<size_t>(n) + 1, 42.f);
+                    std::vector<int8_t> q(static_cast<size_t>(n) + 1, 99);
+                    kern->dequantize(sums.data(), n, scale, bias, clamp, y.data());
+                    kern->requantize(sums.data(), n, scale, bias, clamp, out_scale, q.data());
+                    for (int64_t i = 0; i < n; ++i) {
+                        const float ref = reference_dequantized(sums[i], scale, bias, clamp);
+                        ASSERT_TRUE(same_bits(y[i], ref)) << kern->isa << " sum=" << sums[i] << ": " << y[i]
+                                                          << " vs " << ref;
+                        ASSERT_EQ(q[i], reference_int8(ref * out_scale)) << kern->isa << " sum=" << sums[i];
+                    }
+                    ASSERT_EQ(y[n], 42.f) << kern->isa;
+                    ASSERT_EQ(q[n], 99) << kern->isa;
+                }
+}
+
+} // namespace
+} // namespace kestrel
