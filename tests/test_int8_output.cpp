@@ -65,18 +65,27 @@ TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
             for (const float* clamp : {static_cast<const float*>(nullptr), relu, clip})
                 for (int64_t n : {int64_t(1), int64_t(7), int64_t(16), int64_t(33), int64_t(sums.size())}) {
                     const float scale = 1.f / 4096.f, out_scale = 9.5f;
-                    std::vector<float> y(static_cast<size_t>(n) + 1, 42.f);
-                    std::vector<int8_t> q(static_cast<size_t>(n) + 1, 99);
-                    kern->dequantize(sums.data(), n, scale, bias, clamp, y.data());
-                    kern->requantize(sums.data(), n, scale, bias, clamp, out_scale, q.data());
-                    for (int64_t i = 0; i < n; ++i) {
-                        const float ref = reference_dequantized(sums[i], scale, bias, clamp);
-                        ASSERT_TRUE(same_bits(y[i], ref)) << kern->isa << " sum=" << sums[i] << ": " << y[i]
-                                                          << " vs " << ref;
-                        ASSERT_EQ(q[i], reference_int8(ref * out_scale)) << kern->isa << " sum=" << sums[i];
+                    // From int32 sums, and from the same sums held as floats.
+                    std::vector<float> float_sums(sums.begin(), sums.end());
+                    for (bool floats : {false, true}) {
+                        std::vector<float> y(static_cast<size_t>(n) + 1, 42.f);
+                        std::vector<int8_t> q(static_cast<size_t>(n) + 1, 99);
+                        if (floats) {
+                            kern->dequantize_floats(float_sums.data(), n, scale, bias, clamp, y.data());
+                            kern->requantize_floats(float_sums.data(), n, scale, bias, clamp, out_scale, q.data());
+                        } else {
+                            kern->dequantize(sums.data(), n, scale, bias, clamp, y.data());
+                            kern->requantize(sums.data(), n, scale, bias, clamp, out_scale, q.data());
+                        }
+                        for (int64_t i = 0; i < n; ++i) {
+                            const float ref = reference_dequantized(sums[i], scale, bias, clamp);
+                            ASSERT_TRUE(same_bits(y[i], ref)) << kern->isa << " floats " << floats << " sum="
+                                                              << sums[i] << ": " << y[i] << " vs " << ref;
+                            ASSERT_EQ(q[i], reference_int8(ref * out_scale)) << kern->isa << " sum=" << sums[i];
+                        }
+                        ASSERT_EQ(y[n], 42.f) << kern->isa;
+                        ASSERT_EQ(q[n], 99) << kern->isa;
                     }
-                    ASSERT_EQ(y[n], 42.f) << kern->isa;
-                    ASSERT_EQ(q[n], 99) << kern->isa;
                 }
 }
 

@@ -171,7 +171,7 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
             // The columns as runs of output pixels (in place: within a padded row, up to out_w).
             for (int64_t j = 0; j < cols;) {
                 int64_t first = c0 + j, count = cols - j, skip = 0;
-                if (in_place) {
+                if (in_place && g.in_w != g.out_w) { // else the padded rows are the output's
                     const int64_t oy = (c0 + j) / g.in_w, ox = (c0 + j) % g.in_w;
                     count = std::min<int64_t>(count, g.in_w - ox);
                     skip = ox >= g.out_w ? count : 0;

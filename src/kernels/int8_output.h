@@ -16,12 +16,17 @@ struct Int8OutputKernel {
     // the product rounded before the add, no add without `bias`, no clamp
     // without `clamp`.
     void (*dequantize)(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp, float* y);
+    // The same from sums held exactly as floats (the int8 paths on float kernels).
+    void (*dequantize_floats)(const float* sums, int64_t n, float scale, const float* bias, const float* clamp,
+                              float* y);
     // q[i] = float2int8(x[i] * scale): half away from zero, clamped to
     // [-127, 127], NaN to 0.
     void (*quantize)(const float* x, int64_t n, float scale, int8_t* q);
     // q[i] = float2int8(y * out_scale), y as dequantize gives it.
     void (*requantize)(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp,
                        float out_scale, int8_t* q);
+    void (*requantize_floats)(const float* sums, int64_t n, float scale, const float* bias, const float* clamp,
+                              float out_scale, int8_t* q);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/int8_output.h"
 #include "kernels/vector_of.h"
@@ -30,9 +31,12 @@ template <class V> struct Int8Lanes {
         return __builtin_convertvector(t - (frac >= V::set1(0.5f)) + (frac <= V::set1(-0.5f)), bytes);
     }
 
-    static vec dequantized(ivec s, vec scale, const float* bias, const float* clamp)
+    static vec as_floats(ivec s) { return __builtin_convertvector(s, vec); }
+    static vec as_floats(vec s) { return s; }
+
+    template <class Sums> static vec dequantized(Sums s, vec scale, const float* bias, const float* clamp)
     {
-        vec v = rounded(__builtin_convertvector(s, vec) * scale);
+        vec v = rounded(as_floats(s) * scale);
         if (bias) v = v + V::set1(*bias);
         if (clamp) {
             const vec low = v < V::set1(clamp[0]) ? V::set1(clamp[0]) : v;
@@ -49,25 +53,46 @@ template <class V> struct Int8Lanes {
         if (i < n) f(i, n - i);
     }
 
+    // The first `count` lanes (the rest 0), by masked moves where AVX-512
+    // has them: short rows (a 14x14 plane's) are all tail.
     template <class T, class Vec> static Vec load(const T* p, int64_t count)
     {
         Vec v{};
+        if (count == W) {
+            std::memcpy(&v, p, sizeof v);
+            return v;
+        }
+#if defined(__AVX512F__)
+        if constexpr (W == 16 && sizeof(T) == 4) return Vec(_mm512_maskz_loadu_epi32(tail_mask(count), p));
+#endif
         std::memcpy(&v, p, sizeof(T) * static_cast<size_t>(count));
         return v;
     }
     template <class T, class Vec> static void store(T* p, Vec v, int64_t count)
     {
+        if (count == W) return static_cast<void>(std::memcpy(p, &v, sizeof(T) * W));
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+        if constexpr (W == 16 && sizeof(T) == 4) return _mm512_mask_storeu_epi32(p, tail_mask(count), __m512i(v));
+        if constexpr (W == 16 && sizeof(T) == 1) return _mm_mask_storeu_epi8(p, tail_mask(count), __m128i(v));
+#endif
         std::memcpy(p, &v, sizeof(T) * static_cast<size_t>(count));
     }
+#if defined(__AVX512F__)
+    static __mmask16 tail_mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1); }
+#endif
 };
 
-template <class V>
-void int8_dequantize(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp, float* y)
+// The lanes of sums of type Sum (int32, or floats holding integers exactly).
+template <class V, class Sum>
+using SumLanes = std::conditional_t<std::is_same_v<Sum, float>, typename V::vec, typename Int8Lanes<V>::ivec>;
+
+template <class V, class Sum>
+void int8_dequantize(const Sum* sums, int64_t n, float scale, const float* bias, const float* clamp, float* y)
 {
     using L = Int8Lanes<V>;
     const typename V::vec s = V::set1(scale);
     L::each_vector(n, [&](int64_t i, int64_t count) {
-        const auto v = L::dequantized(L::template load<int32_t, typename L::ivec>(sums + i, count), s, bias, clamp);
+        const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, clamp);
         L::store(y + i, v, count);
     });
 }
@@ -81,21 +106,26 @@ template <class V> void int8_quantize(const float* x, int64_t n, float scale, in
     });
 }
 
-template <class V>
-void int8_requantize(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp,
-                     float out_scale, int8_t* q)
+template <class V, class Sum>
+void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias, const float* clamp, float out_scale,
+                     int8_t* q)
 {
     using L = Int8Lanes<V>;
     const typename V::vec s = V::set1(scale), out = V::set1(out_scale);
     L::each_vector(n, [&](int64_t i, int64_t count) {
-        const auto v = L::dequantized(L::template load<int32_t, typename L::ivec>(sums + i, count), s, bias, clamp);
+        const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, clamp);
         L::store(q + i, L::to_int8(v * out), count);
     });
 }
 
 template <class V> const Int8OutputKernel& int8_output_kernel_of(const char* isa)
 {
-    static const Int8OutputKernel k{isa, int8_dequantize<V>, int8_quantize<V>, int8_requantize<V>};
+    static const Int8OutputKernel k{isa,
+                                    int8_dequantize<V, int32_t>,
+                                    int8_dequantize<V, float>,
+                                    int8_quantize<V>,
+                                    int8_requantize<V, int32_t>,
+                                    int8_requantize<V, float>};
     return k;
 }
 

@@ -36,6 +36,7 @@
 // exactly (kernels/conv2d_int8_gemm.h), and keep the plain int32 loop as
 // the fallback.
 #include <algorithm>
+#include <type_traits>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -995,23 +996,14 @@ private:
         uint8_t* input = ctx.scratch_as<uint8_t>(st.padded);
         conv2d_int8_dot_input(kern, st.gg, q.data<int8_t>(), x.dim(1), x.dim(2), st.g.rows.pad_begin,
                               st.g.cols.pad_begin, int8_pad_value(pad_value_), input, ctx);
-        const Int8OutputKernel& out = int8_output_kernel();
         const bool requant = int8_scale_term_ > 100;
-        float bounds[2];
-        const float* clamp = p_.activation.as_clamp(bounds);
-        const bool fused = clamp || p_.activation.type == Activation::None;
         const int64_t plane = st.g.rows.out * st.g.cols.out;
         conv2d_int8_dot(kern, int8_dot_, st.gg, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
-            const float scale = dequant_factor(bottom_scale_, w_scale_[oc]);
-            const float* b = bias ? bias + oc : nullptr;
             const int64_t at = oc * plane + pixel;
-            if (requant && fused) return out.requantize(sums, n, scale, b, clamp, top_scale_, y.data<int8_t>() + at);
-            thread_local std::vector<float> row; // a requantized piece's floats
-            if (requant) row.resize(std::max(row.size(), static_cast<size_t>(n)));
-            float* v = requant ? row.data() : y.data<float>() + at;
-            out.dequantize(sums, n, scale, b, clamp, v);
-            if (!fused) p_.activation.apply(v, n);
-            if (requant) out.quantize(v, n, top_scale_, y.data<int8_t>() + at);
+            if (!requant) return finish_sums(oc, bias, sums, n, y.data<float>() + at, nullptr);
+            thread_local std::vector<float> row; // a requantized piece's floats, when the activation needs them
+            row.resize(std::max(row.size(), static_cast<size_t>(n)));
+            finish_sums(oc, bias, sums, n, row.data(), y.data<int8_t>() + at);
         }, ctx);
     }
 
@@ -1084,14 +1076,36 @@ private:
     // in ncnn's order; with q, requantized there with the top scale.
     void dequantize(int64_t oc, const float* bias, float* v, int64_t n, int8_t* q) const
     {
-        const float scale_in = dequant_factor(bottom_scale_, w_scale_[oc]);
-        if (bias)
-            for (int64_t i = 0; i < n; ++i) v[i] = v[i] * scale_in + bias[oc];
+        finish_sums(oc, bias, v, n, v, q);
+    }
+
+    // Output channel oc's int32 sums (or the same integers held as floats),
+    // dequantized with the bias and the activation into y, or requantized
+    // into q: ReLU and Clip as the output kernel's clamp, with no float store
+    // in between; other activations run on the floats in y first.
+    template <class Sum>
+    void finish_sums(int64_t oc, const float* bias, const Sum* sums, int64_t n, float* y, int8_t* q) const
+    {
+        constexpr bool ints = std::is_same_v<Sum, int32_t>;
+        const Int8OutputKernel& out = int8_output_kernel();
+        const float scale = dequant_factor(bottom_scale_, w_scale_[oc]);
+        const float* b = bias ? bias + oc : nullptr;
+        float bounds[2];
+        const float* clamp = p_.activation.as_clamp(bounds);
+        const bool fused = clamp || p_.activation.type == Activation::None;
+        if (q && fused) {
+            if constexpr (ints)
+                out.requantize(sums, n, scale, b, clamp, top_scale_, q);
+            else
+                out.requantize_floats(sums, n, scale, b, clamp, top_scale_, q);
+            return;
+        }
+        if constexpr (ints)
+            out.dequantize(sums, n, scale, b, clamp, y);
         else
-            for (int64_t i = 0; i < n; ++i) v[i] = v[i] * scale_in;
-        p_.activation.apply(v, n);
-        if (q)
-            for (int64_t i = 0; i < n; ++i) q[i] = float2int8(v[i] * top_scale_);
+            out.dequantize_floats(sums, n, scale, b, clamp, y);
+        if (!fused) p_.activation.apply(y, n);
+        if (q) out.quantize(y, n, top_scale_, q);
     }
 
     // ncnn's deprecated 1-D input path: InnerProduct over the flat input.
