@@ -124,6 +124,27 @@ TEST(Int8Gemm, ExtremeBytesAndTheOffsetFormAreExact)
     }
 }
 
+TEST(Int8Gemm, RowDotsMatchInt32Sums)
+{
+    std::mt19937 rng(13);
+    for (const Int8GemmKernel* kern : int8_gemm_kernels_available())
+        for (int64_t n : {1, 3, 4, 63, 64, 65, 130, 1000})
+            for (int64_t rows : {1, 3, 4, 9}) {
+                auto w = random_weights(rows * n, rng);
+                auto x = random_bytes(n, rng);
+                if (n == 1000) // the largest products
+                    for (int64_t i = 0; i < rows * n; ++i) w[i] = -128, x[i % n] = 255;
+                std::vector<int32_t> y(static_cast<size_t>(rows) + 1, -7);
+                kern->row_dots(w.data(), x.data(), n, rows, y.data());
+                for (int64_t o = 0; o < rows; ++o) {
+                    int32_t sum = 0;
+                    for (int64_t i = 0; i < n; ++i) sum += int32_t(w[o * n + i]) * x[i];
+                    ASSERT_EQ(y[o], sum) << kern->isa << " n=" << n << " rows=" << rows << " row " << o;
+                }
+                ASSERT_EQ(y[rows], -7) << kern->isa << ": wrote past the rows";
+            }
+}
+
 TEST(Int8Gemm, ThreadCountsGiveTheSameBits)
 {
     std::mt19937 rng(3);

@@ -39,6 +39,9 @@ struct Int8GemmKernel {
     // values. `a` is an A panel; every quad of `b` has nr readable columns.
     void (*tile)(int64_t quads, const int8_t* a, const Int8Panel& b, const int32_t* init, int32_t* c, int64_t ldc,
                  int rows, int cols);
+    // y[o] = sum over i < n of w[o * n + i] * x[i] for o < rows (the fully
+    // connected layers of one input: weights streamed once), int32 wrapping.
+    void (*row_dots)(const int8_t* w, const uint8_t* x, int64_t n, int64_t rows, int32_t* y);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

@@ -6,7 +6,7 @@
 //   broadcast4(p)             4 bytes of an A panel in every lane
 //   dot(acc, u, s)            acc + per lane the sum of 4 products of u's
 //                             unsigned and s's signed bytes (vpdpbusd)
-//   set1(v), store(p, v)
+//   set1(v), store(p, v), sum(v)  (the lanes' int32 sum, wrapping)
 // MR x NV accumulators; per quad NV loads of B, MR broadcasts of A. B's quads
 // are a packed panel's or, at offsets, an input read in place (Int8Panel).
 #pragma once
@@ -69,6 +69,40 @@ void int8_gemm_tile(int64_t quads, const int8_t* a, const Int8Panel& b, const in
     else
         int8_gemm_tile_quads<Dot, MR, NV>(quads, a, [=, stride = b.stride](int64_t q) { return base + q * stride; },
                                           init, c, ldc, rows, cols);
+}
+
+// Dot products of R weight rows at a time with one input (its vectors loaded
+// once per R rows); the tail of a row through zero-padded copies.
+template <class Dot, int R>
+void int8_row_dots_of(const int8_t* w, const uint8_t* x, int64_t n, int32_t* y)
+{
+    using vec = typename Dot::vec;
+    constexpr int64_t B = Dot::width * 4; // bytes per vector
+    vec acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = Dot::set1(0);
+    const auto row = [&](int r, int64_t i) { return reinterpret_cast<const uint8_t*>(w + r * n + i); };
+    int64_t i = 0;
+    for (; i + B <= n; i += B) {
+        const vec xv = Dot::load(x + i);
+        for (int r = 0; r < R; ++r) acc[r] = Dot::dot(acc[r], xv, Dot::load(row(r, i)));
+    }
+    if (i < n) {
+        uint8_t xt[B] = {}, wt[B] = {};
+        std::memcpy(xt, x + i, static_cast<size_t>(n - i));
+        const vec xv = Dot::load(xt);
+        for (int r = 0; r < R; ++r) {
+            std::memcpy(wt, row(r, i), static_cast<size_t>(n - i));
+            acc[r] = Dot::dot(acc[r], xv, Dot::load(wt));
+        }
+    }
+    for (int r = 0; r < R; ++r) y[r] = Dot::sum(acc[r]);
+}
+
+template <class Dot> void int8_row_dots(const int8_t* w, const uint8_t* x, int64_t n, int64_t rows, int32_t* y)
+{
+    int64_t o = 0;
+    for (; o + 4 <= rows; o += 4) int8_row_dots_of<Dot, 4>(w + o * n, x, n, y + o);
+    for (; o < rows; ++o) int8_row_dots_of<Dot, 1>(w + o * n, x, n, y + o);
 }
 
 } // namespace

@@ -23,13 +23,15 @@ struct Vnni512Dot {
     }
     static vec dot(vec acc, vec u, vec s) { return _mm512_dpbusd_epi32(acc, u, s); }
     static void store(int32_t* p, vec v) { _mm512_storeu_si512(p, v); }
+    static int32_t sum(vec v) { return _mm512_reduce_add_epi32(v); }
 };
 
 } // namespace
 
 const Int8GemmKernel& int8_gemm_kernel_avx512vnni()
 {
-    static const Int8GemmKernel k{"avx512vnni", 4, 64, int8_gemm_tile<Vnni512Dot, 4, 4>};
+    static const Int8GemmKernel k{"avx512vnni", 4, 64, int8_gemm_tile<Vnni512Dot, 4, 4>,
+                                  int8_row_dots<Vnni512Dot>};
     return k;
 }
 

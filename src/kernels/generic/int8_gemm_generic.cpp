@@ -33,13 +33,14 @@ struct ScalarDot {
         return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(products));
     }
     static void store(int32_t* p, vec v) { *p = v; }
+    static int32_t sum(vec v) { return v; }
 };
 
 } // namespace
 
 const Int8GemmKernel& int8_gemm_kernel_generic()
 {
-    static const Int8GemmKernel k{"generic", 4, 8, int8_gemm_tile<ScalarDot, 4, 8>};
+    static const Int8GemmKernel k{"generic", 4, 8, int8_gemm_tile<ScalarDot, 4, 8>, int8_row_dots<ScalarDot>};
     return k;
 }
 

@@ -12,6 +12,8 @@
 
 #include "core/half.h"
 #include "kernels/gemm.h"
+#include "kernels/int8_gemm.h"
+#include "kernels/int8_output.h"
 #include "kernels/row_dots.h"
 #include "ops/common/packed_weights.h"
 #include "ops/activation/activation.h"
@@ -48,6 +50,13 @@ public:
             weight = int8_weights(weight, scales.weight);
             w_scale_ = scales.weight;
             bottom_scale_ = scales.bottom;
+        }
+        dot_starts_.clear();
+        if (int8_scale_term_ != 0 && int8_gemm_has_dot_instructions()) {
+            // The dot-product kernel reads the input + 128 (unsigned): each
+            // sum starts from -128 * its row's sum (wrapping as the sums do).
+            for (int64_t sum : int8_gemm_row_sums(weight.data<int8_t>(), num_output_, num_input_, num_input_))
+                dot_starts_.push_back(static_cast<int32_t>(static_cast<uint32_t>(-128 * sum)));
         }
         weight_ = weight;
         gemm_weights_.reset();
@@ -107,7 +116,7 @@ public:
             ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), rows, num_input_) * 4);
             packed_weights();
         }
-        else if (int8_scale_term_ != 0 && in[0].dtype != DType::I8)
+        else if (int8_scale_term_ != 0 && (in[0].dtype != DType::I8 || !dot_starts_.empty()))
             ctx.request_scratch(shape_numel(in[0].shape));
         return nullptr;
     }
@@ -159,6 +168,7 @@ public:
             forward_rows(weight_.data<float>(), &RowDotKernel::floats, in[0].data<float>(), rows, bias, y, ctx);
             return;
         }
+        if (!dot_starts_.empty()) return forward_int8_dots(in[0], rows, bias, y, ctx);
         Tensor xq = in[0];
         if (xq.dtype() != DType::I8) {
             xq = Tensor::wrap(ctx.scratch(0), in[0].shape(), DType::I8);
@@ -184,6 +194,42 @@ public:
     }
 
 private:
+    // Int8 on the CPU's dot-product instructions: the input quantized and
+    // offset by 128 into scratch, then row dot products over chunks of weight
+    // rows, as forward_rows.
+    void forward_int8_dots(const Tensor& x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
+    {
+        uint8_t* xu = ctx.scratch_as<uint8_t>(0);
+        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+            const int64_t at = begin * num_input_, count = (end - begin) * num_input_;
+            int8_t* q = reinterpret_cast<int8_t*>(xu + at);
+            if (x.dtype() == DType::I8)
+                std::copy(x.data<int8_t>() + at, x.data<int8_t>() + at + count, q);
+            else
+                int8_output_kernel().quantize(x.data<float>() + at, count, bottom_scale_, q);
+            for (int64_t i = 0; i < count; ++i) xu[at + i] ^= 0x80u;
+        });
+        const Int8GemmKernel& kern = int8_gemm_kernel();
+        const int8_t* w = weight_.data<int8_t>();
+        const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(num_input_, 1)); // 256 KiB
+        ctx.parallel_for(num_output_, [&](int64_t begin, int64_t end) {
+            thread_local std::vector<int32_t> sums;
+            sums.resize(static_cast<size_t>(chunk));
+            for (int64_t o0 = begin; o0 < end; o0 += chunk) {
+                const int64_t count = std::min(chunk, end - o0);
+                for (int64_t r = 0; r < rows; ++r) {
+                    kern.row_dots(w + o0 * num_input_, xu + r * num_input_, num_input_, count, sums.data());
+                    for (int64_t o = o0; o < o0 + count; ++o) {
+                        const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(sums[o - o0]) +
+                                                                 static_cast<uint32_t>(dot_starts_[o]));
+                        const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
+                        y[r * num_output_ + o] = activation_(bias ? v + bias[o] : v);
+                    }
+                }
+            }
+        });
+    }
+
     // Fewer input rows than a GEMM pays off for: row dot products, each
     // thread a range of outputs, in chunks of weight rows that stay in cache
     // while every input row passes over them (the weights stream once).
@@ -215,6 +261,7 @@ private:
     Tensor weight_, bias_;
     PackedWeights gemm_weights_;
     std::vector<float> w_scale_;
+    std::vector<int32_t> dot_starts_; // int8 on dot-product instructions (empty: not used)
     float bottom_scale_ = 0.f;
 };
 
