@@ -141,7 +141,10 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
                                                        (col_panels + 2 * ctx.threads() - 1) / (2 * ctx.threads())),
                                               1, col_panels);
     const int64_t chunks = (col_panels + chunk - 1) / chunk, chunk_cols = chunk * kern.nr;
-    ctx.parallel_for(g.groups * chunks, [&](int64_t begin, int64_t end) {
+    // Few column tasks (a 7x7 plane is one panel): the output channels split too.
+    const int64_t col_tasks = g.groups * chunks;
+    const int64_t row_splits = std::clamp<int64_t>((2 * ctx.threads() + col_tasks - 1) / col_tasks, 1, row_panels);
+    ctx.parallel_for(col_tasks * row_splits, [&](int64_t begin, int64_t end) {
         // The thread's own buffers, kept from call to call.
         thread_local std::vector<uint32_t> panel;
         thread_local std::vector<int64_t> pixel;
@@ -150,7 +153,10 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
         pixel.resize(static_cast<size_t>(kern.nr));
         sums.resize(static_cast<size_t>(rows_held * chunk_cols));
         for (int64_t task = begin; task < end; ++task) {
-            const int64_t grp = task / chunks, c0 = task % chunks * chunk_cols;
+            const int64_t grp = task / row_splits / chunks, c0 = task / row_splits % chunks * chunk_cols;
+            const int64_t split = task % row_splits;
+            const int64_t p_begin = row_panels * split / row_splits, p_end = row_panels * (split + 1) / row_splits;
+            const int64_t oc_begin = p_begin * kern.mr, oc_end = std::min(g.outch_g, p_end * kern.mr);
             const int64_t cols = std::min(chunk_cols, columns - c0);
             const uint8_t* group_x = input + grp * group_input;
             const int8_t* a = w.packed.data() + grp * w.group_bytes;
@@ -161,7 +167,7 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
                     gather_panel(kern, g, group_x, offsets, j0, panel_cols, panel.data(), pixel.data());
                     b = Int8Panel{reinterpret_cast<const uint8_t*>(panel.data()), kern.nr * kInt8GemmQuad};
                 }
-                for (int64_t p = 0; p < row_panels; ++p) {
+                for (int64_t p = p_begin; p < p_end; ++p) {
                     const int64_t oc0 = p * kern.mr;
                     const int rows = static_cast<int>(std::min<int64_t>(kern.mr, g.outch_g - oc0));
                     kern.tile(quads, a + p * a_panel, b, w.start.data() + grp * g.outch_g + oc0,
@@ -178,7 +184,7 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
                     if (!skip) first = oy * g.out_w + ox, count = std::min(count, g.out_w - ox);
                 }
                 if (!skip)
-                    for (int64_t oc = 0; oc < g.outch_g; ++oc)
+                    for (int64_t oc = oc_begin; oc < oc_end; ++oc)
                         finish(grp * g.outch_g + oc, first, sums.data() + oc * chunk_cols + j, count);
                 j += skip ? skip : count;
             }
