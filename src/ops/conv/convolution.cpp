@@ -196,7 +196,7 @@ public:
     int64_t weight_bytes() const override
     {
         size_t floats = w_scale_.size() + gemm_weights_.floats() + direct_weights_.floats() +
-                        int8_depthwise_weights_.size();
+                        int8_depthwise_weights_.size() + int8_depthwise_block_weights_.size();
         for (const PackedWeights& w : winograd_weights_) floats += w.floats();
         for (const PackedWeights& w : winograd_block_weights_) floats += w.floats();
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
@@ -914,6 +914,8 @@ private:
         const Conv2dGemmGeometry gg = gemm_geometry(k, {});
         if (k.inch_g == 1 && k.outch == p_.group) {
             int8_depthwise_weights_.assign(w, w + weights_.weight.numel());
+            int8_depthwise_block_weights_ = depthwise_block_weights(int8_depthwise_weights_.data(), k.outch,
+                                                                    k.kh * k.kw, depthwise_kernel().block);
         } else if (uses_gemm(k.outch / p_.group) && (int8_gemm_has_dot_instructions() || Conv2dInt8Gemm::supported(gg))) {
             if (int8_gemm_has_dot_instructions())
                 int8_dot_ = conv2d_int8_dot_prepare(int8_gemm_kernel(), w, gg);
@@ -974,13 +976,27 @@ private:
         const Tensor xf = quantized_as_float(x, st, ctx);
         const DepthwiseKernel& kern = depthwise_kernel();
         const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
-        ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
-            std::vector<float> scratch(static_cast<size_t>(dg.scratch_floats() + (requant ? out_plane : 0)));
-            for (int64_t ch = begin; ch < end; ++ch) {
-                float* out = requant ? scratch.data() + dg.scratch_floats() : y.data<float>() + ch * out_plane;
-                kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f, out,
-                           scratch.data());
-                dequantize(ch, bias, out, out_plane, requant ? y.data<int8_t>() + ch * out_plane : nullptr);
+        // Small planes by blocks of channels (vectors across them), large ones plane by plane.
+        const int64_t width = dg.blocked() ? kern.block : 1, channels = p_.group;
+        const int64_t scratch_floats = width > 1 ? dg.block_scratch_floats(width) : dg.scratch_floats();
+        ctx.parallel_for((channels + width - 1) / width, [&](int64_t begin, int64_t end) {
+            thread_local std::vector<float> scratch, sums; // the thread's own, kept from call to call
+            scratch.resize(std::max(scratch.size(), static_cast<size_t>(scratch_floats)));
+            sums.resize(std::max(sums.size(), static_cast<size_t>(width * out_plane)));
+            for (int64_t u = begin; u < end; ++u) {
+                const int64_t ch = u * width, lanes = std::min(width, channels - ch);
+                // A dequantized output is summed where it goes, a requantized one in `sums`.
+                float* out = requant ? sums.data() : y.data<float>() + ch * out_plane;
+                if (width > 1)
+                    kern.channels(dg, {xf.data<float>() + ch * in_plane, in_plane, lanes},
+                                  int8_depthwise_block_weights_.data() + u * width * taps, nullptr,
+                                  {out, out_plane, lanes}, scratch.data());
+                else
+                    kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f,
+                               out, scratch.data());
+                for (int64_t c = 0; c < lanes; ++c)
+                    dequantize(ch + c, bias, out + c * out_plane, out_plane,
+                               requant ? y.data<int8_t>() + (ch + c) * out_plane : nullptr);
             }
         });
     }
@@ -1171,6 +1187,7 @@ private:
     mutable bool drop_source_ = false;
     mutable std::mutex source_mutex_;
     std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
+    std::vector<float> int8_depthwise_block_weights_; // and in channel blocks (depthwise_block_weights)
     Conv2dInt8Gemm int8_gemm_;                  // int8 on the float GEMM (chunk_channels 0: not used)
     Conv2dInt8Dot int8_dot_;                    // int8 on dot-product instructions (empty: not used)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;
