@@ -24,7 +24,7 @@ int isa_cap()
 #if defined(__x86_64__) || defined(__i386__)
 // CPUID feature bits, plus XGETBV: the OS must save the YMM/ZMM state too.
 struct X86Features {
-    bool avx2 = false, avx512 = false, avx512_vnni = false;
+    bool avx2 = false, avx512 = false, avx512_vnni = false, avx_vnni = false;
     X86Features()
     {
         unsigned a, b, c, d;
@@ -39,6 +39,7 @@ struct X86Features {
         const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
         avx512 = avx2 && zmm_state && f && dq && bw && vl;
         avx512_vnni = avx512 && (c & (1u << 11));
+        if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) avx_vnni = avx2 && (a & (1u << 4));
     }
 };
 const X86Features& x86_features()
@@ -49,10 +50,12 @@ const X86Features& x86_features()
 bool detect_avx2() { return x86_features().avx2; }
 bool detect_avx512() { return x86_features().avx512; }
 bool detect_avx512_vnni() { return x86_features().avx512_vnni; }
+bool detect_avx_vnni() { return x86_features().avx_vnni; }
 #else
 bool detect_avx2() { return false; }
 bool detect_avx512() { return false; }
 bool detect_avx512_vnni() { return false; }
+bool detect_avx_vnni() { return false; }
 #endif
 
 } // namespace
@@ -72,6 +75,12 @@ bool cpu_has_avx512()
 bool cpu_has_avx512_vnni()
 {
     static const bool has = detect_avx512_vnni() && isa_cap() >= 2;
+    return has;
+}
+
+bool cpu_has_avx_vnni()
+{
+    static const bool has = detect_avx_vnni() && isa_cap() >= 1;
     return has;
 }
 

@@ -38,7 +38,7 @@ Conv2dInt8Dot conv2d_int8_dot_prepare(const Int8GemmKernel& kern, const int8_t* 
         for (int64_t oc = 0; oc < g.outch_g; ++oc)
             for (int64_t ic = 0; ic < g.inch_g; ++ic)
                 for (int64_t t = 0; t < taps; ++t)
-                    reordered[oc * quad_depth + (t * w.channel_quads + ic / 4) * 4 + ic % 4] =
+                    reordered[oc * quad_depth + (t * w.channel_quads + ic / kInt8GemmQuad) * kInt8GemmQuad + ic % kInt8GemmQuad] =
                         weights[((grp * g.outch_g + oc) * g.inch_g + ic) * taps + t];
         int8_gemm_pack_a(kern, reordered.data(), g.outch_g, quad_depth, quad_depth,
                          w.packed.data() + grp * w.group_bytes);

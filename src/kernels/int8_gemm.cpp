@@ -9,6 +9,7 @@ namespace kestrel {
 
 namespace detail {
 const Int8GemmKernel& int8_gemm_kernel_generic();
+const Int8GemmKernel& int8_gemm_kernel_avxvnni();
 const Int8GemmKernel& int8_gemm_kernel_avx512vnni();
 } // namespace detail
 
@@ -17,6 +18,7 @@ const Int8GemmKernel& int8_gemm_kernel_avx512vnni();
 std::vector<const Int8GemmKernel*> int8_gemm_kernels_available()
 {
     std::vector<const Int8GemmKernel*> all{&detail::int8_gemm_kernel_generic()};
+    if (cpu_has_avx_vnni()) all.push_back(&detail::int8_gemm_kernel_avxvnni());
     if (cpu_has_avx512_vnni()) all.push_back(&detail::int8_gemm_kernel_avx512vnni());
     return all;
 }
