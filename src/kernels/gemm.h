@@ -56,8 +56,9 @@ struct GemmKernel {
     // full panel (zero-padded past rows), b holds nr readable columns per k
     // (a packed panel: ldb = nr), init has `rows` values. With `clamp`, each
     // value is stored as std::min(std::max(value, clamp[0]), clamp[1]).
-    // `a_next`, when not null, is A data the caller reads next: the tile
-    // prefetches it into L2 at A's pace (weights streamed once per use).
+    // `a_next`, when not null, is data the caller reads next (A's next
+    // panel, or the next piece of constant B: GemmNextB): the tile prefetches
+    // it into L2 at A's pace, mr floats per k (weights streamed once per use).
     GemmTileFn tile;
     // The same for cols <= nr / 2 at half the work (a panel's last columns).
     GemmTileFn tile_half;

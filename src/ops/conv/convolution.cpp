@@ -31,23 +31,25 @@
 // the form its shape and layouts want (GEMM, Winograd or the direct tile's);
 // once the graph releases them, only forms built by then are left. Other
 // grouped forms keep the plain kernels here: pad, then accumulate per output
-// channel. Int8 layers
-// take the same float kernels on their int8 values, which give the int32 sums
-// exactly (kernels/conv2d_int8_gemm.h), and keep the plain int32 loop as
-// the fallback.
+// channel. Int8 layers with several output channels per group run on the
+// CPU's int8 dot-product instructions where it has them
+// (kernels/conv2d_int8_dot.h), else on the float GEMM, which gives the int32
+// sums exactly (kernels/conv2d_int8_gemm.h); depthwise ones on the float
+// depthwise kernels (exact too); the plain int32 loop is the fallback. Their
+// sums are dequantized or requantized by kernels/int8_output.h.
 #include <algorithm>
-#include <type_traits>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/conv2d_gemm.h"
 #include "kernels/conv2d_int8_dot.h"
 #include "kernels/conv2d_int8_gemm.h"
-#include "kernels/int8_output.h"
 #include "kernels/conv2d_winograd.h"
 #include "kernels/depthwise_conv2d.h"
+#include "kernels/int8_output.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
 #include "ops/common/sliding_window.h"

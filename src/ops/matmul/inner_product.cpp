@@ -4,8 +4,9 @@
 // int8 (8 = int8_scale_term != 0): weights [num_output][num_input] are
 // quantized at load with per-output scales (or used as they are when the .bin
 // holds int8), the input is quantized with the bottom scale (unless it is
-// already I8), the int32 sums are dequantized by 1/(bottom*weight scale), then
-// bias and activation. The output is always float32: ncnn's InnerProduct has no
+// already I8), the int32 sums (kernels/int8_gemm.h's row dot products where
+// the CPU has int8 dot-product instructions) are dequantized by
+// 1/(bottom*weight scale), then bias and activation. The output is always float32: ncnn's InnerProduct has no
 // requantized output and loads no top scale, whatever the value of param 8.
 #include <algorithm>
 #include <vector>
