@@ -129,7 +129,7 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
 {
     const int64_t columns = gemm_columns(g);
     const std::vector<int64_t> offsets = quad_offsets(g, w.channel_quads);
-    const int64_t quads = static_cast<int64_t>(offsets.size()), group_input = w.channel_quads * g.in_h * g.in_w * 4;
+    const int64_t quads = static_cast<int64_t>(offsets.size()), group_input = w.channel_quads * g.in_h * g.in_w * kInt8GemmQuad;
     const int64_t col_panels = (columns + kern.nr - 1) / kern.nr, row_panels = (g.outch_g + kern.mr - 1) / kern.mr;
     const int64_t a_panel = kern.mr * quads * kInt8GemmQuad;
     const bool in_place = reads_in_place(g);

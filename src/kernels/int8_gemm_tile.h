@@ -20,6 +20,14 @@ namespace kestrel {
 namespace detail {
 namespace {
 
+// The 4 bytes at p as one int32 (a quad of A, broadcast by Dot::broadcast4).
+inline int32_t quad_word(const void* p)
+{
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
 template <class Dot, int MR, int NV, class QuadOfB>
 __attribute__((always_inline)) inline void int8_gemm_tile_quads(int64_t quads, const int8_t* a, QuadOfB quad_of_b,
                                                                 const int32_t* init, int32_t* c, int64_t ldc,

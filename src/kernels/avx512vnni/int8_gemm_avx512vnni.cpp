@@ -15,12 +15,7 @@ struct Vnni512Dot {
     static constexpr int width = 16;
     static vec set1(int32_t v) { return _mm512_set1_epi32(v); }
     static vec load(const uint8_t* p) { return _mm512_loadu_si512(p); }
-    static vec broadcast4(const int8_t* p)
-    {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return _mm512_set1_epi32(v);
-    }
+    static vec broadcast4(const int8_t* p) { return _mm512_set1_epi32(quad_word(p)); }
     static vec dot(vec acc, vec u, vec s) { return _mm512_dpbusd_epi32(acc, u, s); }
     static void store(int32_t* p, vec v) { _mm512_storeu_si512(p, v); }
     static int32_t sum(vec v) { return _mm512_reduce_add_epi32(v); }

@@ -16,12 +16,7 @@ struct AvxVnniDot {
     static constexpr int width = 8;
     static vec set1(int32_t v) { return _mm256_set1_epi32(v); }
     static vec load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-    static vec broadcast4(const int8_t* p)
-    {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return _mm256_set1_epi32(v);
-    }
+    static vec broadcast4(const int8_t* p) { return _mm256_set1_epi32(quad_word(p)); }
     static vec dot(vec acc, vec u, vec s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
     static void store(int32_t* p, vec v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
     static int32_t sum(vec v)

@@ -10,18 +10,8 @@ struct ScalarDot {
     using vec = int32_t;
     static constexpr int width = 1;
     static vec set1(int32_t v) { return v; }
-    static vec load(const uint8_t* p)
-    {
-        vec v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
-    static vec broadcast4(const int8_t* p)
-    {
-        vec v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
+    static vec load(const uint8_t* p) { return quad_word(p); }
+    static vec broadcast4(const int8_t* p) { return quad_word(p); }
     static vec dot(vec acc, vec u, vec s)
     {
         uint8_t ub[4];
