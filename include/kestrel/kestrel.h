@@ -6,4 +6,5 @@
 #include "kestrel/op.h"
 #include "kestrel/options.h"
 #include "kestrel/param_dict.h"
+#include "kestrel/quantize.h"
 #include "kestrel/tensor.h"

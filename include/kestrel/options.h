@@ -16,6 +16,11 @@ struct LoadOptions {
     // the blob between is then gone (get() of it fails). Net::optimize does
     // this and more on a loaded model.
     bool fuse_layers = false;
+    // With fuse_layers (and in Net::optimize and the ONNX import): fuse a
+    // residual sum into the convolution before it. Off, the sums stay layers
+    // of their own, as ncnn's format has them (int8 convolutions take no
+    // residual input, so `kestrel quantize` loads models this way).
+    bool fuse_residuals = true;
     // 3x3 stride-1 convolutions by Winograd's minimal filtering (F(4,3), or
     // F(6,3) for wide layers): 2-4x fewer multiplications, and a transformed
     // copy of those weights 4-7x their size in place of the packed one. The

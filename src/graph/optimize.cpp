@@ -501,7 +501,7 @@ OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints)
         changes += fuse_hard_swish_pattern(g, report);
         changes += fuse_attention_pattern(g, hints, report);
         changes += fold_affine_into_conv(g, report);
-        changes += fuse_residual_into_conv(g, report, true, &hints);
+        if (g.load_options.fuse_residuals) changes += fuse_residual_into_conv(g, report, true, &hints);
         changes += fuse_activation_into_conv(g, report);
         changes += fuse_padding_into_conv(g, report);
         changes += remove_dead_layers(g, report);

@@ -127,7 +127,7 @@ void Net::instantiate_ops()
     drop_ignored_bottoms(g);
     if (load_options_.fuse_layers) {
         OptimizeReport report;
-        fuse_residual_into_conv(g, report, /*with_ops=*/false);
+        if (load_options_.fuse_residuals) fuse_residual_into_conv(g, report, /*with_ops=*/false);
         fuse_activation_into_conv(g, report, /*with_ops=*/false);
         fuse_padding_into_conv(g, report, /*with_ops=*/false);
     }

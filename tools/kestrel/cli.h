@@ -50,6 +50,9 @@ Tensor random_tensor(const Shape& shape, uint32_t seed);
 // --image FILE [--size W,H] [--mean V,..] [--norm V,..] [--pixel-type RGB|BGR|GRAY] [--resize FILTER]:
 // the picture as an input of the `declared` shape ((c,h,w), or ONNX's (1,c,h,w); empty: unknown).
 Tensor image_input(const Args& args, const Shape& declared, const std::string& model_path);
+// The same for the picture at `path` (the other options as above).
+Tensor image_input(const Args& args, const std::string& path, const Shape& declared, const std::string& model_path);
+bool is_picture_path(const std::string& path);
 // --topk K [--labels FILE]: the K largest values of `scores` with their indices (and labels).
 void print_topk(const std::string& name, const Tensor& scores, int k, const std::string* labels_path);
 
@@ -57,6 +60,7 @@ int run_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
 int convert_command(const std::vector<std::string>& args);
+int quantize_command(const std::vector<std::string>& args);
 // Throws unless a tensor of this shape and dtype fits `max_bytes` (naming model and input).
 void check_input_size(const std::string& model, const std::string& input, const Shape& shape, DType dtype,
                       int64_t max_bytes);

@@ -2,6 +2,7 @@
 // libstb-dev) as the model's first input, and `--topk` to print the best
 // classes of its first output.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
@@ -49,7 +50,11 @@ std::vector<float> per_channel(const Args& args, const char* option, int64_t cha
 
 Tensor image_input(const Args& args, const Shape& declared, const std::string& model_path)
 {
-    const std::string& path = *args.last("--image");
+    return image_input(args, *args.last("--image"), declared, model_path);
+}
+
+Tensor image_input(const Args& args, const std::string& path, const Shape& declared, const std::string& model_path)
+{
     const image::PixelFormat format =
         image::parse_pixel_format(args.last("--pixel-type") ? *args.last("--pixel-type") : "RGB");
     const int64_t channels = image::channels(format);
@@ -81,6 +86,17 @@ Tensor image_input(const Args& args, const Shape& declared, const std::string& m
     Shape shape = input.shape();
     shape.insert(shape.begin(), 1);
     return input.reshaped(shape);
+}
+
+bool is_picture_path(const std::string& path)
+{
+    const size_t dot = path.rfind('.');
+    if (dot == std::string::npos) return false;
+    std::string ext = path.substr(dot + 1);
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* known : {"jpg", "jpeg", "png", "bmp", "ppm", "pgm", "tga", "gif", "psd", "hdr", "pic"})
+        if (ext == known) return true;
+    return false;
 }
 
 void print_topk(const std::string& name, const Tensor& scores, int k, const std::string* labels_path)

@@ -29,6 +29,12 @@ const Command kCommands[] = {
      "             [--fp16-weights] [--shape D0,D1,...] [--shape NAME=D0,D1,...]\n"
      "             (.param shapes in ncnn's order [w,h,c]; .onnx shapes in the model's own order)\n"},
     {"convert", kestrel::cli::convert_command, "convert MODEL.onnx OUT.param OUT.bin [--no-optimize]\n"},
+    {"quantize", kestrel::cli::quantize_command,
+     "quantize MODEL OUT.param OUT.bin --calibration DIR [--method kl|minmax|percentile] [--percentile P]\n"
+     "             [--eval DIR] [--threads N] [--weights FILE] [--no-requantize]\n"
+     "             [--size W,H] [--mean V,...] [--norm V,...] [--pixel-type RGB|BGR|GRAY] [--resize FILTER]\n"
+     "             (DIR: .npy inputs or pictures, one per sample; for several inputs, a folder per sample\n"
+     "              with NAME.npy for each input)\n"},
 };
 
 const char* const kModels =

@@ -292,7 +292,6 @@ public:
         if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
             // Requantized planes are finished one at a time by the thread that summed them.
             st->path = Path::Int8Depthwise;
-            st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
             return st;
         }
         if (int8_scale_term_ > 100 && int8_dot_.packed.empty()) st->requant_sums = ctx.request_scratch(outputs * 4);
@@ -934,15 +933,21 @@ private:
     Tensor quantized_as_float(const Tensor& x, const ConvState& st, const ExecContext& ctx) const
     {
         Tensor f = Tensor::wrap(ctx.scratch(st.as_float), x.shape(), DType::F32);
-        float* d = f.data<float>();
-        const int64_t c = x.dim(0), plane = x.numel() / c;
-        ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
-            if (x.dtype() == DType::I8)
-                std::copy(x.data<int8_t>() + begin * plane, x.data<int8_t>() + end * plane, d + begin * plane);
-            else
-                for (int64_t i = begin * plane; i < end * plane; ++i) d[i] = float2int8(x.data<float>()[i] * bottom_scale_);
+        const int64_t plane = x.numel() / x.dim(0);
+        ctx.parallel_for(x.dim(0), [&](int64_t begin, int64_t end) {
+            channels_as_float(x, begin, end - begin, f.data<float>() + begin * plane);
         });
         return f;
+    }
+
+    // `count` channel planes of x from `first` as the floats of their int8 values.
+    void channels_as_float(const Tensor& x, int64_t first, int64_t count, float* dst) const
+    {
+        const int64_t plane = x.numel() / x.dim(0), from = first * plane, n = count * plane;
+        if (x.dtype() == DType::I8)
+            std::copy(x.data<int8_t>() + from, x.data<int8_t>() + from + n, dst);
+        else
+            for (int64_t i = 0; i < n; ++i) dst[i] = float2int8(x.data<float>()[from + i] * bottom_scale_);
     }
 
     // Int8: every output's int32 sum, as the float it converts to, from the
@@ -975,27 +980,31 @@ private:
     {
         const Depthwise2dGeometry& dg = st.dg;
         const bool requant = int8_scale_term_ > 100;
-        const Tensor xf = quantized_as_float(x, st, ctx);
         const DepthwiseKernel& kern = depthwise_kernel();
         const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
         // Small planes by blocks of channels (vectors across them), large ones plane by plane.
         const int64_t width = dg.blocked() ? kern.block : 1, channels = p_.group;
         const int64_t scratch_floats = width > 1 ? dg.block_scratch_floats(width) : dg.scratch_floats();
         ctx.parallel_for((channels + width - 1) / width, [&](int64_t begin, int64_t end) {
-            thread_local std::vector<float> scratch, sums; // the thread's own, kept from call to call
+            // The thread's own, kept from call to call: the unit's input planes
+            // as floats (converted where they are summed, in cache), the
+            // kernel's scratch, the requantized sums.
+            thread_local std::vector<float> planes, scratch, sums;
+            planes.resize(std::max(planes.size(), static_cast<size_t>(width * in_plane)));
             scratch.resize(std::max(scratch.size(), static_cast<size_t>(scratch_floats)));
             sums.resize(std::max(sums.size(), static_cast<size_t>(width * out_plane)));
             for (int64_t u = begin; u < end; ++u) {
                 const int64_t ch = u * width, lanes = std::min(width, channels - ch);
+                channels_as_float(x, ch, lanes, planes.data());
                 // A dequantized output is summed where it goes, a requantized one in `sums`.
                 float* out = requant ? sums.data() : y.data<float>() + ch * out_plane;
                 if (width > 1)
-                    kern.channels(dg, {xf.data<float>() + ch * in_plane, in_plane, lanes},
+                    kern.channels(dg, {planes.data(), in_plane, lanes},
                                   int8_depthwise_block_weights_.data() + u * width * taps, nullptr,
                                   {out, out_plane, lanes}, scratch.data());
                 else
-                    kern.plane(dg, xf.data<float>() + ch * in_plane, int8_depthwise_weights_.data() + ch * taps, 0.f,
-                               out, scratch.data());
+                    kern.plane(dg, planes.data(), int8_depthwise_weights_.data() + ch * taps, 0.f, out,
+                               scratch.data());
                 for (int64_t c = 0; c < lanes; ++c)
                     dequantize(ch + c, bias, out + c * out_plane, out_plane,
                                requant ? y.data<int8_t>() + (ch + c) * out_plane : nullptr);
