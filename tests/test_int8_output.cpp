@@ -21,11 +21,12 @@ int8_t reference_int8(float v)
     return static_cast<int8_t>(std::round(std::min(std::max(v, -127.f), 127.f)));
 }
 
-float reference_dequantized(int32_t s, float scale, const float* bias, const float* clamp)
+float reference_dequantized(int32_t s, float scale, const float* bias, const float* residual, const float* clamp)
 {
     volatile float product = static_cast<float>(s) * scale; // rounded before the add
     float v = product;
     if (bias) v += *bias;
+    if (residual) v += *residual;
     if (clamp) v = std::min(std::max(v, clamp[0]), clamp[1]);
     return v;
 }
@@ -59,34 +60,41 @@ TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
     std::vector<int32_t> sums = {0, 1, -1, 1 << 24, -(1 << 24), (1 << 24) + 1, 2147483647, -2147483647 - 1};
     std::uniform_int_distribution<int32_t> d(-400000, 400000);
     for (int i = 0; i < 200; ++i) sums.push_back(d(rng));
+    std::uniform_real_distribution<float> r(-90.f, 90.f);
+    std::vector<float> residuals;
+    for (size_t i = 0; i < sums.size(); ++i) residuals.push_back(r(rng));
+    const float* const residual_choices[2] = {nullptr, residuals.data()};
     const float bias_value = -3.25f, relu[2] = {0.f, std::numeric_limits<float>::infinity()}, clip[2] = {-6.f, 6.f};
     for (const Int8OutputKernel* kern : int8_output_kernels_available())
         for (const float* bias : {static_cast<const float*>(nullptr), &bias_value})
             for (const float* clamp : {static_cast<const float*>(nullptr), relu, clip})
-                for (int64_t n : {int64_t(1), int64_t(7), int64_t(16), int64_t(33), int64_t(sums.size())}) {
-                    const float scale = 1.f / 4096.f, out_scale = 9.5f;
-                    // From int32 sums, and from the same sums held as floats.
-                    std::vector<float> float_sums(sums.begin(), sums.end());
-                    for (bool floats : {false, true}) {
-                        std::vector<float> y(static_cast<size_t>(n) + 1, 42.f);
-                        std::vector<int8_t> q(static_cast<size_t>(n) + 1, 99);
-                        if (floats) {
-                            kern->dequantize_floats(float_sums.data(), n, scale, bias, clamp, y.data());
-                            kern->requantize_floats(float_sums.data(), n, scale, bias, clamp, out_scale, q.data());
-                        } else {
-                            kern->dequantize(sums.data(), n, scale, bias, clamp, y.data());
-                            kern->requantize(sums.data(), n, scale, bias, clamp, out_scale, q.data());
+                for (int64_t n : {int64_t(1), int64_t(7), int64_t(16), int64_t(33), int64_t(sums.size())})
+                    for (const float* residual : residual_choices) {
+                        const float scale = 1.f / 4096.f, out_scale = 9.5f;
+                        // From int32 sums, and from the same sums held as floats.
+                        std::vector<float> float_sums(sums.begin(), sums.end());
+                        for (bool floats : {false, true}) {
+                            std::vector<float> y(static_cast<size_t>(n) + 1, 42.f);
+                            std::vector<int8_t> q(static_cast<size_t>(n) + 1, 99);
+                            if (floats) {
+                                kern->dequantize_floats(float_sums.data(), n, scale, bias, residual, clamp, y.data());
+                                kern->requantize_floats(float_sums.data(), n, scale, bias, clamp, out_scale, q.data());
+                            } else {
+                                kern->dequantize(sums.data(), n, scale, bias, residual, clamp, y.data());
+                                kern->requantize(sums.data(), n, scale, bias, clamp, out_scale, q.data());
+                            }
+                            for (int64_t i = 0; i < n; ++i) {
+                                const float ref = reference_dequantized(sums[i], scale, bias,
+                                                                        residual ? residual + i : nullptr, clamp);
+                                ASSERT_TRUE(same_bits(y[i], ref)) << kern->isa << " floats " << floats << " sum="
+                                                                  << sums[i] << ": " << y[i] << " vs " << ref;
+                                const float unresidual = reference_dequantized(sums[i], scale, bias, nullptr, clamp);
+                                ASSERT_EQ(q[i], reference_int8(unresidual * out_scale)) << kern->isa << " sum=" << sums[i];
+                            }
+                            ASSERT_EQ(y[n], 42.f) << kern->isa;
+                            ASSERT_EQ(q[n], 99) << kern->isa;
                         }
-                        for (int64_t i = 0; i < n; ++i) {
-                            const float ref = reference_dequantized(sums[i], scale, bias, clamp);
-                            ASSERT_TRUE(same_bits(y[i], ref)) << kern->isa << " floats " << floats << " sum="
-                                                              << sums[i] << ": " << y[i] << " vs " << ref;
-                            ASSERT_EQ(q[i], reference_int8(ref * out_scale)) << kern->isa << " sum=" << sums[i];
-                        }
-                        ASSERT_EQ(y[n], 42.f) << kern->isa;
-                        ASSERT_EQ(q[n], 99) << kern->isa;
                     }
-                }
 }
 
 } // namespace

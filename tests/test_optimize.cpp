@@ -339,6 +339,59 @@ TEST(Optimizer, LoadTimeResidualFusionKeepsTheBits)
     expect_same_bits(plain, fused, random_tensor({3, 24, 24}, 99, -2.f, 2.f), {"y", "z"});
 }
 
+// The same for int8 convolutions with a float output (int8_scale_term 1 or
+// 2: the residual is added to the dequantized values, ncnn's int8 ResNets);
+// a requantized one (102) keeps its sum.
+TEST(Optimizer, LoadTimeResidualFusionOfInt8ConvolutionsKeepsTheBits)
+{
+    const auto conv = [](int outputs, int inputs, int kernel, int group, int term) {
+        ParamDict p;
+        p.set_int(0, outputs), p.set_int(1, kernel), p.set_int(4, kernel / 2), p.set_int(5, 1);
+        p.set_int(6, outputs * inputs / group * kernel * kernel), p.set_int(8, term);
+        if (group > 1) p.set_int(7, group);
+        return p;
+    };
+    uint32_t seed = 1;
+    const auto weights = [&](const ParamDict& p) {
+        seed += 3;
+        const int outputs = p.get_int(0, 0), scales = p.get_int(8, 0) % 100 == 1 ? p.get_int(7, 1) : outputs;
+        std::vector<Tensor> w = {random_tensor({p.get_int(6, 0)}, seed, -0.3f, 0.3f), random_tensor({outputs}, seed + 1),
+                                 random_tensor({scales}, seed + 2, 100.f, 400.f), random_tensor({1}, seed + 3, 30.f, 50.f)};
+        if (p.get_int(8, 0) > 100) w.push_back(random_tensor({1}, seed + 4, 20.f, 40.f));
+        return w;
+    };
+    ParamDict eltwise;
+    eltwise.set_int(0, 1);
+    const ParamDict stem = conv(32, 3, 3, 1, 2), pointwise = conv(32, 32, 1, 1, 2), wide = conv(32, 32, 3, 1, 2);
+    const ParamDict depthwise = conv(32, 32, 3, 32, 1), requantized = conv(32, 32, 1, 1, 102);
+    Net source;
+    source.add_layer("Input", "in", {}, {"x"});
+    source.add_layer("Convolution", "stem", {"x"}, {"a"}, stem, weights(stem));
+    source.add_layer("Split", "split_a", {"a"}, {"a1", "a2"});
+    source.add_layer("Convolution", "pointwise", {"a1"}, {"c1"}, pointwise, weights(pointwise));
+    source.add_layer("Eltwise", "sum1", {"c1", "a2"}, {"s1"}, eltwise);
+    source.add_layer("ReLU", "relu1", {"s1"}, {"r1"});
+    source.add_layer("Split", "split_r1", {"r1"}, {"r1a", "r1b"});
+    source.add_layer("Convolution", "wide", {"r1a"}, {"c2"}, wide, weights(wide));
+    source.add_layer("Eltwise", "sum2", {"r1b", "c2"}, {"s2"}, eltwise);
+    source.add_layer("Split", "split_s2", {"s2"}, {"s2a", "s2b", "s2c"});
+    source.add_layer("ConvolutionDepthWise", "depthwise", {"s2a"}, {"c3"}, depthwise, weights(depthwise));
+    source.add_layer("Eltwise", "sum3", {"c3", "s2b"}, {"s3"}, eltwise);
+    source.add_layer("ReLU", "relu3", {"s3"}, {"y"});
+    source.add_layer("Convolution", "requantized", {"s2c"}, {"q"}, requantized, weights(requantized));
+    source.add_layer("Convolution", "reader", {"q"}, {"z"}, pointwise, weights(pointwise));
+    source.finish_graph();
+    Net plain, fused;
+    load_with_fusion(source, plain, false);
+    load_with_fusion(source, fused, true);
+    std::vector<std::string> with_residual;
+    for (const Layer& l : fused.graph().layers)
+        if (l.params.get_int(20, 0) == 1) with_residual.push_back(l.name);
+    EXPECT_EQ(with_residual, std::vector<std::string>({"pointwise", "wide", "depthwise"}));
+    EXPECT_EQ(fused.graph().layers.size(), plain.graph().layers.size() - 5); // 3 sums, 2 ReLUs
+    expect_same_bits(plain, fused, random_tensor({3, 20, 20}, 99, -2.f, 2.f), {"y", "z"});
+}
+
 TEST(Optimizer, SharedModelsKeepTheirOutputs)
 {
     for (const char* model : {"mobilenet_v2", "resnet18"}) {

@@ -440,8 +440,9 @@ bool plain_sum_of_two(const Graph& g, const Layer& sum, const ShapeHints* hints)
            std::all_of(a.begin(), a.end(), [](int64_t d) { return d >= 0; });
 }
 
-// The float 2-D convolution without an activation of its own that produced
-// blob b for nothing but layer `reader`, or -1.
+// The 2-D convolution with a float output (float, or int8 dequantized) and
+// no activation of its own that produced blob b for nothing but layer
+// `reader`, or -1.
 int plain_conv_producing(const Graph& g, int b, int reader)
 {
     const int li = g.blobs[b].producer;
@@ -449,7 +450,7 @@ int plain_conv_producing(const Graph& g, int b, int reader)
     const ParamDict& pd = g.layers[li].params;
     const std::string& type = g.layers[li].type;
     const bool conv = type == "Convolution" || type == "ConvolutionDepthWise";
-    return conv && pd.get_int(8, 0) == 0 && pd.get_int(19, 0) == 0 && pd.get_int(9, 0) == 0 &&
+    return conv && pd.get_int(8, 0) < 100 && pd.get_int(19, 0) == 0 && pd.get_int(9, 0) == 0 &&
                    pd.get_int(kResidualParam, 0) == 0
                ? li
                : -1;

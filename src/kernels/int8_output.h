@@ -12,13 +12,15 @@ namespace kestrel {
 
 struct Int8OutputKernel {
     const char* isa;
-    // y[i] = min(max(float(sums[i]) * scale + *bias, clamp[0]), clamp[1]):
-    // the product rounded before the add, no add without `bias`, no clamp
-    // without `clamp`.
-    void (*dequantize)(const int32_t* sums, int64_t n, float scale, const float* bias, const float* clamp, float* y);
+    // y[i] = min(max(float(sums[i]) * scale + *bias + residual[i], clamp[0]), clamp[1]):
+    // the product rounded before the adds, taken in that order; no add
+    // without `bias` or `residual` (a layer's residual input, param 20), no
+    // clamp without `clamp`.
+    void (*dequantize)(const int32_t* sums, int64_t n, float scale, const float* bias, const float* residual,
+                       const float* clamp, float* y);
     // The same from sums held exactly as floats (the int8 paths on float kernels).
-    void (*dequantize_floats)(const float* sums, int64_t n, float scale, const float* bias, const float* clamp,
-                              float* y);
+    void (*dequantize_floats)(const float* sums, int64_t n, float scale, const float* bias, const float* residual,
+                              const float* clamp, float* y);
     // q[i] = float2int8(x[i] * scale): half away from zero, clamped to
     // [-127, 127], NaN to 0.
     void (*quantize)(const float* x, int64_t n, float scale, int8_t* q);

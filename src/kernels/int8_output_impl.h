@@ -34,10 +34,13 @@ template <class V> struct Int8Lanes {
     static vec as_floats(ivec s) { return __builtin_convertvector(s, vec); }
     static vec as_floats(vec s) { return s; }
 
-    template <class Sums> static vec dequantized(Sums s, vec scale, const float* bias, const float* clamp)
+    // residual: the lanes' residual values, or null.
+    template <class Sums>
+    static vec dequantized(Sums s, vec scale, const float* bias, const vec* residual, const float* clamp)
     {
         vec v = rounded(as_floats(s) * scale);
         if (bias) v = v + V::set1(*bias);
+        if (residual) v = v + *residual;
         if (clamp) {
             const vec low = v < V::set1(clamp[0]) ? V::set1(clamp[0]) : v;
             v = V::set1(clamp[1]) < low ? V::set1(clamp[1]) : low;
@@ -87,12 +90,16 @@ template <class V, class Sum>
 using SumLanes = std::conditional_t<std::is_same_v<Sum, float>, typename V::vec, typename Int8Lanes<V>::ivec>;
 
 template <class V, class Sum>
-void int8_dequantize(const Sum* sums, int64_t n, float scale, const float* bias, const float* clamp, float* y)
+void int8_dequantize(const Sum* sums, int64_t n, float scale, const float* bias, const float* residual,
+                     const float* clamp, float* y)
 {
     using L = Int8Lanes<V>;
     const typename V::vec s = V::set1(scale);
     L::each_vector(n, [&](int64_t i, int64_t count) {
-        const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, clamp);
+        typename V::vec r{};
+        if (residual) r = L::template load<float, typename V::vec>(residual + i, count);
+        const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias,
+                                      residual ? &r : nullptr, clamp);
         L::store(y + i, v, count);
     });
 }
@@ -113,7 +120,7 @@ void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias,
     using L = Int8Lanes<V>;
     const typename V::vec s = V::set1(scale), out = V::set1(out_scale);
     L::each_vector(n, [&](int64_t i, int64_t count) {
-        const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, clamp);
+        const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, nullptr, clamp);
         L::store(q + i, L::to_int8(v * out), count);
     });
 }

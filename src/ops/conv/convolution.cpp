@@ -17,7 +17,8 @@
 //    computed as InnerProduct (output (num_output,)).
 //  * residual (20 = 1, Kestrel's, set by the optimizer when it fuses a sum
 //    into the layer): the last input, shaped as the output, is added to the
-//    sums before the activation; float 2-D layers with static weights.
+//    sums before the activation; 2-D layers with static weights and a float
+//    output (int8 ones add it to the dequantized values).
 // Params: ConvParams (conv_params.h) with dynamic weight id 19, and 8
 // int8_scale_term, 18 pad_value, 20 residual.
 // Layers with several output channels per group run as GEMMs
@@ -98,8 +99,8 @@ public:
         const int residual = pd.get_int(kResidualParam, 0);
         check(residual == 0 || residual == 1, "residual (param 20) must be 0 or 1, got ", residual);
         residual_ = residual == 1;
-        check(!residual_ || (rank_ == 2 && !p_.dynamic && int8_scale_term_ == 0),
-              "residual (param 20) needs a float 2-D layer with static weights");
+        check(!residual_ || (rank_ == 2 && !p_.dynamic && int8_scale_term_ < 100),
+              "residual (param 20) needs a 2-D layer with static weights and a float output");
     }
 
     void load_model(WeightReader& wr) override
@@ -340,7 +341,7 @@ public:
             window::conv_forward(x, weights_.weight_data(p_, in), bias, p_.group, st.axes, pad_value_, out[0], ctx);
             ep(out[0].data<float>(), out[0].numel());
             return;
-        default: forward_int8(x, st, bias, out[0], ctx); return;
+        default: forward_int8(x, st, bias, ep.residual, out[0], ctx); return;
         }
     }
 
@@ -953,14 +954,17 @@ private:
     // Int8: every output's int32 sum, as the float it converts to, from the
     // depthwise or GEMM float kernels when they apply (exact), else from the
     // plain loop; each finished piece is dequantized where it lies.
-    void forward_int8(const Tensor& x, const ConvState& st, const float* bias, Tensor& y, const ExecContext& ctx) const
+    void forward_int8(const Tensor& x, const ConvState& st, const float* bias, const float* residual, Tensor& y,
+                      const ExecContext& ctx) const
     {
-        if (st.path == Path::Int8Depthwise) return int8_depthwise(x, st, bias, y, ctx);
-        if (st.path == Path::Int8Dot) return int8_on_dot_kernel(x, st, bias, y, ctx);
+        const Residual res{residual, y};
+        if (st.path == Path::Int8Depthwise) return int8_depthwise(x, st, bias, res, y, ctx);
+        if (st.path == Path::Int8Dot) return int8_on_dot_kernel(x, st, bias, res, y, ctx);
         const bool requant = int8_scale_term_ > 100;
         float* sums = requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
         const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
-            dequantize(oc, bias, v, n, requant ? y.data<int8_t>() + (v - sums) : nullptr);
+            if (requant) return dequantize(oc, bias, v, n, y.data<int8_t>() + (v - sums), nullptr);
+            dequantize(oc, bias, v, n, nullptr, res.at(v));
         };
         if (st.path == Path::Int8Gemm)
             int8_gemm(x, st, sums, finish, ctx);
@@ -971,11 +975,19 @@ private:
     // finish(output channel, sums, count): a finished piece of an output plane.
     using SumsFinished = std::function<void(int64_t, float*, int64_t)>;
 
+    // The residual input (param 20) of a float output y: at(v) is its value
+    // for the output value at v (null without a residual).
+    struct Residual {
+        const float* values;
+        const Tensor& y;
+        const float* at(const float* v) const { return values ? values + (v - y.data<float>()) : nullptr; }
+    };
+
     // Depthwise: the float kernel from a zero bias, at most kMaxDepthwiseTaps
     // products per sum (exact), each plane dequantized (and requantized) as
     // soon as it is summed: a requantized layer sums into a plane of the
     // thread's own, which stays in its cache.
-    void int8_depthwise(const Tensor& x, const ConvState& st, const float* bias, Tensor& y,
+    void int8_depthwise(const Tensor& x, const ConvState& st, const float* bias, const Residual& res, Tensor& y,
                         const ExecContext& ctx) const
     {
         const Depthwise2dGeometry& dg = st.dg;
@@ -1007,7 +1019,8 @@ private:
                                scratch.data());
                 for (int64_t c = 0; c < lanes; ++c)
                     dequantize(ch + c, bias, out + c * out_plane, out_plane,
-                               requant ? y.data<int8_t>() + (ch + c) * out_plane : nullptr);
+                               requant ? y.data<int8_t>() + (ch + c) * out_plane : nullptr,
+                               requant ? nullptr : res.at(out + c * out_plane));
             }
         });
     }
@@ -1015,7 +1028,7 @@ private:
     // The dot-product kernel's int32 sums go through the int8 output kernel
     // straight into the output: dequantized (ReLU/Clip as its clamp), or
     // requantized to int8 without a float plane in between.
-    void int8_on_dot_kernel(const Tensor& x, const ConvState& st, const float* bias, Tensor& y,
+    void int8_on_dot_kernel(const Tensor& x, const ConvState& st, const float* bias, const Residual& res, Tensor& y,
                             const ExecContext& ctx) const
     {
         const Int8GemmKernel& kern = int8_gemm_kernel();
@@ -1027,10 +1040,11 @@ private:
         const int64_t plane = st.g.rows.out * st.g.cols.out;
         conv2d_int8_dot(kern, int8_dot_, st.gg, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
             const int64_t at = oc * plane + pixel;
-            if (!requant) return finish_sums(oc, bias, sums, n, y.data<float>() + at, nullptr);
+            float* out = y.data<float>() + at;
+            if (!requant) return finish_sums(oc, bias, sums, n, out, nullptr, res.at(out));
             thread_local std::vector<float> row; // a requantized piece's floats, when the activation needs them
             row.resize(std::max(row.size(), static_cast<size_t>(n)));
-            finish_sums(oc, bias, sums, n, row.data(), y.data<int8_t>() + at);
+            finish_sums(oc, bias, sums, n, row.data(), y.data<int8_t>() + at, nullptr);
         }, ctx);
     }
 
@@ -1099,19 +1113,22 @@ private:
         });
     }
 
-    // v (output channel oc's sums as floats) = activation(v * scale_in + bias)
-    // in ncnn's order; with q, requantized there with the top scale.
-    void dequantize(int64_t oc, const float* bias, float* v, int64_t n, int8_t* q) const
+    // v (output channel oc's sums as floats) = activation(v * scale_in + bias
+    // [+ residual r]) in ncnn's order; with q, requantized there with the top scale.
+    void dequantize(int64_t oc, const float* bias, float* v, int64_t n, int8_t* q, const float* r) const
     {
-        finish_sums(oc, bias, v, n, v, q);
+        finish_sums(oc, bias, v, n, v, q, r);
     }
 
     // Output channel oc's int32 sums (or the same integers held as floats),
     // dequantized with the bias and the activation into y, or requantized
     // into q: ReLU and Clip as the output kernel's clamp, with no float store
-    // in between; other activations run on the floats in y first.
+    // in between; other activations run on the floats in y after. A residual
+    // r (float outputs only) is added before the activation, as the sum the
+    // optimizer fused was.
     template <class Sum>
-    void finish_sums(int64_t oc, const float* bias, const Sum* sums, int64_t n, float* y, int8_t* q) const
+    void finish_sums(int64_t oc, const float* bias, const Sum* sums, int64_t n, float* y, int8_t* q,
+                     const float* r) const
     {
         constexpr bool ints = std::is_same_v<Sum, int32_t>;
         const Int8OutputKernel& out = int8_output_kernel();
@@ -1128,9 +1145,9 @@ private:
             return;
         }
         if constexpr (ints)
-            out.dequantize(sums, n, scale, b, clamp, y);
+            out.dequantize(sums, n, scale, b, r, clamp, y);
         else
-            out.dequantize_floats(sums, n, scale, b, clamp, y);
+            out.dequantize_floats(sums, n, scale, b, r, clamp, y);
         if (!fused) p_.activation.apply(y, n);
         if (q) out.quantize(y, n, top_scale_, q);
     }
