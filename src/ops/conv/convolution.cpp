@@ -118,12 +118,15 @@ public:
             const int64_t n = !depthwise_ ? p_.num_output : (int8_scale_term_ % 100 == 1 ? p_.group : 1);
             const Int8Scales scales = Int8Scales::load(wr, n, int8_scale_term_ > 100);
             weight = int8_weights(weight, scales.weight);
-            // Per output channel weight scale.
-            w_scale_.assign(p_.num_output, 0.f);
-            for (int64_t oc = 0; oc < p_.num_output; ++oc)
-                w_scale_[oc] = n == 1 ? scales.weight[0] : scales.weight[depthwise_ ? oc / (p_.num_output / p_.group) : oc];
             bottom_scale_ = scales.bottom;
             top_scale_ = scales.top;
+            // Per output channel: the factor of its sums, 1 / (bottom scale * weight scale).
+            dequant_.assign(p_.num_output, 0.f);
+            for (int64_t oc = 0; oc < p_.num_output; ++oc)
+                dequant_[oc] = dequant_factor(
+                    bottom_scale_,
+                    n == 1 ? scales.weight[0] : scales.weight[depthwise_ ? oc / (p_.num_output / p_.group) : oc]);
+            clamp_ = p_.activation.as_clamp(clamp_bounds_) != nullptr;
         }
         if (int8_scale_term_ != 0) prepare_int8_kernels();
         const KernelDims k{p_.window.kernel[1], p_.window.kernel[0], p_.num_output, p_.in_channels / p_.group};
@@ -198,7 +201,7 @@ public:
 
     int64_t weight_bytes() const override
     {
-        size_t floats = w_scale_.size() + gemm_weights_.floats() + direct_weights_.floats() +
+        size_t floats = dequant_.size() + gemm_weights_.floats() + direct_weights_.floats() +
                         int8_depthwise_weights_.size() + int8_depthwise_block_weights_.size();
         for (const PackedWeights& w : winograd_weights_) floats += w.floats();
         for (const PackedWeights& w : winograd_block_weights_) floats += w.floats();
@@ -1132,10 +1135,9 @@ private:
     {
         constexpr bool ints = std::is_same_v<Sum, int32_t>;
         const Int8OutputKernel& out = int8_output_kernel();
-        const float scale = dequant_factor(bottom_scale_, w_scale_[oc]);
+        const float scale = dequant_[oc];
         const float* b = bias ? bias + oc : nullptr;
-        float bounds[2];
-        const float* clamp = p_.activation.as_clamp(bounds);
+        const float* clamp = clamp_ ? clamp_bounds_ : nullptr;
         const bool fused = clamp || p_.activation.type == Activation::None;
         if (q && fused) {
             if constexpr (ints)
@@ -1183,7 +1185,7 @@ private:
         ctx.parallel_for(p_.num_output, [&](int64_t begin, int64_t end) {
             for (int64_t o = begin; o < end; ++o) {
                 const int32_t sum = int8_dot(w + o * n, xs, n);
-                const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
+                const float v = static_cast<float>(sum) * dequant_[o];
                 dst[o] = bias ? v + bias[o] : v;
             }
             p_.activation.apply(dst + begin, end - begin);
@@ -1196,7 +1198,9 @@ private:
     float pad_value_ = 0.f;
     int int8_scale_term_ = 0;
     ConvWeights weights_; // weight int8 with int8_scale_term
-    std::vector<float> w_scale_; // per output channel (int8)
+    std::vector<float> dequant_; // int8: per output channel, 1 / (bottom scale * weight scale)
+    bool clamp_ = false;         // int8: the activation as the output kernel's clamp (clamp_bounds_)
+    float clamp_bounds_[2] = {};
     // Static fp32 weights packed for the GEMM path (at load, or by prepare()
     // for layers that may take Winograd), and for Winograd F(4,3) and F(6,3).
     bool winograd_ok_ = false;
