@@ -1188,7 +1188,7 @@ private:
                 const float v = static_cast<float>(sum) * dequant_[o];
                 dst[o] = bias ? v + bias[o] : v;
             }
-            p_.activation.apply(dst + begin, end - begin);
+            ep(dst + begin, end - begin);
         });
     }
 
