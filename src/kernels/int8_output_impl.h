@@ -18,17 +18,21 @@ template <class V> struct Int8Lanes {
     typedef int8_t bytes __attribute__((vector_size(V::width)));
     static constexpr int W = V::width;
 
-    // float2int8 (ops/quant/int8.h) lane by lane: clamp (NaN to 0), truncate,
-    // then a step away from zero where the dropped fraction is at least 1/2.
+    // float2int8 (ops/quant/int8.h) lane by lane: clamp (NaN to 0), then
+    // half away from zero as a truncation after adding 0.5 - 2^-25 with the
+    // value's sign: an exact half then rounds up to the next integer, a value
+    // just under one stays under (checked for every float in [-127, 127]).
     static bytes to_int8(vec v)
     {
         const vec hi = V::set1(127.f), lo = V::set1(-127.f);
         vec c = v > hi ? hi : (v < lo ? lo : v);
-        c = c == c ? c : V::set1(0.f);
-        const ivec t = __builtin_convertvector(c, ivec);
-        const vec frac = c - __builtin_convertvector(t, vec);
-        // Comparisons give -1 where true.
-        return __builtin_convertvector(t - (frac >= V::set1(0.5f)) + (frac <= V::set1(-0.5f)), bytes);
+        c = rounded(c == c ? c : V::set1(0.f)); // a product before it stays rounded
+        const vec half = c < V::set1(0.f) ? V::set1(-0.49999997f) : V::set1(0.49999997f);
+        // Truncated to int32 lanes, then narrowed (the int type of a vector
+        // comparison: gcc drops a dependent typedef's vector attribute here).
+        using lanes = decltype(c < c);
+        const lanes t = __builtin_convertvector(c + half, lanes);
+        return __builtin_convertvector(t, bytes);
     }
 
     static vec as_floats(ivec s) { return __builtin_convertvector(s, vec); }
