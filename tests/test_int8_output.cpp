@@ -54,6 +54,28 @@ TEST(Int8Output, QuantizeRoundsHalfAwayFromZeroAndClamps)
             }
 }
 
+// Around every half (k + 0.5 for k in [-128, 127]) and every integer, 4 floats
+// either side: where a rounding by an added near-half could go wrong.
+TEST(Int8Output, QuantizeSweepOfHalvesAndTheirNeighbours)
+{
+    std::vector<float> x;
+    for (int k = -128; k <= 128; ++k)
+        for (float centre : {k + 0.5f, float(k)}) {
+            float below = centre, above = centre;
+            x.push_back(centre);
+            for (int step = 0; step < 4; ++step) {
+                below = std::nextafter(below, -1e9f), above = std::nextafter(above, 1e9f);
+                x.push_back(below), x.push_back(above);
+            }
+        }
+    for (const Int8OutputKernel* kern : int8_output_kernels_available()) {
+        std::vector<int8_t> q(x.size());
+        kern->quantize(x.data(), static_cast<int64_t>(x.size()), 1.f, q.data());
+        for (size_t i = 0; i < x.size(); ++i)
+            ASSERT_EQ(q[i], reference_int8(x[i])) << kern->isa << " x=" << x[i];
+    }
+}
+
 TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
 {
     std::mt19937 rng(9);
