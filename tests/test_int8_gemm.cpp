@@ -230,7 +230,7 @@ TEST(Int8Conv, EveryKernelMatchesNaiveInt32Sums)
                 std::vector<int32_t> got(expected.size(), -7);
                 std::vector<int> seen(expected.size(), 0);
                 const int64_t plane = g.out_h * g.out_w;
-                conv2d_int8_dot(*kern, packed, g, input.data(),
+                conv2d_int8_dot(*kern, packed, g, conv2d_int8_dot_offsets(g, packed), input.data(),
                                 [&](int64_t channel, int64_t pixel, const int32_t* sums, int64_t count) {
                                     for (int64_t i = 0; i < count; ++i) {
                                         got[channel * plane + pixel + i] = sums[i];

@@ -93,19 +93,18 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
     });
 }
 
-namespace {
-
-// Each quad's offset (bytes) from a pixel's word in its group's laid-out input.
-std::vector<int64_t> quad_offsets(const Conv2dGemmGeometry& g, int64_t cq)
+std::vector<int64_t> conv2d_int8_dot_offsets(const Conv2dGemmGeometry& g, const Conv2dInt8Dot& w)
 {
     std::vector<int64_t> offsets;
     for (int64_t ky = 0; ky < g.kh; ++ky)
         for (int64_t kx = 0; kx < g.kw; ++kx)
-            for (int64_t q = 0; q < cq; ++q)
+            for (int64_t q = 0; q < w.channel_quads; ++q)
                 offsets.push_back((q * g.in_h * g.in_w + ky * g.dilation_h * g.in_w + kx * g.dilation_w) *
                                   kInt8GemmQuad);
     return offsets;
 }
+
+namespace {
 
 // Output pixels [p0, p0 + cols) (stride > 1) gathered as one B panel.
 void gather_panel(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const uint8_t* group_input,
@@ -125,10 +124,10 @@ void gather_panel(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const
 } // namespace
 
 void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
-                     const uint8_t* input, const Int8SumsFinished& finish, const ExecContext& ctx)
+                     const std::vector<int64_t>& offsets, const uint8_t* input, const Int8SumsFinished& finish,
+                     const ExecContext& ctx)
 {
     const int64_t columns = gemm_columns(g);
-    const std::vector<int64_t> offsets = quad_offsets(g, w.channel_quads);
     const int64_t quads = static_cast<int64_t>(offsets.size()), group_input = w.channel_quads * g.in_h * g.in_w * kInt8GemmQuad;
     const int64_t col_panels = (columns + kern.nr - 1) / kern.nr, row_panels = (g.outch_g + kern.mr - 1) / kern.mr;
     const int64_t a_panel = kern.mr * quads * kInt8GemmQuad;

@@ -43,11 +43,18 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
                            const ExecContext& ctx);
 
-// The int32 sums of the convolution of the laid-out input, output channel
+// Each quad's byte offset from a pixel's word in its group's laid-out input,
+// in the GEMM's depth order (tap, quad): per shape, computed when a layer is
+// prepared.
+std::vector<int64_t> conv2d_int8_dot_offsets(const Conv2dGemmGeometry& g, const Conv2dInt8Dot& w);
+
+// The int32 sums of the convolution of the laid-out input (quad `offsets`
+// from conv2d_int8_dot_offsets), output channel
 // `channel`'s pixels [pixel, pixel + count) (of out_h x out_w) handed to
 // finish(channel, pixel, sums, count) piece by piece, each piece once.
 using Int8SumsFinished = std::function<void(int64_t channel, int64_t pixel, const int32_t* sums, int64_t count)>;
 void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
-                     const uint8_t* input, const Int8SumsFinished& finish, const ExecContext& ctx);
+                     const std::vector<int64_t>& offsets, const uint8_t* input, const Int8SumsFinished& finish,
+                     const ExecContext& ctx);
 
 } // namespace kestrel

@@ -302,6 +302,7 @@ public:
         if (!int8_dot_.packed.empty()) {
             // The padded input as the kernel lays it out (channel quads).
             st->path = Path::Int8Dot;
+            st->quad_offsets = conv2d_int8_dot_offsets(st->gg, int8_dot_);
             if (x.dtype != DType::I8) st->quantized = ctx.request_scratch(shape_numel(x.shape));
             st->padded = ctx.request_scratch(conv2d_int8_dot_input_bytes(int8_gemm_kernel(), st->gg));
         } else if (int8_gemm_.chunk_channels > 0) {
@@ -383,6 +384,7 @@ private:
         const float* packed = nullptr; // the GEMM's or Winograd's packed weights (static weights)
         std::vector<window::Axis> axes; // the reference kernel's windows (1-D, 3-D)
         int padded = -1;       // the padded input (none: no padding)
+        std::vector<int64_t> quad_offsets; // Int8Dot: the laid-out input's quads per depth step
         int quantized = -1;    // int8: the input quantized (when it is float)
         int as_float = -1;     // int8 float kernels: the input's int8 values as floats
         int requant_sums = -1; // int8 with an int8 output: the float sums before requantizing
@@ -1041,13 +1043,15 @@ private:
                               st.g.cols.pad_begin, int8_pad_value(pad_value_), input, ctx);
         const bool requant = int8_scale_term_ > 100;
         const int64_t plane = st.g.rows.out * st.g.cols.out;
-        conv2d_int8_dot(kern, int8_dot_, st.gg, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
+        conv2d_int8_dot(kern, int8_dot_, st.gg, st.quad_offsets, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
             const int64_t at = oc * plane + pixel;
             float* out = y.data<float>() + at;
             if (!requant) return finish_sums(oc, bias, sums, n, out, nullptr, res.at(out));
-            thread_local std::vector<float> row; // a requantized piece's floats, when the activation needs them
+            int8_t* q = y.data<int8_t>() + at;
+            if (activation_in_output_kernel()) return finish_sums(oc, bias, sums, n, nullptr, q, nullptr);
+            thread_local std::vector<float> row; // a requantized piece's floats, for the activation
             row.resize(std::max(row.size(), static_cast<size_t>(n)));
-            finish_sums(oc, bias, sums, n, row.data(), y.data<int8_t>() + at, nullptr);
+            finish_sums(oc, bias, sums, n, row.data(), q, nullptr);
         }, ctx);
     }
 
@@ -1116,6 +1120,9 @@ private:
         });
     }
 
+    // Whether the output kernel applies the activation (none, or ReLU/Clip as its clamp).
+    bool activation_in_output_kernel() const { return clamp_ || p_.activation.type == Activation::None; }
+
     // v (output channel oc's sums as floats) = activation(v * scale_in + bias
     // [+ residual r]) in ncnn's order; with q, requantized there with the top scale.
     void dequantize(int64_t oc, const float* bias, float* v, int64_t n, int8_t* q, const float* r) const
@@ -1138,7 +1145,7 @@ private:
         const float scale = dequant_[oc];
         const float* b = bias ? bias + oc : nullptr;
         const float* clamp = clamp_ ? clamp_bounds_ : nullptr;
-        const bool fused = clamp || p_.activation.type == Activation::None;
+        const bool fused = activation_in_output_kernel();
         if (q && fused) {
             if constexpr (ints)
                 out.requantize(sums, n, scale, b, clamp, top_scale_, q);
