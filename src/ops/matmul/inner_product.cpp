@@ -6,8 +6,9 @@
 // holds int8), the input is quantized with the bottom scale (unless it is
 // already I8), the int32 sums (kernels/int8_gemm.h's row dot products where
 // the CPU has int8 dot-product instructions) are dequantized by
-// 1/(bottom*weight scale), then bias and activation. The output is always float32: ncnn's InnerProduct has no
-// requantized output and loads no top scale, whatever the value of param 8.
+// 1/(bottom*weight scale), then bias and activation. The output is always
+// float32: ncnn's InnerProduct has no requantized output and loads no top
+// scale, whatever the value of param 8.
 #include <algorithm>
 #include <vector>
 
@@ -49,8 +50,9 @@ public:
         if (int8_scale_term_ != 0) {
             const Int8Scales scales = Int8Scales::load(wr, num_output_, false); // no top scale (see the header)
             weight = int8_weights(weight, scales.weight);
-            w_scale_ = scales.weight;
             bottom_scale_ = scales.bottom;
+            dequant_.clear(); // per output: the factor of its sums, 1 / (bottom scale * weight scale)
+            for (float w_scale : scales.weight) dequant_.push_back(dequant_factor(bottom_scale_, w_scale));
         }
         dot_starts_.clear();
         if (int8_scale_term_ != 0 && int8_gemm_has_dot_instructions()) {
@@ -98,7 +100,7 @@ public:
     {
         return static_cast<int64_t>(weight_.nbytes() + half_weights_.size() * sizeof(uint16_t) +
                                     (bias_.defined() ? bias_.nbytes() : 0) +
-                                    (w_scale_.size() + gemm_weights_.floats()) * sizeof(float));
+                                    (dequant_.size() + gemm_weights_.floats()) * sizeof(float));
     }
 
     // From this many input rows, a GEMM (kernels/gemm.h) beats one dot product
@@ -188,7 +190,7 @@ public:
                 const int8_t* xr = x + r * num_input_;
                 const int8_t* wr = w + o * num_input_;
                 const int32_t sum = int8_dot(xr, wr, num_input_);
-                const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
+                const float v = static_cast<float>(sum) * dequant_[o];
                 y[i] = activation_(bias ? v + bias[o] : v);
             }
         });
@@ -212,21 +214,16 @@ private:
         });
         const Int8GemmKernel& kern = int8_gemm_kernel();
         const int8_t* w = weight_.data<int8_t>();
-        const int64_t chunk = std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(num_input_, 1)); // 256 KiB
-        ctx.parallel_for(num_output_, [&](int64_t begin, int64_t end) {
+        const int64_t chunk = weight_chunk_rows(1);
+        over_weight_chunks(chunk, rows, ctx, [&](int64_t o0, int64_t count, int64_t r) {
             thread_local std::vector<int32_t> sums;
-            sums.resize(static_cast<size_t>(chunk));
-            for (int64_t o0 = begin; o0 < end; o0 += chunk) {
-                const int64_t count = std::min(chunk, end - o0);
-                for (int64_t r = 0; r < rows; ++r) {
-                    kern.row_dots(w + o0 * num_input_, xu + r * num_input_, num_input_, count, sums.data());
-                    for (int64_t o = o0; o < o0 + count; ++o) {
-                        const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(sums[o - o0]) +
-                                                                 static_cast<uint32_t>(dot_starts_[o]));
-                        const float v = static_cast<float>(sum) * dequant_factor(bottom_scale_, w_scale_[o]);
-                        y[r * num_output_ + o] = activation_(bias ? v + bias[o] : v);
-                    }
-                }
+            sums.resize(std::max(sums.size(), static_cast<size_t>(chunk)));
+            kern.row_dots(w + o0 * num_input_, xu + r * num_input_, num_input_, count, sums.data());
+            for (int64_t o = o0; o < o0 + count; ++o) {
+                const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(sums[o - o0]) +
+                                                         static_cast<uint32_t>(dot_starts_[o]));
+                const float v = static_cast<float>(sum) * dequant_[o];
+                y[r * num_output_ + o] = activation_(bias ? v + bias[o] : v);
             }
         });
     }
@@ -239,18 +236,30 @@ private:
                       const float* x, int64_t rows, const float* bias, float* y, const ExecContext& ctx) const
     {
         const auto run = row_dot_kernel().*dots;
-        const int64_t chunk = std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(num_input_, 1)); // 256 KiB of floats
+        // Chunks as for float weights (half ones too: 128 KiB of them).
+        over_weight_chunks(weight_chunk_rows(sizeof(float)), rows, ctx, [&](int64_t o0, int64_t count, int64_t r) {
+            float* yr = y + r * num_output_ + o0;
+            run(w + o0 * num_input_, x + r * num_input_, num_input_, count, yr);
+            if (bias)
+                for (int64_t o = 0; o < count; ++o) yr[o] += bias[o0 + o];
+            activation_.apply(yr, count);
+        });
+    }
+
+    // Weight rows per chunk: about 256 KiB of weights of `bytes` each.
+    int64_t weight_chunk_rows(int64_t bytes) const
+    {
+        return std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(num_input_ * bytes, 1));
+    }
+
+    // The outputs split across threads, each thread's in chunks of `chunk`
+    // weight rows, each chunk applied to every input row while it is in
+    // cache: f(first output, count, input row).
+    template <class F> void over_weight_chunks(int64_t chunk, int64_t rows, const ExecContext& ctx, F f) const
+    {
         ctx.parallel_for(num_output_, [&](int64_t begin, int64_t end) {
-            for (int64_t o0 = begin; o0 < end; o0 += chunk) {
-                const int64_t count = std::min(chunk, end - o0);
-                for (int64_t r = 0; r < rows; ++r) {
-                    float* yr = y + r * num_output_ + o0;
-                    run(w + o0 * num_input_, x + r * num_input_, num_input_, count, yr);
-                    if (bias)
-                        for (int64_t o = 0; o < count; ++o) yr[o] += bias[o0 + o];
-                    activation_.apply(yr, count);
-                }
-            }
+            for (int64_t o0 = begin; o0 < end; o0 += chunk)
+                for (int64_t r = 0; r < rows; ++r) f(o0, std::min(chunk, end - o0), r);
         });
     }
 
@@ -261,7 +270,7 @@ private:
     std::vector<uint16_t> half_weights_; // LoadOptions::fp16_weights: the weights as half floats
     Tensor weight_, bias_;
     PackedWeights gemm_weights_;
-    std::vector<float> w_scale_;
+    std::vector<float> dequant_; // int8: per output, 1 / (bottom scale * weight scale)
     std::vector<int32_t> dot_starts_; // int8 on dot-product instructions (empty: not used)
     float bottom_scale_ = 0.f;
 };
