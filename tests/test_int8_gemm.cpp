@@ -208,6 +208,9 @@ TEST(Int8Conv, EveryKernelMatchesNaiveInt32Sums)
         {2, 5, 6, 8, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2},     // groups, dilation 2
         {1, 6, 20, 5, 30, 3, 5, 1, 2, 1, 1, 2, 1, 2},   // a wide kernel, stride 2 along rows only
         {1, 32, 70, 15, 15, 3, 3, 1, 1, 1, 1, 1, 1, 1}, // several column panels and row panels
+        {1, 3, 16, 23, 21, 7, 7, 2, 2, 1, 3, 3, 3, 3},  // a 7x7 stride-2 first layer (4 phases, odd sizes)
+        {1, 9, 12, 10, 11, 1, 1, 2, 2, 1, 0, 0, 0, 0},  // 1x1 stride 2 (one phase read of four)
+        {1, 4, 8, 17, 13, 3, 2, 3, 1, 2, 2, 0, 1, 0},   // stride 3 along rows only, dilation 2
     };
     std::mt19937 rng(23);
     for (const Int8GemmKernel* kern : int8_gemm_kernels_available())

@@ -12,14 +12,34 @@ constexpr int64_t kChunkInts = 16 * 1024;    // a task's sums at most (64 KiB)
 
 int64_t channel_quads(const Conv2dGemmGeometry& g) { return (g.inch_g + kInt8GemmQuad - 1) / kInt8GemmQuad; }
 
-// At stride 1 a panel's pixels run across whole padded rows (read in place).
-bool reads_in_place(const Conv2dGemmGeometry& g) { return g.stride_h == 1 && g.stride_w == 1; }
+// Stride phases: the padded input's pixel (y, x) is laid out in phase plane
+// (y % stride_h, x % stride_w) at (y / stride_h, x / stride_w), planes of h x w
+// words. Output pixel (oy, ox) at tap (ky, kx) then reads phase
+// (ky*dilation_h % stride_h, kx*dilation_w % stride_w) at (oy + ky*dilation_h /
+// stride_h, ox + kx*dilation_w / stride_w): at every stride, consecutive
+// output pixels are consecutive words, and a panel is read in place across
+// whole phase rows. (Stride 1: one phase, the padded plane itself.)
+struct Phases {
+    int64_t h, w, count;
+    int64_t plane() const { return h * w; }
+};
 
-// The GEMM's columns: with rows read in place, up to the last output's pixel
-// across padded rows; else the output pixels.
-int64_t gemm_columns(const Conv2dGemmGeometry& g)
+Phases phases(const Conv2dGemmGeometry& g)
 {
-    return reads_in_place(g) ? (g.out_h - 1) * g.in_w + g.out_w : g.out_h * g.out_w;
+    return {(g.in_h + g.stride_h - 1) / g.stride_h, (g.in_w + g.stride_w - 1) / g.stride_w, g.stride_h * g.stride_w};
+}
+
+// The GEMM's columns: up to the last output's pixel across phase rows (the
+// columns past out_w in each row are computed and dropped).
+int64_t gemm_columns(const Conv2dGemmGeometry& g) { return (g.out_h - 1) * phases(g).w + g.out_w; }
+
+// dst[c] = the bytes a[c], b[c], d[c], e[c] (lowest first) as one word, each offset by 128.
+void interleave_quads(const int8_t* const (&src)[kInt8GemmQuad], int64_t n, uint32_t* dst)
+{
+    for (int64_t c = 0; c < n; ++c)
+        dst[c] = (uint32_t(uint8_t(src[0][c])) | uint32_t(uint8_t(src[1][c])) << 8 |
+                  uint32_t(uint8_t(src[2][c])) << 16 | uint32_t(uint8_t(src[3][c])) << 24) ^
+                 kSignFlip;
 }
 
 } // namespace
@@ -52,42 +72,59 @@ Conv2dInt8Dot conv2d_int8_dot_prepare(const Int8GemmKernel& kern, const int8_t* 
 
 int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g)
 {
-    return (g.groups * channel_quads(g) * g.in_h * g.in_w + kern.nr) * kInt8GemmQuad;
+    const Phases ph = phases(g);
+    return (g.groups * channel_quads(g) * ph.count * ph.plane() + kern.nr) * kInt8GemmQuad;
 }
 
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
                            const ExecContext& ctx)
 {
-    const int64_t cq = channel_quads(g), plane = g.in_h * g.in_w, planes = g.groups * cq;
+    const Phases ph = phases(g);
+    const int64_t cq = channel_quads(g), quad_words = ph.count * ph.plane(), planes = g.groups * cq;
     const uint32_t pad_word = (uint32_t(uint8_t(pad)) * 0x01010101u) ^ kSignFlip;
     uint32_t* words = reinterpret_cast<uint32_t*>(dst);
-    std::fill(words + planes * plane, words + planes * plane + kern.nr, kSignFlip);
+    std::fill(words + planes * quad_words, words + planes * quad_words + kern.nr, kSignFlip);
     // Input rows [y0, y1) and columns [x0, x1) of the padded plane hold x.
     const int64_t y0 = std::clamp<int64_t>(pad_top, 0, g.in_h), y1 = std::clamp<int64_t>(pad_top + h, y0, g.in_h);
     const int64_t x0 = std::clamp<int64_t>(pad_left, 0, g.in_w), x1 = std::clamp<int64_t>(pad_left + w, x0, g.in_w);
     ctx.parallel_for(planes, [&](int64_t begin, int64_t end) {
-        thread_local std::vector<int8_t> zeros; // the row of a channel past the group's
+        // The thread's own: the row of a channel past the group's, a padded row before its phases split it.
+        thread_local std::vector<int8_t> zeros;
+        thread_local std::vector<uint32_t> padded_row;
         zeros.assign(static_cast<size_t>(w), 0);
+        padded_row.resize(static_cast<size_t>(ph.w * g.stride_w));
         for (int64_t q = begin; q < end; ++q) {
             const int64_t grp = q / cq, c0 = q % cq * kInt8GemmQuad;
-            uint32_t* out = words + q * plane;
+            uint32_t* out = words + q * quad_words;
+            // Phase rows past the padded plane (read only by dropped columns).
+            for (int64_t y = g.in_h; y < ph.h * g.stride_h; ++y)
+                for (int64_t px = 0; px < g.stride_w; ++px) {
+                    uint32_t* row = out + ((y % g.stride_h * g.stride_w + px) * ph.h + y / g.stride_h) * ph.w;
+                    std::fill(row, row + ph.w, pad_word);
+                }
             for (int64_t y = 0; y < g.in_h; ++y) {
-                uint32_t* row = out + y * g.in_w;
+                // Stride 1 along the row: the padded row is its phase row.
+                uint32_t* phase_row0 = out + (y % g.stride_h * g.stride_w * ph.h + y / g.stride_h) * ph.w;
+                uint32_t* row = g.stride_w == 1 ? phase_row0 : padded_row.data();
+                std::fill(row + (g.stride_w == 1 ? g.in_w : 0), row + ph.w * g.stride_w, pad_word);
                 if (y < y0 || y >= y1) {
                     std::fill(row, row + g.in_w, pad_word);
-                    continue;
+                } else {
+                    std::fill(row, row + x0, pad_word);
+                    std::fill(row + x1, row + g.in_w, pad_word);
+                    const int8_t* src[kInt8GemmQuad];
+                    for (int64_t i = 0; i < kInt8GemmQuad; ++i)
+                        src[i] = c0 + i < g.inch_g
+                                     ? x + ((grp * g.inch_g + c0 + i) * h + y - pad_top) * w + x0 - pad_left
+                                     : zeros.data();
+                    interleave_quads(src, x1 - x0, row + x0);
                 }
-                std::fill(row, row + x0, pad_word);
-                std::fill(row + x1, row + g.in_w, pad_word);
-                const int8_t* src[kInt8GemmQuad];
-                for (int64_t i = 0; i < kInt8GemmQuad; ++i)
-                    src[i] = c0 + i < g.inch_g ? x + ((grp * g.inch_g + c0 + i) * h + y - pad_top) * w + x0 - pad_left
-                                               : zeros.data();
-                for (int64_t c = 0; c < x1 - x0; ++c)
-                    row[x0 + c] = (uint32_t(uint8_t(src[0][c])) | uint32_t(uint8_t(src[1][c])) << 8 |
-                                   uint32_t(uint8_t(src[2][c])) << 16 | uint32_t(uint8_t(src[3][c])) << 24) ^
-                                  kSignFlip;
+                if (g.stride_w == 1) continue;
+                for (int64_t px = 0; px < g.stride_w; ++px) {
+                    uint32_t* phase_row = phase_row0 + px * ph.h * ph.w;
+                    for (int64_t i = 0; i < ph.w; ++i) phase_row[i] = row[i * g.stride_w + px];
+                }
             }
         }
     });
@@ -95,43 +132,30 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
 
 std::vector<int64_t> conv2d_int8_dot_offsets(const Conv2dGemmGeometry& g, const Conv2dInt8Dot& w)
 {
+    const Phases ph = phases(g);
     std::vector<int64_t> offsets;
     for (int64_t ky = 0; ky < g.kh; ++ky)
-        for (int64_t kx = 0; kx < g.kw; ++kx)
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t dy = ky * g.dilation_h, dx = kx * g.dilation_w;
+            const int64_t phase = dy % g.stride_h * g.stride_w + dx % g.stride_w;
             for (int64_t q = 0; q < w.channel_quads; ++q)
-                offsets.push_back((q * g.in_h * g.in_w + ky * g.dilation_h * g.in_w + kx * g.dilation_w) *
+                offsets.push_back(((q * ph.count + phase) * ph.plane() + dy / g.stride_h * ph.w + dx / g.stride_w) *
                                   kInt8GemmQuad);
+        }
     return offsets;
 }
 
-namespace {
-
-// Output pixels [p0, p0 + cols) (stride > 1) gathered as one B panel.
-void gather_panel(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const uint8_t* group_input,
-                  const std::vector<int64_t>& offsets, int64_t p0, int64_t cols, uint32_t* panel, int64_t* pixel)
-{
-    for (int64_t j = 0; j < kern.nr; ++j) {
-        const int64_t p = p0 + std::min(j, cols - 1); // the last pixel repeated past cols
-        pixel[j] = (p / g.out_w * g.stride_h * g.in_w + p % g.out_w * g.stride_w) * kInt8GemmQuad;
-    }
-    for (size_t q = 0; q < offsets.size(); ++q) {
-        const uint8_t* base = group_input + offsets[q];
-        uint32_t* dst = panel + q * kern.nr;
-        for (int64_t j = 0; j < kern.nr; ++j) std::memcpy(dst + j, base + pixel[j], sizeof(uint32_t));
-    }
-}
-
-} // namespace
 
 void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
                      const std::vector<int64_t>& offsets, const uint8_t* input, const Int8SumsFinished& finish,
                      const ExecContext& ctx)
 {
+    const Phases ph = phases(g);
     const int64_t columns = gemm_columns(g);
-    const int64_t quads = static_cast<int64_t>(offsets.size()), group_input = w.channel_quads * g.in_h * g.in_w * kInt8GemmQuad;
+    const int64_t quads = static_cast<int64_t>(offsets.size());
+    const int64_t group_input = w.channel_quads * ph.count * ph.plane() * kInt8GemmQuad;
     const int64_t col_panels = (columns + kern.nr - 1) / kern.nr, row_panels = (g.outch_g + kern.mr - 1) / kern.mr;
     const int64_t a_panel = kern.mr * quads * kInt8GemmQuad;
-    const bool in_place = reads_in_place(g);
     // Tasks of a few panels, so that finish() sees pieces of rows long
     // enough to repay its call (a 3-channel first layer spent more there than
     // in its sums), their sums within 64 KiB, and two per thread at least.
@@ -144,13 +168,8 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
     const int64_t col_tasks = g.groups * chunks;
     const int64_t row_splits = std::clamp<int64_t>((2 * ctx.threads() + col_tasks - 1) / col_tasks, 1, row_panels);
     ctx.parallel_for(col_tasks * row_splits, [&](int64_t begin, int64_t end) {
-        // The thread's own buffers, kept from call to call.
-        thread_local std::vector<uint32_t> panel;
-        thread_local std::vector<int64_t> pixel;
-        thread_local std::vector<int32_t> sums;
-        if (!in_place) panel.resize(static_cast<size_t>(quads * kern.nr));
-        pixel.resize(static_cast<size_t>(kern.nr));
-        sums.resize(static_cast<size_t>(rows_held * chunk_cols));
+        thread_local std::vector<int32_t> sums; // the thread's own, kept from call to call
+        sums.resize(std::max(sums.size(), static_cast<size_t>(rows_held * chunk_cols)));
         for (int64_t task = begin; task < end; ++task) {
             const int64_t grp = task / row_splits / chunks, c0 = task / row_splits % chunks * chunk_cols;
             const int64_t split = task % row_splits;
@@ -161,11 +180,7 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
             const int8_t* a = w.packed.data() + grp * w.group_bytes;
             for (int64_t j0 = c0; j0 < c0 + cols; j0 += kern.nr) {
                 const int panel_cols = static_cast<int>(std::min<int64_t>(kern.nr, columns - j0));
-                Int8Panel b{group_x + j0 * kInt8GemmQuad, 0, offsets.data()};
-                if (!in_place) {
-                    gather_panel(kern, g, group_x, offsets, j0, panel_cols, panel.data(), pixel.data());
-                    b = Int8Panel{reinterpret_cast<const uint8_t*>(panel.data()), kern.nr * kInt8GemmQuad};
-                }
+                const Int8Panel b{group_x + j0 * kInt8GemmQuad, 0, offsets.data()};
                 for (int64_t p = p_begin; p < p_end; ++p) {
                     const int64_t oc0 = p * kern.mr;
                     const int rows = static_cast<int>(std::min<int64_t>(kern.mr, g.outch_g - oc0));
@@ -173,12 +188,12 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
                               sums.data() + oc0 * chunk_cols + (j0 - c0), chunk_cols, rows, panel_cols);
                 }
             }
-            // The columns as runs of output pixels (in place: within a padded row, up to out_w).
+            // The columns as runs of output pixels: within a phase row, up to out_w.
             for (int64_t j = 0; j < cols;) {
                 int64_t first = c0 + j, count = cols - j, skip = 0;
-                if (in_place && g.in_w != g.out_w) { // else the padded rows are the output's
-                    const int64_t oy = (c0 + j) / g.in_w, ox = (c0 + j) % g.in_w;
-                    count = std::min<int64_t>(count, g.in_w - ox);
+                if (ph.w != g.out_w) { // else the phase rows are the output's
+                    const int64_t oy = (c0 + j) / ph.w, ox = (c0 + j) % ph.w;
+                    count = std::min<int64_t>(count, ph.w - ox);
                     skip = ox >= g.out_w ? count : 0;
                     if (!skip) first = oy * g.out_w + ox, count = std::min(count, g.out_w - ox);
                 }

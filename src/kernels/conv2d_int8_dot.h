@@ -5,12 +5,13 @@
 // (conv2d_int8_dot_input): per group, planes of 32-bit words, each word the
 // bytes of 4 consecutive channels at one padded pixel, offset by 128 (B is
 // unsigned; each weight row's sum times -128 starts its sums, so they are the
-// int32 sums of the signed values). The GEMM's depth runs over (tap, channel
-// quad), so a quad of B is 4 channels at one tap: at stride 1 a panel's
-// pixels, taken across whole padded rows (the columns past the output's
-// width dropped), are consecutive words of the input, read in place at one
-// offset per quad; other strides gather a panel's words first. Integer sums
-// wrap as int32, as ncnn's accumulators do.
+// int32 sums of the signed values), split by stride phase (stride_h x
+// stride_w planes, pixel (y, x) in plane (y % stride_h, x % stride_w); one
+// plane at stride 1). The GEMM's depth runs over (tap, channel quad), so a
+// quad of B is 4 channels at one tap: a panel's pixels, taken across whole
+// phase rows (the columns past the output's width dropped), are consecutive
+// words of one phase plane, read in place at one offset per quad, at every
+// stride. Integer sums wrap as int32, as ncnn's accumulators do.
 #pragma once
 #include <cstdint>
 #include <functional>
