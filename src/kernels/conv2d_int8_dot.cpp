@@ -104,10 +104,11 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
                     std::fill(row, row + ph.w, pad_word);
                 }
             for (int64_t y = 0; y < g.in_h; ++y) {
-                // Stride 1 along the row: the padded row is its phase row.
+                // Padded row y goes to row y / stride_h of phases (y % stride_h, 0..stride_w):
+                // built in place at stride 1 along rows, else in padded_row and then dealt out.
                 uint32_t* phase_row0 = out + (y % g.stride_h * g.stride_w * ph.h + y / g.stride_h) * ph.w;
                 uint32_t* row = g.stride_w == 1 ? phase_row0 : padded_row.data();
-                std::fill(row + (g.stride_w == 1 ? g.in_w : 0), row + ph.w * g.stride_w, pad_word);
+                std::fill(row + g.in_w, row + ph.w * g.stride_w, pad_word); // up to whole phases
                 if (y < y0 || y >= y1) {
                     std::fill(row, row + g.in_w, pad_word);
                 } else {
