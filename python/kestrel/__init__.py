@@ -8,10 +8,11 @@ Two ways in:
   inputs and gets any blob, with per-layer callbacks.
 
 Layer types written in Python: ``kestrel.register_op(type, cls)``.
+Int8 quantization: ``kestrel.calibrate(net, samples)``, then ``kestrel.quantize(net, scales)``.
 Every failure raises ``kestrel.Error`` naming the file, line or layer.
 """
-from ._kestrel import (Error, LayerEvent, Net, ParamDict, Session, WeightReader, empty, has_onnx,
-                       register_op)
+from ._kestrel import (Error, LayerEvent, Net, ParamDict, Session, WeightReader, calibrate, empty, has_onnx,
+                       quantize, register_op)
 from . import image
 from .inference_session import InferenceSession, NodeArg
 
@@ -19,4 +20,4 @@ if has_onnx:
     from ._kestrel import convert
 
 __all__ = ["Error", "image", "InferenceSession", "LayerEvent", "Net", "NodeArg", "ParamDict", "Session",
-           "WeightReader", "convert", "empty", "has_onnx", "register_op"]
+           "WeightReader", "calibrate", "convert", "empty", "has_onnx", "quantize", "register_op"]

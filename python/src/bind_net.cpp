@@ -167,19 +167,23 @@ void bind_net(py::module_& m)
 
     py::class_<Net>(m, "Net", "A loaded model: ncnn .param/.bin or ONNX; shareable by sessions on any threads")
         .def(py::init<>())
-        .def(py::init([](bool fuse_layers, bool winograd, bool fp16_weights) {
+        .def(py::init([](bool fuse_layers, bool winograd, bool fp16_weights, bool fuse_residuals) {
                  auto net = std::make_unique<Net>();
                  LoadOptions o;
                  o.fuse_layers = fuse_layers;
                  o.winograd = winograd;
                  o.fp16_weights = fp16_weights;
+                 o.fuse_residuals = fuse_residuals;
                  net->set_load_options(o);
                  return net;
              }),
              py::kw_only(), py::arg("fuse_layers") = false, py::arg("winograd") = true, py::arg("fp16_weights") = false,
+             py::arg("fuse_residuals") = true,
              "fuse_layers: activations, paddings and residual sums into convolutions (same bits); "
              "winograd: 3x3 stride-1 convolutions by Winograd (results within ~1e-6 of the direct sums); "
-             "fp16_weights: InnerProduct weights as half floats (as ncnn's use_fp16_storage)")
+             "fp16_weights: InnerProduct weights as half floats (as ncnn's use_fp16_storage); "
+             "fuse_residuals: with fuse_layers and in ONNX imports, residual sums into convolutions (off: they "
+             "stay layers, as ncnn's format and its int8 layers have them; for kestrel.quantize)")
         .def("load_param", unlocked<const std::string&>(&Net::load_param), py::arg("path"))
         .def("load_param_bin", unlocked<const std::string&>(&Net::load_param_bin), py::arg("path"))
         .def(

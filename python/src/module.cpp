@@ -5,6 +5,7 @@
 #include "arrays.h"
 #include "bind_image.h"
 #include "bind_net.h"
+#include "bind_quantize.h"
 #include "kestrel/error.h"
 #include "python_op.h"
 
@@ -23,4 +24,5 @@ PYBIND11_MODULE(_kestrel, m)
     kestrel::python::bind_python_ops(m);
     kestrel::python::bind_net(m);
     kestrel::python::bind_image(m);
+    kestrel::python::bind_quantize(m);
 }
