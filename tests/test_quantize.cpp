@@ -267,6 +267,15 @@ TEST(Quantize, RefusesNoSamplesAndLeavesResidualConvolutionsFloat)
 {
     const Net net = small_net();
     EXPECT_THROW(calibrate(net, {}), Error);
+    // A sample the model cannot take: the error says which.
+    std::vector<CalibrationSample> samples = small_samples(3, 1);
+    samples[1]["x"] = random_values({4, 6, 7}, 9);
+    try {
+        calibrate(net, samples);
+        ADD_FAILURE() << "a wrong-shaped sample was taken";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("calibration sample 2 of 3"), std::string::npos) << e.what();
+    }
     // A convolution with a fused residual input has no int8 form.
     Net r;
     ParamDict in;

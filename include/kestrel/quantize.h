@@ -30,7 +30,8 @@ struct CalibrationOptions {
 using CalibrationSample = std::map<std::string, Tensor>;
 
 // The int8 scale (127 / threshold) of the input blob of each layer that
-// quantize_net can make int8, by blob name. Needs at least one sample.
+// quantize_net can make int8, by blob name. Needs at least one sample; a
+// sample the model cannot run is an error naming its index.
 std::map<std::string, float> calibrate(const Net& net, const std::vector<CalibrationSample>& samples,
                                        const CalibrationOptions& options = {});
 

@@ -40,9 +40,13 @@ void observe(const Net& net, const std::vector<CalibrationSample>& samples, cons
                 see(it->second, e.inputs[0]);
         },
         nullptr);
-    for (const CalibrationSample& sample : samples) {
-        for (const auto& input : sample) session.set_input(input.first, input.second);
-        session.run(net.output_names());
+    for (size_t i = 0; i < samples.size(); ++i) {
+        try {
+            for (const auto& input : samples[i]) session.set_input(input.first, input.second);
+            session.run(net.output_names());
+        } catch (const Error& e) {
+            fail("calibration sample ", i + 1, " of ", samples.size(), ": ", e.what());
+        }
     }
 }
 
