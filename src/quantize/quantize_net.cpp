@@ -16,19 +16,17 @@ bool is_depthwise(const Layer& l) { return l.type == "ConvolutionDepthWise"; }
 
 bool is_conv(const Layer& l) { return l.type == "Convolution" || l.type == "ConvolutionDepthWise"; }
 
-// Weights in `chunks` equal runs (output channels or groups), each rounded
-// with 127 / its largest |w| (1 for an all-zero run). Returns the scales.
-std::vector<float> quantize_chunks(const Tensor& weight, int64_t chunks, Tensor& int8_weight)
+// The scales of weights in `chunks` equal runs (output channels or groups):
+// 127 / each run's largest |w| (1 for an all-zero run).
+std::vector<float> chunk_scales(const Tensor& weight, int64_t chunks)
 {
     const int64_t per_chunk = weight.numel() / chunks;
     std::vector<float> scales(static_cast<size_t>(chunks));
-    int8_weight = Tensor(weight.shape(), DType::I8);
     for (int64_t c = 0; c < chunks; ++c) {
         const float* w = weight.data<float>() + c * per_chunk;
         float absmax = 0;
         for (int64_t i = 0; i < per_chunk; ++i) absmax = std::max(absmax, std::fabs(w[i]));
         scales[static_cast<size_t>(c)] = absmax > 0 && std::isfinite(absmax) ? 127.f / absmax : 1.f;
-        quantize_span(w, int8_weight.data<int8_t>() + c * per_chunk, per_chunk, scales[static_cast<size_t>(c)]);
     }
     return scales;
 }
@@ -49,9 +47,8 @@ void make_int8(const Layer& l, float input_scale, const float* output_scale, Par
     const int64_t chunks = is_depthwise(l) ? l.params.get_int(7, 1) : l.params.get_int(0, 0);
     check(chunks > 0 && weights[0].numel() % chunks == 0, "quantize: ", l.type, " '", l.name,
           "': weights do not split into ", chunks, " channels");
-    Tensor int8_weight;
-    const std::vector<float> scales = quantize_chunks(weights[0], chunks, int8_weight);
-    weights[0] = int8_weight;
+    const std::vector<float> scales = chunk_scales(weights[0], chunks);
+    weights[0] = int8_weights(weights[0], scales); // rounded as a layer rounds float weights at load
     weights.push_back(values(scales));
     weights.push_back(values({input_scale}));
     params.set_int(8, (is_depthwise(l) ? 1 : 2) + (output_scale ? 100 : 0));

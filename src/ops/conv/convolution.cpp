@@ -120,12 +120,7 @@ public:
             weight = int8_weights(weight, scales.weight);
             bottom_scale_ = scales.bottom;
             top_scale_ = scales.top;
-            // Per output channel: the factor of its sums, 1 / (bottom scale * weight scale).
-            dequant_.assign(p_.num_output, 0.f);
-            for (int64_t oc = 0; oc < p_.num_output; ++oc)
-                dequant_[oc] = dequant_factor(
-                    bottom_scale_,
-                    n == 1 ? scales.weight[0] : scales.weight[depthwise_ ? oc / (p_.num_output / p_.group) : oc]);
+            dequant_ = scales.dequant_factors(p_.num_output);
             clamp_ = p_.activation.as_clamp(clamp_bounds_) != nullptr;
         }
         if (int8_scale_term_ != 0) prepare_int8_kernels();

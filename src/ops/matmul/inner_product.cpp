@@ -51,8 +51,7 @@ public:
             const Int8Scales scales = Int8Scales::load(wr, num_output_, false); // no top scale (see the header)
             weight = int8_weights(weight, scales.weight);
             bottom_scale_ = scales.bottom;
-            dequant_.clear(); // per output: the factor of its sums, 1 / (bottom scale * weight scale)
-            for (float w_scale : scales.weight) dequant_.push_back(dequant_factor(bottom_scale_, w_scale));
+            dequant_ = scales.dequant_factors(num_output_);
         }
         dot_starts_.clear();
         if (int8_scale_term_ != 0 && int8_gemm_has_dot_instructions()) {

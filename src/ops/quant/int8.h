@@ -79,6 +79,18 @@ struct Int8Scales {
         if (top) s.top = wr.load(1, WeightEncoding::Raw).data<float>()[0];
         return s;
     }
+
+    // Per output (of `outputs`, in equal runs per weight scale: one scale,
+    // one per group, or one per output): the factor of its int32 sums,
+    // 1 / (bottom scale * weight scale).
+    std::vector<float> dequant_factors(int64_t outputs) const
+    {
+        const int64_t n = static_cast<int64_t>(weight.size());
+        std::vector<float> f(static_cast<size_t>(outputs));
+        for (int64_t o = 0; o < outputs; ++o)
+            f[static_cast<size_t>(o)] = dequant_factor(bottom, weight[static_cast<size_t>(o * n / outputs)]);
+        return f;
+    }
 };
 
 // The weights as int8: int8 ones as they are, float ones quantized at load in
