@@ -3,8 +3,13 @@
 // parser), info without input shapes, and info --dot (checked by Graphviz).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <fstream>
 
+#include "kernels/bf16_gemm.h"
+#include "kestrel/npy.h"
 #include "kestrel/op.h"
 #include "test_helpers.h"
 
@@ -100,6 +105,37 @@ TEST(Cli, BenchOnnxShapeInModelOrder)
     EXPECT_TRUE(has(r.out, "median =")) << r.describe();
     const ktest::CliResult bad = ktest::run_cli({"bench", model, "--shape", "64,64,3,1", "--loops", "1", "--warmup", "0"});
     EXPECT_EQ(bad.exit_code, 1) << bad.describe();
+}
+
+// --precision bf16 reaches the session: the output moves off fp32's (on a CPU
+// with bfloat16 dot products) but stays within 2e-2 of PyTorch's; a precision
+// it does not know is a usage error.
+TEST(Cli, RunWithBf16Precision)
+{
+    const std::string dir = std::string(KESTREL_SHARED_DIR) + "/models/tiny_vit/";
+    if (!std::ifstream(dir + "model.onnx").good()) GTEST_SKIP() << dir << " is missing";
+    ktest::TempDir tmp;
+    Tensor outs[2];
+    for (int bf16 = 0; bf16 < 2; ++bf16) {
+        const std::string out = tmp.file("out" + std::to_string(bf16) + ".npy");
+        const ktest::CliResult r = ktest::run_cli({"run", dir + "model.onnx", "--input", "input=" + dir + "input.npy",
+                                                   "--output", "output=" + out, "--precision", bf16 ? "bf16" : "fp32"});
+        ASSERT_EQ(r.exit_code, 0) << r.describe();
+        outs[bf16] = read_npy(out);
+    }
+    const Tensor ref = read_npy(dir + "output.npy");
+    ASSERT_EQ(outs[1].numel(), ref.numel());
+    double largest = 0, worst = 0, moved = 0;
+    for (int64_t i = 0; i < ref.numel(); ++i) {
+        largest = std::max(largest, std::fabs(double(ref.data<float>()[i])));
+        worst = std::max(worst, std::fabs(double(outs[1].data<float>()[i]) - ref.data<float>()[i]));
+        moved = std::max(moved, std::fabs(double(outs[1].data<float>()[i]) - outs[0].data<float>()[i]));
+    }
+    EXPECT_LE(worst, 2e-2 * largest);
+    if (bf16_gemm_has_dot_instructions()) EXPECT_GT(moved, 0.0) << "--precision bf16 gave the fp32 output";
+    const ktest::CliResult bad = ktest::run_cli({"bench", dir + "model.onnx", "--precision", "fp8"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.describe();
+    EXPECT_TRUE(has(bad.err, "--precision expects fp32 or bf16")) << bad.describe();
 }
 
 TEST(Cli, InfoWithoutInputShapeListsLayersAndWeights)

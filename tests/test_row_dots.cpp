@@ -24,27 +24,33 @@ std::vector<float> uniform(int64_t n, uint32_t seed, float lo, float hi)
     return v;
 }
 
-TEST(RowDots, EveryKernelMatchesDoubleSumsForFloatAndHalfWeights)
+TEST(RowDots, EveryKernelMatchesDoubleSumsForFloatHalfAndBf16Weights)
 {
+    enum class Form { Float, Half, Bf16 };
     for (int64_t n : {0, 1, 7, 15, 16, 17, 63, 64, 65, 200, 1027}) {
         const int64_t rows = 5;
         const std::vector<float> wf = uniform(rows * n, 3 + static_cast<uint32_t>(n), -2.f, 2.f);
-        std::vector<uint16_t> wh(static_cast<size_t>(rows * n));
-        for (size_t i = 0; i < wh.size(); ++i) wh[i] = float_to_half(wf[i]);
+        std::vector<uint16_t> wh(static_cast<size_t>(rows * n)), wb(wh.size());
+        for (size_t i = 0; i < wh.size(); ++i) wh[i] = float_to_half(wf[i]), wb[i] = float_to_bf16(wf[i]);
         const std::vector<float> x = uniform(n, 7 + static_cast<uint32_t>(n), -1.f, 1.f);
         for (const RowDotKernel* k : row_dot_kernels_available())
-            for (bool half : {false, true}) {
-                SCOPED_TRACE(::testing::Message() << k->isa << " n=" << n << (half ? " half" : " float"));
+            for (Form form : {Form::Float, Form::Half, Form::Bf16}) {
+                SCOPED_TRACE(::testing::Message() << k->isa << " n=" << n << " form " << int(form));
                 std::vector<float> y(rows + 1, 12345.f);
-                if (half)
+                if (form == Form::Half)
                     k->halves(wh.data(), x.data(), n, rows, y.data());
+                else if (form == Form::Bf16)
+                    k->bf16s(wb.data(), x.data(), n, rows, y.data());
                 else
                     k->floats(wf.data(), x.data(), n, rows, y.data());
                 EXPECT_EQ(y[rows], 12345.f) << "wrote past the rows";
                 for (int64_t o = 0; o < rows; ++o) {
                     double want = 0, scale = 0;
                     for (int64_t i = 0; i < n; ++i) {
-                        const double wi = half ? double(half_to_float(wh[o * n + i])) : double(wf[o * n + i]);
+                        const size_t at = static_cast<size_t>(o * n + i);
+                        const double wi = form == Form::Half   ? double(half_to_float(wh[at]))
+                                          : form == Form::Bf16 ? double(bf16_to_float(wb[at]))
+                                                               : double(wf[at]);
                         want += wi * x[i];
                         scale += std::fabs(wi * x[i]);
                     }

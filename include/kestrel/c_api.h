@@ -68,6 +68,8 @@ typedef struct kestrel_options {
     int fp16_weights;   /* InnerProduct weights kept as half floats (default 0) */
     int blocked_layouts; /* a session keeps activations in channel blocks between layers that take them
                             (default 1; 0: every blob plain NCHW) */
+    int bf16;           /* a session multiplies convolutions, InnerProduct/Gemm and attention projections
+                           in bfloat16 where the CPU can (Options::precision BF16; default 0) */
 } kestrel_options;
 
 /* The defaults above. */

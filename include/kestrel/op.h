@@ -97,8 +97,11 @@ struct OpState {
 // stays in cache).
 class PrepareContext {
 public:
-    explicit PrepareContext(int threads) : threads_(threads) {}
+    explicit PrepareContext(int threads, bool bf16 = false) : threads_(threads), bf16_(bf16) {}
     int threads() const { return threads_; }
+    // Whether layers that can should multiply in bfloat16 (Options::precision
+    // BF16 on a CPU with bfloat16 dot products).
+    bool bf16() const { return bf16_; }
     // `bytes` of scratch (64-byte aligned); returns the index forward() passes
     // to ExecContext::scratch.
     int request_scratch(int64_t bytes);
@@ -106,6 +109,7 @@ public:
 
 private:
     int threads_;
+    bool bf16_;
     std::vector<int64_t> scratch_bytes_;
 };
 

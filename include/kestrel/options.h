@@ -58,8 +58,13 @@ struct Options {
     int64_t max_tensor_bytes = int64_t(4) << 30;
     // Refuse a run whose planned activation memory exceeds this.
     int64_t max_arena_bytes = int64_t(16) << 30;
-    // Room for later choices; today only fp32 compute on the CPU backend.
-    enum class Precision { F32 } precision = Precision::F32;
+    // Arithmetic of the GEMM-heavy layers. BF16: convolutions (several
+    // output channels per group, static weights) multiply bfloat16 weights
+    // and inputs (rounded to 8 significant bits) with fp32 sums, on CPUs with
+    // bfloat16 dot products (AMX-BF16 or AVX512-BF16; elsewhere fp32 runs);
+    // every other layer and every blob between layers stays fp32. Outputs
+    // move by about 1e-2 of their scale (docs/precision.md).
+    enum class Precision { F32, BF16 } precision = Precision::F32;
     enum class Backend { CPU } backend = Backend::CPU;
 };
 

@@ -106,12 +106,16 @@ private:
     Session session_;
 };
 
-Options make_options(int threads, bool reuse_memory, bool blocked_layouts)
+Options make_options(int threads, bool reuse_memory, bool blocked_layouts, const std::string& precision)
 {
     Options options;
     options.threads = threads;
     options.reuse_memory = reuse_memory;
     options.blocked_layouts = blocked_layouts;
+    if (precision == "bf16")
+        options.precision = Options::Precision::BF16;
+    else if (precision != "fp32")
+        throw py::value_error("precision must be 'fp32' or 'bf16', got '" + precision + "'");
     return options;
 }
 
@@ -228,18 +232,24 @@ void bind_net(py::module_& m)
         .def("param_text", &Net::param_text)
         .def(
             "create_session",
-            [](py::object self, int threads, bool reuse_memory, bool blocked_layouts) {
-                return std::make_unique<PySession>(self, make_options(threads, reuse_memory, blocked_layouts));
+            [](py::object self, int threads, bool reuse_memory, bool blocked_layouts, const std::string& precision) {
+                return std::make_unique<PySession>(self,
+                                                   make_options(threads, reuse_memory, blocked_layouts, precision));
             },
             py::arg("threads") = 1, py::arg("reuse_memory") = true, py::arg("blocked_layouts") = true,
+            py::arg("precision") = "fp32",
             "A Session (ncnn's Extractor): set inputs, get any blob. blocked_layouts: activations kept in "
-            "channel blocks between the layers that take them (False: every blob plain NCHW)");
+            "channel blocks between the layers that take them (False: every blob plain NCHW). precision 'bf16': "
+            "convolutions, InnerProduct/Gemm and attention projections in bfloat16 where the CPU can");
 
     py::class_<PySession>(m, "Session", "One inference context of a Net: not for several threads at once")
-        .def(py::init([](py::object net, int threads, bool reuse_memory, bool blocked_layouts) {
-                 return std::make_unique<PySession>(net, make_options(threads, reuse_memory, blocked_layouts));
+        .def(py::init([](py::object net, int threads, bool reuse_memory, bool blocked_layouts,
+                         const std::string& precision) {
+                 return std::make_unique<PySession>(net,
+                                                    make_options(threads, reuse_memory, blocked_layouts, precision));
              }),
-             py::arg("net"), py::arg("threads") = 1, py::arg("reuse_memory") = true, py::arg("blocked_layouts") = true)
+             py::arg("net"), py::arg("threads") = 1, py::arg("reuse_memory") = true, py::arg("blocked_layouts") = true,
+             py::arg("precision") = "fp32")
         .def("set_input", &PySession::set_input, py::arg("name"), py::arg("array"),
              "Arrays Kestrel allocated (results, kestrel.empty) are used in place, others copied once")
         .def("get", &PySession::get, py::arg("name"),

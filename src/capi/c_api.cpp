@@ -117,6 +117,7 @@ void kestrel_options_init(kestrel_options* options)
     options->winograd = 1;
     options->fp16_weights = 0;
     options->blocked_layouts = 1;
+    options->bf16 = 0;
 }
 
 kestrel_status kestrel_net_create(kestrel_net** net)
@@ -183,7 +184,10 @@ kestrel_status kestrel_session_create(const kestrel_net* net, const kestrel_opti
     *session = nullptr;
     return guarded([&] {
         kestrel::Options o;
-        if (options) o.threads = options->threads, o.blocked_layouts = options->blocked_layouts != 0;
+        if (options) {
+            o.threads = options->threads, o.blocked_layouts = options->blocked_layouts != 0;
+            o.precision = options->bf16 ? kestrel::Options::Precision::BF16 : kestrel::Options::Precision::F32;
+        }
         kestrel::check(o.threads >= 1, "threads must be >= 1, got ", o.threads);
         auto s = std::make_unique<kestrel_session>();
         s->session = std::make_unique<kestrel::Session>(net->net, o);

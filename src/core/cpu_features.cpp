@@ -6,6 +6,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace kestrel {
 
@@ -24,7 +28,7 @@ int isa_cap()
 #if defined(__x86_64__) || defined(__i386__)
 // CPUID feature bits, plus XGETBV: the OS must save the YMM/ZMM state too.
 struct X86Features {
-    bool avx2 = false, avx512 = false, avx512_vnni = false, avx_vnni = false;
+    bool avx2 = false, avx512 = false, avx512_vnni = false, avx_vnni = false, avx512_bf16 = false, amx_bf16 = false;
     X86Features()
     {
         unsigned a, b, c, d;
@@ -39,7 +43,23 @@ struct X86Features {
         const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
         avx512 = avx2 && zmm_state && f && dq && bw && vl;
         avx512_vnni = avx512 && (c & (1u << 11));
-        if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) avx_vnni = avx2 && (a & (1u << 4));
+        const bool amx_tile = d & (1u << 24), amx_bf16_bit = d & (1u << 22);
+        const bool tile_state = (xcr0_lo & 0x60000u) == 0x60000u; // XTILECFG and XTILEDATA
+        if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+            avx_vnni = avx2 && (a & (1u << 4));
+            avx512_bf16 = avx512 && (a & (1u << 5));
+        }
+        amx_bf16 = avx512_bf16 && amx_tile && amx_bf16_bit && tile_state && amx_permitted();
+    }
+    // Linux hands a process the (8 KiB) tile data state only on request.
+    static bool amx_permitted()
+    {
+#if defined(__linux__) && defined(__x86_64__)
+        constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+        return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+        return false;
+#endif
     }
 };
 const X86Features& x86_features()
@@ -51,11 +71,15 @@ bool detect_avx2() { return x86_features().avx2; }
 bool detect_avx512() { return x86_features().avx512; }
 bool detect_avx512_vnni() { return x86_features().avx512_vnni; }
 bool detect_avx_vnni() { return x86_features().avx_vnni; }
+bool detect_avx512_bf16() { return x86_features().avx512_bf16; }
+bool detect_amx_bf16() { return x86_features().amx_bf16; }
 #else
 bool detect_avx2() { return false; }
 bool detect_avx512() { return false; }
 bool detect_avx512_vnni() { return false; }
 bool detect_avx_vnni() { return false; }
+bool detect_avx512_bf16() { return false; }
+bool detect_amx_bf16() { return false; }
 #endif
 
 } // namespace
@@ -81,6 +105,18 @@ bool cpu_has_avx512_vnni()
 bool cpu_has_avx_vnni()
 {
     static const bool has = detect_avx_vnni() && isa_cap() >= 1;
+    return has;
+}
+
+bool cpu_has_avx512_bf16()
+{
+    static const bool has = detect_avx512_bf16() && isa_cap() >= 2;
+    return has;
+}
+
+bool cpu_has_amx_bf16()
+{
+    static const bool has = detect_amx_bf16() && isa_cap() >= 2;
     return has;
 }
 

@@ -9,6 +9,10 @@ bool cpu_has_avx2();    // AVX2 + FMA + F16C
 bool cpu_has_avx512();  // AVX-512 F/BW/VL/DQ
 bool cpu_has_avx512_vnni(); // the above and AVX512-VNNI (int8 dot products)
 bool cpu_has_avx_vnni();    // AVX2 and AVX-VNNI (the same dot products on 256 bits)
+bool cpu_has_avx512_bf16(); // AVX-512 and AVX512-BF16 (bfloat16 pair dot products, vdpbf16ps)
+// AVX512-BF16 and AMX-BF16 (tile matrix products of bfloat16), with the
+// kernel's leave to use the tile state (Linux: arch_prctl, asked once here).
+bool cpu_has_amx_bf16();
 // "avx512", "avx2" or "generic": the best ISA the kernels will use.
 std::string cpu_isa_name();
 

@@ -2,22 +2,18 @@
 // dot-product instructions (AVX512-VNNI).
 //
 // The input is laid out once per run as channel quads
-// (conv2d_int8_dot_input): per group, planes of 32-bit words, each word the
-// bytes of 4 consecutive channels at one padded pixel, offset by 128 (B is
-// unsigned; each weight row's sum times -128 starts its sums, so they are the
-// int32 sums of the signed values), split by stride phase (stride_h x
-// stride_w planes, pixel (y, x) in plane (y % stride_h, x % stride_w); one
-// plane at stride 1). The GEMM's depth runs over (tap, channel quad), so a
-// quad of B is 4 channels at one tap: a panel's pixels, taken across whole
-// phase rows (the columns past the output's width dropped), are consecutive
-// words of one phase plane, read in place at one offset per quad, at every
-// stride. Integer sums wrap as int32, as ncnn's accumulators do.
+// (conv2d_int8_dot_input): word planes split by stride phase
+// (conv2d_phase_planes.h), each word the bytes of 4 consecutive channels at
+// one padded pixel, offset by 128 (B is unsigned; each weight row's sum times
+// -128 starts its sums, so they are the int32 sums of the signed values).
+// Integer sums wrap as int32, as ncnn's accumulators do.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "kernels/conv2d_gemm.h"
+#include "kernels/conv2d_phase_planes.h"
 #include "kernels/int8_gemm.h"
 
 namespace kestrel {
@@ -53,7 +49,7 @@ std::vector<int64_t> conv2d_int8_dot_offsets(const Conv2dGemmGeometry& g, const 
 // from conv2d_int8_dot_offsets), output channel
 // `channel`'s pixels [pixel, pixel + count) (of out_h x out_w) handed to
 // finish(channel, pixel, sums, count) piece by piece, each piece once.
-using Int8SumsFinished = std::function<void(int64_t channel, int64_t pixel, const int32_t* sums, int64_t count)>;
+using Int8SumsFinished = PhaseSumsFinished<int32_t>;
 void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
                      const std::vector<int64_t>& offsets, const uint8_t* input, const Int8SumsFinished& finish,
                      const ExecContext& ctx);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/cpu_features.h"
+#include "kernels/dot_gemm_panels.h"
 
 namespace kestrel {
 
@@ -90,22 +91,9 @@ void int8_gemm_pack_b(const Int8GemmKernel& kern, const uint8_t* b, int64_t k, i
 void int8_gemm(const Int8GemmKernel& kern, int64_t m, int64_t n, int64_t k, const int8_t* a_packed,
                const int32_t* init, const uint8_t* b_packed, int32_t* c, int64_t ldc, const ExecContext& ctx)
 {
-    if (m <= 0 || n <= 0) return;
     const int64_t quads = int8_gemm_quads(k);
-    const int64_t a_panel = kern.mr * quads * kInt8GemmQuad, b_panel = kern.nr * quads * kInt8GemmQuad;
-    const int64_t row_panels = (m + kern.mr - 1) / kern.mr, col_panels = (n + kern.nr - 1) / kern.nr;
-    ctx.parallel_for(col_panels, [&](int64_t begin, int64_t end) {
-        for (int64_t cp = begin; cp < end; ++cp) {
-            const int64_t j0 = cp * kern.nr;
-            const int cols = static_cast<int>(std::min<int64_t>(kern.nr, n - j0));
-            for (int64_t p = 0; p < row_panels; ++p) {
-                const int64_t i0 = p * kern.mr;
-                const int rows = static_cast<int>(std::min<int64_t>(kern.mr, m - i0));
-                kern.tile(quads, a_packed + p * a_panel, Int8Panel{b_packed + cp * b_panel, kern.nr * kInt8GemmQuad},
-                          init + i0, c + i0 * ldc + j0, ldc, rows, cols);
-            }
-        }
-    });
+    dot_gemm_panels(kern, m, n, quads, a_packed, kern.mr * quads * kInt8GemmQuad, init, b_packed,
+                    kern.nr * quads * kInt8GemmQuad, c, ldc, ctx);
 }
 
 } // namespace kestrel

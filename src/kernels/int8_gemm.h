@@ -3,7 +3,7 @@
 // stored with an offset of 128, so that signed values fit; the offset's share,
 // 128 * the sum of row i of A, is taken off through init: int8_gemm_row_sums).
 //
-// As the float GEMM (gemm.h): a register tile per ISA (int8_gemm_tile.h) and
+// As the float GEMM (gemm.h): a register tile per ISA (dot_gemm_tile.h) and
 // a driver here. The k axis goes in quads, as the dot-product instructions
 // take it (AVX512-VNNI's vpdpbusd sums 4 byte products into each int32 lane):
 // A is packed into panels of `mr` rows, [quad][row][4 bytes]; B into panels of

@@ -1,10 +1,11 @@
 // The row dot products (row_dots.h), written once for every ISA and weight
 // type: a file under kernels/<isa>/ instantiates row_dots<VectorOf<width>,
-// Weights> with Weights = FloatWeights<V> or its ISA's half-float loader
+// Weights> with Weights = FloatWeights<V>, Bf16Weights<V> or its ISA's half-float loader
 // (Weights::load(p) gives V::width weights from p as a vector of floats,
 // Weights::one(w) one weight as a float).
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/row_dots.h"
 #include "kernels/vector_of.h"
@@ -16,6 +17,35 @@ namespace {
 template <class V> struct FloatWeights {
     static float one(float w) { return w; }
     static typename V::vec load(const float* p) { return V::load(p); }
+};
+
+// W 16-bit and 32-bit lanes (member typedefs: GCC takes a dependent vector
+// size there, not in a function template's body).
+template <int W> struct Bf16Lanes {
+    typedef uint16_t halves __attribute__((vector_size(2 * W)));
+    typedef uint32_t words __attribute__((vector_size(4 * W)));
+};
+
+// bfloat16 weights: a weight's bits are the upper half of a float's.
+template <class V> struct Bf16Weights {
+    static float one(uint16_t b)
+    {
+        const uint32_t bits = uint32_t(b) << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return f;
+    }
+    static typename V::vec load(const uint16_t* p)
+    {
+        using Halves = typename Bf16Lanes<V::width>::halves;
+        using Words = typename Bf16Lanes<V::width>::words;
+        Halves h;
+        std::memcpy(&h, p, sizeof h);
+        const Words w = __builtin_convertvector(h, Words) << 16;
+        typename V::vec v;
+        std::memcpy(&v, &w, sizeof v);
+        return v;
+    }
 };
 
 template <class V, class Weights, class T>

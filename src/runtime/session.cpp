@@ -6,12 +6,19 @@
 
 #include "core/thread_pool.h"
 #include "graph/graph.h"
+#include "kernels/bf16_gemm.h"
 #include "kestrel/net.h"
 #include "runtime/memory_planner.h"
 
 namespace kestrel {
 
 namespace {
+
+// Precision BF16 where the CPU multiplies bfloat16 (else fp32 runs).
+bool computes_bf16(const Options& options)
+{
+    return options.precision == Options::Precision::BF16 && bf16_gemm_has_dot_instructions();
+}
 
 // Where a blob's bytes live during a run.
 //   Input: the caller's tensor.  Arena: a range of the session's arena.
@@ -286,7 +293,8 @@ void Session::Impl::infer_shapes(Plan& p) const
 void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) const
 {
     p.elementwise.assign(p.steps.size(), false);
-    if (!options.blocked_layouts || callbacks_see_plain) return;
+    // bfloat16 convolutions read and write planes (kernels/conv2d_bf16.h).
+    if (!options.blocked_layouts || callbacks_see_plain || computes_bf16(options)) return;
     const int nblobs = static_cast<int>(graph->blobs.size());
     std::vector<int> parent(nblobs);
     for (int b = 0; b < nblobs; ++b) parent[b] = b;
@@ -361,7 +369,7 @@ std::unique_ptr<OpState> Session::Impl::prepare_layer(int li, const std::vector<
 {
     const Layer& l = graph->layers[li];
     try {
-        PrepareContext ctx(options.threads);
+        PrepareContext ctx(options.threads, computes_bf16(options));
         std::unique_ptr<OpState> state;
         if (l.batched()) {
             std::vector<TensorDesc> in1, out1;

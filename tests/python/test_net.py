@@ -136,6 +136,21 @@ def test_ncnn_model_with_fused_layers_and_two_threads_matches_ncnn():
     assert_close_to_reference(session.get(net.output_names()[0]), np.load(shared_model("resnet18", "ncnn_output.npy")))
 
 
+def test_bf16_sessions_follow_ncnn_within_2e2_and_other_precisions_are_refused():
+    # precision="bf16": convolutions multiply in bfloat16 where the CPU can
+    # (else fp32 runs); resnet18's outputs stay within 2e-2 of ncnn's.
+    net = kestrel.Net(fuse_layers=True)
+    net.load_param(shared_model("resnet18", "ncnn.param"))
+    net.load_model(shared_model("resnet18", "ncnn.bin"))
+    x = np.load(shared_model("resnet18", "ncnn_input.npy"))
+    ref = np.load(shared_model("resnet18", "ncnn_output.npy"))
+    for session in (net.create_session(precision="bf16"), kestrel.Session(net, precision="bf16")):
+        session.set_input("input", x)
+        assert_close_to_reference(session.get(net.output_names()[0]), ref, rel=2e-2)
+    with pytest.raises(ValueError, match="precision must be 'fp32' or 'bf16'"):
+        net.create_session(precision="fp16")
+
+
 def test_sessions_with_and_without_blocked_layouts_match_ncnn():
     # mobilenet_v2's depthwise and 1x1 chains run on channel blocks by default;
     # blocked_layouts=False keeps every blob plain. Both give ncnn's outputs.

@@ -28,6 +28,14 @@ int Args::int_option(const std::string& name, int def, int lo, int hi) const
     throw UsageError(detail::concat(name, " expects an integer in [", lo, ", ", hi, "], got '", *v, "'"));
 }
 
+Options::Precision Args::precision_option() const
+{
+    const std::string* v = last("--precision");
+    if (v == nullptr || *v == "fp32") return Options::Precision::F32;
+    if (*v == "bf16") return Options::Precision::BF16;
+    throw UsageError("--precision expects fp32 or bf16, got '" + *v + "'");
+}
+
 Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,
                 const std::vector<std::string>& without_value)
 {

@@ -18,6 +18,8 @@ struct Args {
     std::map<std::string, std::vector<std::string>> options; // "--threads" -> values
     const std::string* last(const std::string& name) const;
     int int_option(const std::string& name, int def, int lo, int hi) const;
+    // --precision fp32|bf16 (default fp32).
+    Options::Precision precision_option() const;
 };
 
 // `flags_with_value`: options that take a value; any other --x is a usage error.

@@ -1,6 +1,6 @@
 // kestrel bench MODEL|DIR... [--threads N] [--loops N] [--warmup N]
 //                [--shape D0,D1,...] [--shape NAME=D0,D1,...] [--profile] [--json] [--no-optimize]
-//                [--fp16-weights]
+//                [--fp16-weights] [--precision fp32|bf16]
 // Times whole-model runs the way ncnn's benchncnn does: zero weights when there
 // is no .bin, inputs filled with 0.01, untimed warm-up runs, then timed runs,
 // one benchncnn-format line per model, and a summary table after several.
@@ -147,6 +147,7 @@ using ShapeArgs = std::map<std::string, std::vector<int64_t>>;
 struct BenchSettings {
     int threads = 1, loops = 4, warmup = 8;
     bool profile = false, optimize = true, fp16_weights = false;
+    Options::Precision precision = Options::Precision::F32;
 };
 
 BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const BenchSettings& settings)
@@ -165,6 +166,7 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
     auto given = [&](const std::vector<int64_t>& dims) { return onnx ? Shape(dims) : from_ncnn_order(dims); };
     Options options;
     options.threads = threads;
+    options.precision = settings.precision;
     Session session(model.net, options);
     std::vector<std::pair<std::string, Tensor>> inputs;
     for (const std::string& name : model.net.input_names()) {
@@ -296,7 +298,8 @@ void print_json(const std::vector<BenchResult>& results, int loops, int threads,
 int bench_command(const std::vector<std::string>& argv)
 {
     const Args args =
-        parse_args(argv, {"--threads", "--loops", "--warmup", "--shape"}, {"--profile", "--json", "--no-optimize", "--fp16-weights"});
+        parse_args(argv, {"--threads", "--loops", "--warmup", "--shape", "--precision"},
+                   {"--profile", "--json", "--no-optimize", "--fp16-weights"});
     if (args.positional.empty()) throw UsageError("bench needs at least one MODEL.param or DIR");
     BenchSettings settings;
     settings.threads = args.int_option("--threads", 1, 1, 1024);
@@ -305,6 +308,7 @@ int bench_command(const std::vector<std::string>& argv)
     settings.profile = args.last("--profile") != nullptr;
     settings.optimize = args.last("--no-optimize") == nullptr;
     settings.fp16_weights = args.last("--fp16-weights") != nullptr;
+    settings.precision = args.precision_option();
     const int threads = settings.threads, loops = settings.loops, warmup = settings.warmup;
     const bool profile = settings.profile;
     const bool json = args.last("--json") != nullptr;

@@ -36,7 +36,7 @@ int run_command(const std::vector<std::string>& argv)
 {
     const Args args = parse_args(argv,
                                  {"--weights", "--input", "--output", "--threads", "--shape", "--image", "--size",
-                                  "--mean", "--norm", "--pixel-type", "--resize", "--topk", "--labels"},
+                                  "--mean", "--norm", "--pixel-type", "--resize", "--topk", "--labels", "--precision"},
                                  {"--no-optimize", "--fp16-weights"});
     if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
     LoadedModel model;
@@ -46,6 +46,7 @@ int run_command(const std::vector<std::string>& argv)
     load_model(model, args.positional[0], args.last("--weights"), false, args.last("--no-optimize") == nullptr);
     Options options;
     options.threads = args.int_option("--threads", 1, 1, 1024);
+    options.precision = args.precision_option();
     Session session(model.net, options);
 
     std::map<std::string, Shape> shapes;

@@ -1,4 +1,4 @@
-// The row dot products (float and half-float weights) for AVX2 + FMA + F16C, 8-float vectors.
+// The row dot products (float, half-float and bfloat16 weights) for AVX2 + FMA + F16C, 8-float vectors.
 #include <immintrin.h>
 
 #include "kernels/row_dots_impl.h"
@@ -18,7 +18,8 @@ struct F16cHalves {
 const RowDotKernel& row_dot_kernel_avx2()
 {
     static const RowDotKernel k{"avx2", row_dots<VectorOf<8>, FloatWeights<VectorOf<8>>>,
-                                   row_dots<VectorOf<8>, F16cHalves>};
+                                   row_dots<VectorOf<8>, F16cHalves>,
+                                   row_dots<VectorOf<8>, Bf16Weights<VectorOf<8>>>};
     return k;
 }
 

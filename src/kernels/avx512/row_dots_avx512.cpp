@@ -1,4 +1,4 @@
-// The row dot products (float and half-float weights) for AVX-512, 16-float vectors.
+// The row dot products (float, half-float and bfloat16 weights) for AVX-512, 16-float vectors.
 #include <immintrin.h>
 
 #include "kernels/row_dots_impl.h"
@@ -19,7 +19,8 @@ struct Avx512Halves {
 const RowDotKernel& row_dot_kernel_avx512()
 {
     static const RowDotKernel k{"avx512", row_dots<VectorOf<16>, FloatWeights<VectorOf<16>>>,
-                                   row_dots<VectorOf<16>, Avx512Halves>};
+                                   row_dots<VectorOf<16>, Avx512Halves>,
+                                   row_dots<VectorOf<16>, Bf16Weights<VectorOf<16>>>};
     return k;
 }
 

@@ -4,7 +4,7 @@
 // thread: 12x2 vectors 175 GOPS, 7x3 286, 5x4 277, 4x5 176, 4x4 358).
 #include <immintrin.h>
 
-#include "kernels/int8_gemm_tile.h"
+#include "kernels/dot_gemm_tile.h"
 
 namespace kestrel::detail {
 
@@ -12,6 +12,9 @@ namespace {
 
 struct Vnni512Dot {
     using vec = __m512i;
+    using operand = vec;
+    using A = int8_t;
+    using Sum = int32_t;
     static constexpr int width = 16;
     static vec set1(int32_t v) { return _mm512_set1_epi32(v); }
     static vec load(const uint8_t* p) { return _mm512_loadu_si512(p); }
@@ -25,7 +28,7 @@ struct Vnni512Dot {
 
 const Int8GemmKernel& int8_gemm_kernel_avx512vnni()
 {
-    static const Int8GemmKernel k{"avx512vnni", 4, 64, int8_gemm_tile<Vnni512Dot, 4, 4>,
+    static const Int8GemmKernel k{"avx512vnni", 4, 64, dot_gemm_tile<Vnni512Dot, 4, 4>,
                                   int8_row_dots<Vnni512Dot>};
     return k;
 }

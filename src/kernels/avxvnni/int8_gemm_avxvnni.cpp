@@ -5,7 +5,7 @@
 // 148-183, 5x2 123-224, 6x2 125-190, 4x4 113-119 (no registers left for B).
 #include <immintrin.h>
 
-#include "kernels/int8_gemm_tile.h"
+#include "kernels/dot_gemm_tile.h"
 
 namespace kestrel::detail {
 
@@ -13,6 +13,9 @@ namespace {
 
 struct AvxVnniDot {
     using vec = __m256i;
+    using operand = vec;
+    using A = int8_t;
+    using Sum = int32_t;
     static constexpr int width = 8;
     static vec set1(int32_t v) { return _mm256_set1_epi32(v); }
     static vec load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
@@ -31,7 +34,7 @@ struct AvxVnniDot {
 
 const Int8GemmKernel& int8_gemm_kernel_avxvnni()
 {
-    static const Int8GemmKernel k{"avxvnni", 3, 24, int8_gemm_tile<AvxVnniDot, 3, 3>, int8_row_dots<AvxVnniDot>};
+    static const Int8GemmKernel k{"avxvnni", 3, 24, dot_gemm_tile<AvxVnniDot, 3, 3>, int8_row_dots<AvxVnniDot>};
     return k;
 }
 

@@ -1,6 +1,6 @@
 // The portable int8 GEMM tile: one int32 per "vector", its 4 bytes' products
 // summed in plain C++ (what vpdpbusd does per lane); 4 rows x 8 columns.
-#include "kernels/int8_gemm_tile.h"
+#include "kernels/dot_gemm_tile.h"
 
 namespace kestrel::detail {
 
@@ -8,6 +8,9 @@ namespace {
 
 struct ScalarDot {
     using vec = int32_t;
+    using operand = vec;
+    using A = int8_t;
+    using Sum = int32_t;
     static constexpr int width = 1;
     static vec set1(int32_t v) { return v; }
     static vec load(const uint8_t* p) { return quad_word(p); }
@@ -30,7 +33,7 @@ struct ScalarDot {
 
 const Int8GemmKernel& int8_gemm_kernel_generic()
 {
-    static const Int8GemmKernel k{"generic", 4, 8, int8_gemm_tile<ScalarDot, 4, 8>, int8_row_dots<ScalarDot>};
+    static const Int8GemmKernel k{"generic", 4, 8, dot_gemm_tile<ScalarDot, 4, 8>, int8_row_dots<ScalarDot>};
     return k;
 }
 

@@ -1,4 +1,4 @@
-// The row dot products (float and half-float weights) for 4-float vectors (SSE2 on x86-64, NEON on ARM),
+// The row dot products (float, half-float and bfloat16 weights) for 4-float vectors (SSE2 on x86-64, NEON on ARM),
 // converting in scalar code.
 #include "core/half.h"
 #include "kernels/row_dots_impl.h"
@@ -19,7 +19,8 @@ struct ScalarHalves {
 const RowDotKernel& row_dot_kernel_generic()
 {
     static const RowDotKernel k{"generic", row_dots<VectorOf<4>, FloatWeights<VectorOf<4>>>,
-                                   row_dots<VectorOf<4>, ScalarHalves>};
+                                   row_dots<VectorOf<4>, ScalarHalves>,
+                                   row_dots<VectorOf<4>, Bf16Weights<VectorOf<4>>>};
     return k;
 }
 

@@ -20,7 +20,9 @@
 #include <cmath>
 
 #include "kernels/attention.h"
+#include "kernels/bf16_gemm.h"
 #include "kernels/gemm.h"
+#include "ops/common/packed_weights.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
 
@@ -74,6 +76,7 @@ public:
     void load_model(WeightReader& wr) override
     {
         const int64_t E = embed_dim_;
+        for (PackedWeightsOf<uint16_t>& w : bf16_) w.reset();
         Wq_ = packed_projection(weight(wr, E * qdim_, "q_weight"), E, qdim_);
         bq_ = bias(wr, E, "q_bias");
         Wk_ = packed_projection(weight(wr, E * kdim_, "k_weight"), E, kdim_);
@@ -111,6 +114,7 @@ public:
         int64_t n = 0;
         for (const Tensor* t : {&bq_, &bk_, &bv_, &bo_}) n += static_cast<int64_t>(t->nbytes());
         for (const std::vector<float>* w : {&Wq_, &Wk_, &Wv_, &Wo_}) n += static_cast<int64_t>(w->size() * sizeof(float));
+        for (const PackedWeightsOf<uint16_t>& w : bf16_) n += static_cast<int64_t>(w.floats() * sizeof(uint16_t));
         return n;
     }
 
@@ -129,6 +133,20 @@ public:
                                          gemm_packed_a_floats(kern, st->z.cur, std::max(kdim_, vdim_)),
                                          gemm_packed_a_floats(kern, st->z.src, E)});
         st->packed.resize(static_cast<size_t>(packed));
+        if (ctx.bf16()) {
+            // bfloat16 projections (PrepareContext::bf16): copies built by the first such prepare.
+            const Bf16GemmKernel& bk = bf16_gemm_kernel();
+            const std::vector<float>* W[4] = {&Wq_, &Wk_, &Wv_, &Wo_};
+            const int64_t in_dims[4] = {qdim_, kdim_, vdim_, E}, out_dims[4] = {E, E, E, qdim_};
+            for (int i = 0; i < 4; ++i)
+                st->bf16[i] = bf16_[i].get([&] {
+                    return bf16_gemm_pack_b_from_float_panels(bk, W[i]->data(), in_dims[i], out_dims[i], kern.nr);
+                });
+            st->packed_bf16.resize(static_cast<size_t>(
+                std::max({bf16_gemm_packed_a_values(bk, st->z.src, qdim_),
+                          bf16_gemm_packed_a_values(bk, st->z.cur, std::max(kdim_, vdim_)),
+                          bf16_gemm_packed_a_values(bk, st->z.src, E)})));
+        }
         return st;
     }
 
@@ -138,11 +156,11 @@ public:
         const AttentionState& st = ctx.state_as<AttentionState>();
         const int64_t E = embed_dim_, H = num_heads_, D = E / H;
         const int64_t src = st.z.src, cur = st.z.cur, past = st.z.past, dst = st.z.dst;
-        float* packed = ctx.state_as<AttentionState>().packed.data();
+        Packing packing{ctx.state_as<AttentionState>().packed.data(), ctx.state_as<AttentionState>().packed_bf16.data()};
 
         // Q (src, E), scaled after the bias as ncnn.
         Tensor Q = Tensor::wrap(ctx.scratch(st.q), {src, E});
-        project(in[l.q].data<float>(), src, qdim_, Wq_, bq_, E, scale_, Q.data<float>(), packed, ctx);
+        project(in[l.q].data<float>(), src, qdim_, {Wq_, st.bf16[0], bq_}, E, scale_, Q.data<float>(), packing, ctx);
 
         // K and V rows (dst, E): cached rows first (stored transposed, (E, past)), then new ones.
         Tensor K = Tensor::wrap(ctx.scratch(st.k), {dst, E}), V = Tensor::wrap(ctx.scratch(st.v), {dst, E});
@@ -157,8 +175,9 @@ public:
             }
             if (use_new) {
                 const float* x = in[which == 0 ? l.k : l.v].data<float>();
-                project(x, cur, which == 0 ? kdim_ : vdim_, which == 0 ? Wk_ : Wv_, which == 0 ? bk_ : bv_, E, 1.f,
-                        rows + (self_attention ? past : 0) * E, packed, ctx);
+                const Projection w = which == 0 ? Projection{Wk_, st.bf16[1], bk_} : Projection{Wv_, st.bf16[2], bv_};
+                project(x, cur, which == 0 ? kdim_ : vdim_, w, E, 1.f, rows + (self_attention ? past : 0) * E, packing,
+                        ctx);
             }
         }
 
@@ -184,7 +203,7 @@ public:
             }
         });
 
-        project(o, src, E, Wo_, bo_, qdim_, 1.f, out[0].data<float>(), packed, ctx);
+        project(o, src, E, {Wo_, st.bf16[3], bo_}, qdim_, 1.f, out[0].data<float>(), packing, ctx);
 
         if (kv_cache_) {
             for (int which = 0; which < 2; ++which) {
@@ -214,6 +233,21 @@ private:
         // The projections' packed rows. Kept here, not in the arena: beside Q, K
         // and V there, packing into it measured 5% slower (ViT at 1 thread).
         std::vector<float> packed;
+        // PrepareContext::bf16: the projections' bfloat16 weights (q, k, v,
+        // out), and their rows packed as bfloat16.
+        const uint16_t* bf16[4] = {};
+        std::vector<uint16_t> packed_bf16;
+    };
+    // A projection's weights: packed_projection's, and bfloat16 ones or nullptr.
+    struct Projection {
+        const std::vector<float>& W;
+        const uint16_t* bf16;
+        const Tensor& b;
+    };
+    // Where a projection packs its rows (fp32, bfloat16).
+    struct Packing {
+        float* floats;
+        uint16_t* bf16;
     };
 
 
@@ -286,18 +320,27 @@ private:
 
     // y[r][o] = (b[o] + sum_i x[r][i] * W[o][i]) * scale for r < rows, with W
     // from packed_projection: a GEMM (kernels/gemm.h) starting from the bias;
-    // `packed` holds x packed for it.
-    static void project(const float* x, int64_t rows, int64_t in_dim, const std::vector<float>& W, const Tensor& b,
-                        int64_t out_dim, float scale, float* y, float* packed, const ExecContext& ctx)
+    // `packing` holds x packed for it. With bfloat16 weights, the bfloat16
+    // GEMM, then the bias and the scale.
+    static void project(const float* x, int64_t rows, int64_t in_dim, const Projection& w, int64_t out_dim,
+                        float scale, float* y, const Packing& packing, const ExecContext& ctx)
     {
-        const float* bias = b.data<float>();
+        const float* bias = w.b.data<float>();
+        if (w.bf16) {
+            bf16_gemm_rows(bf16_gemm_kernel(), rows, out_dim, in_dim, x, in_dim, w.bf16, y, packing.bf16, ctx);
+            ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r)
+                    for (int64_t o = 0; o < out_dim; ++o) y[r * out_dim + o] = (y[r * out_dim + o] + bias[o]) * scale;
+            });
+            return;
+        }
         ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r) std::copy(bias, bias + out_dim, y + r * out_dim);
         });
         const GemmKernel& kern = gemm_kernel();
-        gemm_pack_a_into(kern, x, rows, in_dim, in_dim, 1, packed, ctx);
-        gemm_f32(kern, rows, out_dim, in_dim, packed, GemmStart::C, nullptr, y, out_dim,
-                 GemmPackedB{W.data(), in_dim, kern.nr},
+        gemm_pack_a_into(kern, x, rows, in_dim, in_dim, 1, packing.floats, ctx);
+        gemm_f32(kern, rows, out_dim, in_dim, packing.floats, GemmStart::C, nullptr, y, out_dim,
+                 GemmPackedB{w.W.data(), in_dim, kern.nr},
                  [&](int64_t, float* values, int64_t count) {
                      if (scale != 1.f)
                          for (int64_t j = 0; j < count; ++j) values[j] *= scale;
@@ -308,6 +351,7 @@ private:
     int embed_dim_ = 0, num_heads_ = 1, qdim_ = 0, kdim_ = 0, vdim_ = 0, attn_mask_ = 0, kv_cache_ = 0;
     float scale_ = 1.f;
     std::vector<float> Wq_, Wk_, Wv_, Wo_; // packed_projection
+    PackedWeightsOf<uint16_t> bf16_[4];    // the same as bfloat16 (q, k, v, out), once a session asks
     Tensor bq_, bk_, bv_, bo_;
 };
 

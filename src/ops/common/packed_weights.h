@@ -1,4 +1,5 @@
-// Weights in a kernel's packed form (GEMM panels, Winograd transforms), built
+// Weights in a kernel's packed form (GEMM panels, Winograd transforms,
+// bfloat16 copies), built
 // once, by load_model() or by the first prepare() whose input shape wants that
 // form; prepare() may run in sessions on several threads at once.
 #pragma once
@@ -7,10 +8,10 @@
 
 namespace kestrel {
 
-class PackedWeights {
+template <class T> class PackedWeightsOf {
 public:
-    // The packed floats, from build() (returning std::vector<float>) if not built yet.
-    template <class Build> const float* get(const Build& build) const
+    // The packed values, from build() (returning std::vector<T>) if not built yet.
+    template <class Build> const T* get(const Build& build) const
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!built_) {
@@ -26,8 +27,8 @@ public:
         floats_ = {};
         built_ = false;
     }
-    // The packed floats (nullptr until built).
-    const float* data() const
+    // The packed values (nullptr until built).
+    const T* data() const
     {
         std::lock_guard<std::mutex> lock(mutex_);
         return built_ ? floats_.data() : nullptr;
@@ -46,7 +47,9 @@ public:
 private:
     mutable std::mutex mutex_;
     mutable bool built_ = false;
-    mutable std::vector<float> floats_;
+    mutable std::vector<T> floats_;
 };
+
+using PackedWeights = PackedWeightsOf<float>;
 
 } // namespace kestrel

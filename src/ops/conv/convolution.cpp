@@ -37,14 +37,19 @@
 // (kernels/conv2d_int8_dot.h), else on the float GEMM, which gives the int32
 // sums exactly (kernels/conv2d_int8_gemm.h); depthwise ones on the float
 // depthwise kernels (exact too); the plain int32 loop is the fallback. Their
-// sums are dequantized or requantized by kernels/int8_output.h.
+// sums are dequantized or requantized by kernels/int8_output.h. With
+// Options::precision BF16 (PrepareContext::bf16), one-group layers of 16
+// input and output channels or more multiply in bfloat16 (kernels/
+// conv2d_bf16.h: AMX tiles or vdpbf16ps, fp32 sums), on planes.
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/conv2d_bf16.h"
 #include "kernels/conv2d_gemm.h"
 #include "kernels/conv2d_int8_dot.h"
 #include "kernels/conv2d_int8_gemm.h"
@@ -132,6 +137,7 @@ public:
         source_ = Tensor();
         drop_source_ = false;
         direct_weights_.reset();
+        bf16_weights_.reset();
         direct_ok_ = int8_scale_term_ == 0 && takes_direct() && uses_gemm(p_.num_output / p_.group);
         winograd_ok_ = int8_scale_term_ == 0 && wr.options.winograd && takes_winograd(k);
         if (winograd_ok_ || direct_ok_) {
@@ -203,8 +209,11 @@ public:
         for (const std::vector<float>& chunk : int8_gemm_.packed) floats += chunk.size();
         std::lock_guard<std::mutex> lock(source_mutex_);
         const size_t int8_dot_bytes = int8_dot_.packed.size() + int8_dot_.start.size() * sizeof(int32_t);
+        const size_t bf16_bytes =
+            bf16_weights_ ? bf16_weights_->packed.size() * sizeof(uint16_t) + bf16_weights_->bias.size() * sizeof(float)
+                          : 0;
         return weights_.bytes() + (source_.defined() ? static_cast<int64_t>(source_.nbytes()) : 0) +
-               static_cast<int64_t>(floats * sizeof(float) + int8_dot_bytes);
+               static_cast<int64_t>(floats * sizeof(float) + int8_dot_bytes + bf16_bytes);
     }
 
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
@@ -240,6 +249,7 @@ public:
         if (int8_scale_term_ == 0) {
             st->x_blocked = x.layout == Layout::ChannelBlocks;
             st->y_blocked = out[0].layout == Layout::ChannelBlocks;
+            if (ctx.bf16() && !st->x_blocked && !st->y_blocked && takes_bf16(k) && use_bf16(*st, ctx)) return st;
             if (k.inch_g == 1 && k.outch == p_.group && st->dg.supported()) {
                 st->path = Path::Depthwise;
                 if (st->x_blocked || st->y_blocked) {
@@ -336,6 +346,7 @@ public:
         case Path::Winograd: forward_winograd(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, bias, ep, out[0], ctx); return;
         case Path::Gemm: forward_gemm(gemm_input(x, st, ctx), st, in, bias, ep, out[0], ctx); return;
         case Path::Plain: forward_plain(padded_input<float>(x, st, st.padded, pad_value_, ctx), st, in, bias, ep, out[0], ctx); return;
+        case Path::Bf16: forward_bf16(x, st, ep, out[0], ctx); return;
         case Path::Reference:
             window::conv_forward(x, weights_.weight_data(p_, in), bias, p_.group, st.axes, pad_value_, out[0], ctx);
             ep(out[0].data<float>(), out[0].numel());
@@ -365,7 +376,7 @@ private:
     };
 
     // How a forward runs, chosen in prepare for the input's shape and dtype.
-    enum class Path { Flat, Depthwise, Direct, WinogradBlocks, Winograd, Gemm, Plain, Int8Depthwise, Int8Dot, Int8Gemm, Int8Plain, Reference };
+    enum class Path { Flat, Depthwise, Direct, WinogradBlocks, Winograd, Gemm, Plain, Bf16, Int8Depthwise, Int8Dot, Int8Gemm, Int8Plain, Reference };
 
     // What prepare fixes for one input shape; the ints are scratch buffers (-1: none).
     struct ConvState : OpState {
@@ -379,7 +390,8 @@ private:
         const float* packed = nullptr; // the GEMM's or Winograd's packed weights (static weights)
         std::vector<window::Axis> axes; // the reference kernel's windows (1-D, 3-D)
         int padded = -1;       // the padded input (none: no padding)
-        std::vector<int64_t> quad_offsets; // Int8Dot: the laid-out input's quads per depth step
+        std::vector<int64_t> quad_offsets; // Int8Dot, Bf16: the laid-out input's words per depth step
+        const Conv2dBf16* bf16 = nullptr;  // Bf16: the packed weights
         int quantized = -1;    // int8: the input quantized (when it is float)
         int as_float = -1;     // int8 float kernels: the input's int8 values as floats
         int requant_sums = -1; // int8 with an int8 output: the float sums before requantizing
@@ -797,6 +809,48 @@ private:
         gg.dilation_h = g.rows.dilation, gg.dilation_w = g.cols.dilation;
         gg.out_h = g.rows.out, gg.out_w = g.cols.out;
         return gg;
+    }
+
+    // One-group layers with enough channels to fill the bfloat16 tiles
+    // (fewer waste most of AMX's 32-channel blocks: a first layer on 3).
+    bool takes_bf16(const KernelDims& k) const
+    {
+        return (direct_ok_ || winograd_ok_) && p_.group == 1 && k.inch_g >= 16 && k.outch >= 16;
+    }
+    // The bfloat16 path, if its weights are (or can still be) built.
+    bool use_bf16(ConvState& st, PrepareContext& ctx) const
+    {
+        {
+            std::lock_guard<std::mutex> lock(source_mutex_);
+            if (!bf16_weights_ && source_.defined())
+                bf16_weights_ = std::make_shared<const Conv2dBf16>(conv2d_bf16_prepare(
+                    bf16_gemm_kernel(), source_.data<float>(),
+                    weights_.bias.defined() ? weights_.bias.data<float>() : nullptr, gemm_geometry(st.k, {})));
+            // The loaded weights stay (unless an fp32 form drops them): an fp32 session may want one.
+            if (!bf16_weights_) return false;
+            st.bf16 = bf16_weights_.get();
+        }
+        st.path = Path::Bf16;
+        st.quad_offsets = conv2d_bf16_offsets(st.gg, *st.bf16);
+        st.padded = ctx.request_scratch(conv2d_bf16_input_words(bf16_gemm_kernel(), st.gg) * 4);
+        return true;
+    }
+    void forward_bf16(const Tensor& x, const ConvState& st, const Epilogue& ep, Tensor& y,
+                      const ExecContext& ctx) const
+    {
+        const Bf16GemmKernel& kern = bf16_gemm_kernel();
+        uint32_t* input = ctx.scratch_as<uint32_t>(st.padded);
+        conv2d_bf16_input(kern, *st.bf16, st.gg, x.data<float>(), x.dim(1), x.dim(2), st.g.rows.pad_begin,
+                          st.g.cols.pad_begin, pad_value_, input, ctx);
+        const int64_t plane = st.g.rows.out * st.g.cols.out;
+        float* out = y.data<float>();
+        conv2d_bf16(kern, *st.bf16, st.gg, st.quad_offsets, input,
+                    [&](int64_t oc, int64_t pixel, const float* sums, int64_t n) {
+                        float* v = out + oc * plane + pixel;
+                        std::copy(sums, sums + n, v);
+                        ep(v, n);
+                    },
+                    ctx);
     }
 
     void forward_gemm(const Tensor& padded, const ConvState& st, const std::vector<Tensor>& in, const float* bias,
@@ -1220,6 +1274,8 @@ private:
     mutable Tensor source_;
     mutable bool drop_source_ = false;
     mutable std::mutex source_mutex_;
+    // bfloat16 weights, built by the first prepare with PrepareContext::bf16.
+    mutable std::shared_ptr<const Conv2dBf16> bf16_weights_;
     std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
     std::vector<float> int8_depthwise_block_weights_; // and in channel blocks (depthwise_block_weights)
     Conv2dInt8Gemm int8_gemm_;                  // int8 on the float GEMM (chunk_channels 0: not used)

@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include "kernels/bf16_gemm.h"
 #include "kernels/gemm.h"
+#include "ops/common/packed_weights.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
 
@@ -74,6 +76,7 @@ public:
 
     void load_model(WeightReader& wr) override
     {
+        B_bf16_.reset();
         if (constantA_) {
             // Packed once for the GEMM's kernel; only the packed copy is kept.
             const Tensor a = f32_weight(wr.load(int64_t(M_) * K_, WeightEncoding::Tagged), "A");
@@ -114,7 +117,8 @@ public:
     {
         int64_t n = 0;
         if (C_.defined()) n += static_cast<int64_t>(C_.nbytes());
-        return n + static_cast<int64_t>((A_packed_.size() + B_packed_.size()) * sizeof(float));
+        return n + static_cast<int64_t>((A_packed_.size() + B_packed_.size()) * sizeof(float) +
+                                        B_bf16_.floats() * sizeof(uint16_t));
     }
 
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
@@ -123,8 +127,16 @@ public:
         auto st = std::make_unique<GemmState>();
         st->g = dims(in);
         const int64_t M = st->g.M, N = st->g.N, K = st->g.K, floats = 4;
-        if (!constantA_) st->a_packed = ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), M, K) * floats);
         if (output_transpose_) st->untransposed = ctx.request_scratch(M * N * floats);
+        if (ctx.bf16() && constantB_ && !constantA_ && !transA_) {
+            // bfloat16 (PrepareContext::bf16): a copy of B built by the first such prepare.
+            const Bf16GemmKernel& kern = bf16_gemm_kernel();
+            st->b_bf16 = B_bf16_.get(
+                [&] { return bf16_gemm_pack_b_from_float_panels(kern, B_packed_.data(), K_, N_, gemm_kernel().nr); });
+            st->a_packed = ctx.request_scratch(bf16_gemm_packed_a_values(kern, M, K) * 2);
+            return st;
+        }
+        if (!constantA_) st->a_packed = ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), M, K) * floats);
         return st;
     }
 
@@ -135,6 +147,16 @@ public:
         size_t next = 0;
         const GemmKernel& kern = gemm_kernel();
         const float* a_packed = A_packed_.data();
+        float* y = output_transpose_ ? ctx.scratch_as<float>(st.untransposed) : out[0].data<float>();
+        if (st.b_bf16) {
+            // y = A B, then (y + beta * C) * alpha.
+            bf16_gemm_rows(bf16_gemm_kernel(), M, N, K, in[0].data<float>(), K, st.b_bf16, y,
+                           ctx.scratch_as<uint16_t>(st.a_packed), ctx);
+            const float* C = constantC_ ? (typeC_ == -1 ? nullptr : C_.data<float>())
+                                        : (in.size() > 1 ? in[1].data<float>() : nullptr);
+            fill_beta_c(C, st.g.typeC, M, N, y, ctx, true);
+            return transpose_output(y, M, N, out[0], ctx);
+        }
         if (!constantA_) {
             float* packed = ctx.scratch_as<float>(st.a_packed);
             gemm_pack_a_into(kern, in[next++].data<float>(), M, K, transA_ ? 1 : K, transA_ ? M : 1, packed, ctx);
@@ -146,7 +168,6 @@ public:
         // y = beta * C, then + A B (kernels/gemm.h: each sum in k order from
         // there), then * alpha: ncnn's order. A transposed output is computed
         // (M, N) first.
-        float* y = output_transpose_ ? ctx.scratch_as<float>(st.untransposed) : out[0].data<float>();
         fill_beta_c(C, st.g.typeC, M, N, y, ctx);
         const auto scale = [&](int64_t, float* values, int64_t count) {
             if (alpha_ != 1.f)
@@ -161,34 +182,50 @@ public:
             multiply(GemmTransposedB{B, K, K, kern.nr});
         else
             multiply(GemmRowMajorB{B, K, N, kern.nr});
-        if (output_transpose_) {
-            float* t = out[0].data<float>();
-            ctx.parallel_for(N, [&](int64_t begin, int64_t end) {
-                for (int64_t j = begin; j < end; ++j)
-                    for (int64_t i = 0; i < M; ++i) t[j * M + i] = y[i * N + j];
-            });
-        }
+        transpose_output(y, M, N, out[0], ctx);
     }
 
 private:
-    // y (M x N) = beta * C broadcast by its type (0 scalar, 1/2 per row, 3 full,
-    // 4 per column), or 0 without C. One loop per type, so that each row is a
-    // plain vectorizable fill or scaled copy (a switch per value took a
-    // fifth of a 145 x 3072 layer's time).
-    void fill_beta_c(const float* C, int typeC, int64_t M, int64_t N, float* y, const ExecContext& ctx) const
+    // A transposed output from y (M x N).
+    void transpose_output(const float* y, int64_t M, int64_t N, Tensor& out, const ExecContext& ctx) const
     {
-        const float beta = beta_;
+        if (!output_transpose_) return;
+        float* t = out.data<float>();
+        ctx.parallel_for(N, [&](int64_t begin, int64_t end) {
+            for (int64_t j = begin; j < end; ++j)
+                for (int64_t i = 0; i < M; ++i) t[j * M + i] = y[i * N + j];
+        });
+    }
+
+    // y (M x N) = beta * C broadcast by its type (0 scalar, 1/2 per row, 3 full,
+    // 4 per column), or 0 without C; onto_products: y = (y + beta * C) * alpha
+    // (y holding A B). One loop per type, so that each row is a plain
+    // vectorizable fill or scaled copy (a switch per value took a fifth of a
+    // 145 x 3072 layer's time).
+    void fill_beta_c(const float* C, int typeC, int64_t M, int64_t N, float* y, const ExecContext& ctx,
+                     bool onto_products = false) const
+    {
+        const float beta = beta_, alpha = alpha_;
         ctx.parallel_for(M, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i) {
                 float* row = y + i * N;
                 if (!C) {
-                    std::fill(row, row + N, 0.f);
+                    if (!onto_products) std::fill(row, row + N, 0.f);
                 } else if (typeC == 3 || typeC == 4) {
                     const float* src = typeC == 3 ? C + i * N : C;
-                    for (int64_t j = 0; j < N; ++j) row[j] = src[j] * beta;
+                    if (onto_products)
+                        for (int64_t j = 0; j < N; ++j) row[j] += src[j] * beta;
+                    else
+                        for (int64_t j = 0; j < N; ++j) row[j] = src[j] * beta;
                 } else {
-                    std::fill(row, row + N, (typeC == 0 ? C[0] : C[i]) * beta);
+                    const float v = (typeC == 0 ? C[0] : C[i]) * beta;
+                    if (onto_products)
+                        for (int64_t j = 0; j < N; ++j) row[j] += v;
+                    else
+                        std::fill(row, row + N, v);
                 }
+                if (onto_products && alpha != 1.f)
+                    for (int64_t j = 0; j < N; ++j) row[j] *= alpha;
             }
         });
     }
@@ -202,7 +239,8 @@ private:
     // at load), B untransposed, and the output before its transposition.
     struct GemmState : OpState {
         Dims g;
-        int a_packed = -1, untransposed = -1;
+        int a_packed = -1, untransposed = -1; // a_packed: bfloat16 values with b_bf16
+        const uint16_t* b_bf16 = nullptr;     // PrepareContext::bf16: B_bf16_
     };
 
 
@@ -271,6 +309,7 @@ private:
     int output_N1M_ = 0, output_transpose_ = 0;
     std::vector<float> A_packed_; // constant A, packed for gemm_kernel()
     std::vector<float> B_packed_; // constant B in the GEMM's panels
+    PackedWeightsOf<uint16_t> B_bf16_; // and as bfloat16 (bf16_gemm_pack_b), once a session asks
     Tensor C_;
 };
 

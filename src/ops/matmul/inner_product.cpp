@@ -16,6 +16,7 @@
 #include "kernels/gemm.h"
 #include "kernels/int8_gemm.h"
 #include "kernels/int8_output.h"
+#include "kernels/bf16_gemm.h"
 #include "kernels/row_dots.h"
 #include "ops/common/packed_weights.h"
 #include "ops/activation/activation.h"
@@ -62,6 +63,8 @@ public:
         }
         weight_ = weight;
         gemm_weights_.reset();
+        bf16_weights_.reset();
+        bf16_gemm_b_.reset();
         half_weights_.clear();
         if (int8_scale_term_ == 0 && wr.options.fp16_weights) {
             // Half floats only: the float copy goes.
@@ -97,7 +100,8 @@ public:
 
     int64_t weight_bytes() const override
     {
-        return static_cast<int64_t>(weight_.nbytes() + half_weights_.size() * sizeof(uint16_t) +
+        return static_cast<int64_t>(weight_.nbytes() +
+                                    (half_weights_.size() + bf16_weights_.floats() + bf16_gemm_b_.floats()) * sizeof(uint16_t) +
                                     (bias_.defined() ? bias_.nbytes() : 0) +
                                     (dequant_.size() + gemm_weights_.floats()) * sizeof(float));
     }
@@ -109,11 +113,41 @@ public:
 
     bool uses_gemm(int64_t rows) const { return int8_scale_term_ == 0 && half_weights_.empty() && rows >= kGemmRows; }
 
+    // With PrepareContext::bf16, bfloat16 weights, a copy built by the first
+    // such prepare and kept beside the float ones: for row dot products (half
+    // the bytes of a layer whose weights stream from memory) as they are, for
+    // a GEMM as its packed B (W^T).
+    struct Bf16Weights : OpState {
+        const uint16_t* weights = nullptr;
+        bool gemm = false; // scratch 0 then holds the input packed as bfloat16
+    };
+
     // Scratch 0: the input packed for the GEMM, or quantized for the int8 path.
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
                                      PrepareContext& ctx) const override
     {
         const int64_t rows = shape_numel(in[0].shape) / num_input_;
+        if (ctx.bf16() && int8_scale_term_ == 0 && half_weights_.empty()) {
+            auto st = std::make_unique<Bf16Weights>();
+            const Bf16GemmKernel& kern = bf16_gemm_kernel();
+            st->gemm = uses_gemm(rows);
+            if (st->gemm) {
+                st->weights = bf16_gemm_b_.get([&] {
+                    std::vector<uint16_t> b(static_cast<size_t>(bf16_gemm_packed_b_values(kern, num_output_, num_input_)));
+                    bf16_gemm_pack_b(kern, weight_.data<float>(), num_input_, num_output_, 1, b.data(), num_input_);
+                    return b;
+                });
+                ctx.request_scratch(bf16_gemm_packed_a_values(kern, rows, num_input_) * 2);
+            } else {
+                st->weights = bf16_weights_.get([&] {
+                    const float* w = weight_.data<float>();
+                    std::vector<uint16_t> b(static_cast<size_t>(weight_.numel()));
+                    for (size_t i = 0; i < b.size(); ++i) b[i] = float_to_bf16(w[i]);
+                    return b;
+                });
+            }
+            return st;
+        }
         if (uses_gemm(rows)) {
             ctx.request_scratch(gemm_packed_a_floats(gemm_kernel(), rows, num_input_) * 4);
             packed_weights();
@@ -158,12 +192,30 @@ public:
         const int64_t rows = in[0].numel() / num_input_;
         const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
         float* y = out[0].data<float>();
+        if (ctx.state() && ctx.state_as<Bf16Weights>().gemm) {
+            bf16_gemm_rows(bf16_gemm_kernel(), rows, num_output_, num_input_, in[0].data<float>(), num_input_,
+                           ctx.state_as<Bf16Weights>().weights, y, ctx.scratch_as<uint16_t>(0), ctx);
+            ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                    float* yr = y + r * num_output_;
+                    if (bias)
+                        for (int64_t o = 0; o < num_output_; ++o) yr[o] += bias[o];
+                    activation_.apply(yr, num_output_);
+                }
+            });
+            return;
+        }
         if (uses_gemm(rows)) {
             forward_gemm(in[0].data<float>(), rows, bias, y, ctx);
             return;
         }
         if (!half_weights_.empty()) {
             forward_rows(half_weights_.data(), &RowDotKernel::halves, in[0].data<float>(), rows, bias, y, ctx);
+            return;
+        }
+        if (ctx.state()) {
+            forward_rows(ctx.state_as<Bf16Weights>().weights, &RowDotKernel::bf16s, in[0].data<float>(), rows, bias, y,
+                         ctx);
             return;
         }
         if (int8_scale_term_ == 0) {
@@ -269,6 +321,7 @@ private:
     std::vector<uint16_t> half_weights_; // LoadOptions::fp16_weights: the weights as half floats
     Tensor weight_, bias_;
     PackedWeights gemm_weights_;
+    PackedWeightsOf<uint16_t> bf16_weights_, bf16_gemm_b_;
     std::vector<float> dequant_; // int8: per output, 1 / (bottom scale * weight scale)
     std::vector<int32_t> dot_starts_; // int8 on dot-product instructions (empty: not used)
     float bottom_scale_ = 0.f;

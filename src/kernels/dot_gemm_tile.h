@@ -1,13 +1,17 @@
-// The int8 GEMM register tile (see int8_gemm.h), written once for every ISA: a
-// file under kernels/<isa>/ instantiates int8_gemm_tile<Dot, MR, NV> with its
-// ISA's Dot:
-//   vec                       int32 lanes (Dot::width of them)
+// The GEMM register tile of the dot-product instructions, written once for
+// every ISA and both number formats whose depth goes in 4-byte words: int8
+// (int8_gemm.h: a word holds 4 values, vpdpbusd sums their products into an
+// int32 lane) and bfloat16 (bf16_gemm.h: a word holds 2, vdpbf16ps sums into
+// an fp32 lane). A file under kernels/<isa>/ instantiates dot_gemm_tile<Dot,
+// MR, NV> with its ISA's Dot:
+//   A, Sum                    A's value type (a packed A panel's), the sums'
+//   vec, operand              sum lanes (Dot::width of them), word lanes
 //   load(p)                   4 * width bytes of a B panel
 //   broadcast4(p)             4 bytes of an A panel in every lane
-//   dot(acc, u, s)            acc + per lane the sum of 4 products of u's
-//                             unsigned and s's signed bytes (vpdpbusd)
-//   set1(v), store(p, v), sum(v)  (the lanes' int32 sum, wrapping)
-// MR x NV accumulators; per quad NV loads of B, MR broadcasts of A. B's quads
+//   dot(acc, b, a)            acc + per lane the products of b's and a's
+//                             values in one word, summed
+//   set1(v), store(p, v), sum(v)  (the lanes' sum)
+// MR x NV accumulators; per word NV loads of B, MR broadcasts of A. B's words
 // are a packed panel's or, at offsets, an input read in place (Int8Panel).
 #pragma once
 #include <cstdint>
@@ -20,7 +24,7 @@ namespace kestrel {
 namespace detail {
 namespace {
 
-// The 4 bytes at p as one int32 (a quad of A, broadcast by Dot::broadcast4).
+// The 4 bytes at p as one int32 (a word of A, broadcast by Dot::broadcast4).
 inline int32_t quad_word(const void* p)
 {
     int32_t v;
@@ -29,29 +33,32 @@ inline int32_t quad_word(const void* p)
 }
 
 template <class Dot, int MR, int NV, class QuadOfB>
-__attribute__((always_inline)) inline void int8_gemm_tile_quads(int64_t quads, const int8_t* a, QuadOfB quad_of_b,
-                                                                const int32_t* init, int32_t* c, int64_t ldc,
-                                                                int rows, int cols)
+__attribute__((always_inline)) inline void dot_gemm_tile_words(int64_t quads, const typename Dot::A* a,
+                                                               QuadOfB quad_of_b, const typename Dot::Sum* init,
+                                                               typename Dot::Sum* c, int64_t ldc, int rows, int cols)
 {
     using vec = typename Dot::vec;
+    using operand = typename Dot::operand;
+    using Sum = typename Dot::Sum;
+    constexpr int per_word = 4 / sizeof(typename Dot::A);
     constexpr int W = Dot::width, NR = NV * W;
     vec acc[MR][NV];
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[i][v] = Dot::set1(i < rows ? init[i] : 0);
+        for (int v = 0; v < NV; ++v) acc[i][v] = Dot::set1(init && i < rows ? init[i] : 0);
     for (int64_t q = 0; q < quads; ++q) {
         const uint8_t* b = quad_of_b(q);
-        vec bv[NV];
+        operand bv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) bv[v] = Dot::load(b + v * W * 4);
 #pragma GCC unroll 16
         for (int i = 0; i < MR; ++i) {
-            const vec av = Dot::broadcast4(a + i * 4);
+            const operand av = Dot::broadcast4(a + i * per_word);
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) acc[i][v] = Dot::dot(acc[i][v], bv[v], av);
         }
-        a += MR * 4;
+        a += MR * per_word;
     }
     if (rows == MR && cols == NR) {
 #pragma GCC unroll 16
@@ -60,23 +67,23 @@ __attribute__((always_inline)) inline void int8_gemm_tile_quads(int64_t quads, c
             for (int v = 0; v < NV; ++v) Dot::store(c + i * ldc + v * W, acc[i][v]);
         return;
     }
-    int32_t buf[MR * NR]; // a partial tile goes through here, keeping only rows x cols
+    Sum buf[MR * NR]; // a partial tile goes through here, keeping only rows x cols
     for (int i = 0; i < MR; ++i)
         for (int v = 0; v < NV; ++v) Dot::store(buf + i * NR + v * W, acc[i][v]);
-    for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(int32_t) * cols);
+    for (int i = 0; i < rows; ++i) std::memcpy(c + i * ldc, buf + i * NR, sizeof(Sum) * cols);
 }
 
 template <class Dot, int MR, int NV>
-void int8_gemm_tile(int64_t quads, const int8_t* a, const Int8Panel& b, const int32_t* init, int32_t* c, int64_t ldc,
-                    int rows, int cols)
+void dot_gemm_tile(int64_t words, const typename Dot::A* a, const Int8Panel& b, const typename Dot::Sum* init,
+                   typename Dot::Sum* c, int64_t ldc, int rows, int cols)
 {
     const uint8_t* base = b.b;
     if (const int64_t* offsets = b.offsets)
-        int8_gemm_tile_quads<Dot, MR, NV>(quads, a, [=](int64_t q) { return base + offsets[q]; }, init, c, ldc, rows,
-                                          cols);
+        dot_gemm_tile_words<Dot, MR, NV>(words, a, [=](int64_t q) { return base + offsets[q]; }, init, c, ldc, rows,
+                                         cols);
     else
-        int8_gemm_tile_quads<Dot, MR, NV>(quads, a, [=, stride = b.stride](int64_t q) { return base + q * stride; },
-                                          init, c, ldc, rows, cols);
+        dot_gemm_tile_words<Dot, MR, NV>(words, a, [=, stride = b.stride](int64_t q) { return base + q * stride; },
+                                         init, c, ldc, rows, cols);
 }
 
 // Dot products of R weight rows at a time with one input (its vectors loaded
