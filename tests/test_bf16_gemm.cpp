@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/half.h"
 #include "kernels/bf16_gemm.h"
 #include "kernels/conv2d_bf16.h"
@@ -70,6 +71,15 @@ TEST(Bf16Gemm, EveryKernelMatchesSumsOfRoundedValues)
                 for (int64_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], -7.f) << kern->isa << ": wrote past n";
             }
         }
+}
+
+TEST(Bf16Gemm, TheCpusBfloat16InstructionsAreChosen)
+{
+    const auto kernels = bf16_gemm_kernels_available();
+    EXPECT_STREQ(kernels.front()->isa, "generic");
+    const char* best = cpu_has_amx_bf16() ? "amx" : cpu_has_avx512_bf16() ? "avx512bf16" : "generic";
+    EXPECT_STREQ(bf16_gemm_kernel().isa, best);
+    EXPECT_EQ(bf16_gemm_has_dot_instructions(), cpu_has_amx_bf16() || cpu_has_avx512_bf16());
 }
 
 // The rounding: to nearest, ties to even, NaN kept a NaN.

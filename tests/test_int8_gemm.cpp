@@ -164,9 +164,15 @@ TEST(Int8Gemm, DotProductsAreChosenWhereTheCpuHasThem)
     const auto kernels = int8_gemm_kernels_available();
     ASSERT_FALSE(kernels.empty());
     EXPECT_STREQ(kernels.front()->isa, "generic");
-    const char* best = cpu_has_avx512_vnni() ? "avx512vnni" : cpu_has_avx_vnni() ? "avxvnni" : "generic";
+    const char* vector_best = cpu_has_avx512_vnni() ? "avx512vnni" : cpu_has_avx_vnni() ? "avxvnni" : "generic";
+    const char* best = cpu_has_amx_int8() ? "amx" : vector_best;
     EXPECT_STREQ(int8_gemm_kernel().isa, best);
     EXPECT_EQ(int8_gemm_has_dot_instructions(), cpu_has_avx512_vnni() || cpu_has_avx_vnni());
+    // AMX's blocks of 16 quads (64 channels a tap) are taken from 8 quads (29 channels) a tap.
+    EXPECT_STREQ(int8_gemm_kernel_for_runs(3).isa, vector_best);
+    EXPECT_STREQ(int8_gemm_kernel_for_runs(28).isa, vector_best);
+    EXPECT_STREQ(int8_gemm_kernel_for_runs(29).isa, best);
+    EXPECT_STREQ(int8_gemm_kernel_for_runs(512).isa, best);
 }
 
 struct Int8ConvCase {

@@ -28,7 +28,8 @@ int isa_cap()
 #if defined(__x86_64__) || defined(__i386__)
 // CPUID feature bits, plus XGETBV: the OS must save the YMM/ZMM state too.
 struct X86Features {
-    bool avx2 = false, avx512 = false, avx512_vnni = false, avx_vnni = false, avx512_bf16 = false, amx_bf16 = false;
+    bool avx2 = false, avx512 = false, avx512_vnni = false, avx_vnni = false, avx512_bf16 = false, amx_bf16 = false,
+         amx_int8 = false;
     X86Features()
     {
         unsigned a, b, c, d;
@@ -43,13 +44,15 @@ struct X86Features {
         const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
         avx512 = avx2 && zmm_state && f && dq && bw && vl;
         avx512_vnni = avx512 && (c & (1u << 11));
-        const bool amx_tile = d & (1u << 24), amx_bf16_bit = d & (1u << 22);
+        const bool amx_tile = d & (1u << 24), amx_bf16_bit = d & (1u << 22), amx_int8_bit = d & (1u << 25);
         const bool tile_state = (xcr0_lo & 0x60000u) == 0x60000u; // XTILECFG and XTILEDATA
         if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
             avx_vnni = avx2 && (a & (1u << 4));
             avx512_bf16 = avx512 && (a & (1u << 5));
         }
-        amx_bf16 = avx512_bf16 && amx_tile && amx_bf16_bit && tile_state && amx_permitted();
+        const bool tiles = amx_tile && tile_state && amx_permitted();
+        amx_bf16 = avx512_bf16 && amx_bf16_bit && tiles;
+        amx_int8 = avx512_vnni && amx_int8_bit && tiles;
     }
     // Linux hands a process the (8 KiB) tile data state only on request.
     static bool amx_permitted()
@@ -73,6 +76,7 @@ bool detect_avx512_vnni() { return x86_features().avx512_vnni; }
 bool detect_avx_vnni() { return x86_features().avx_vnni; }
 bool detect_avx512_bf16() { return x86_features().avx512_bf16; }
 bool detect_amx_bf16() { return x86_features().amx_bf16; }
+bool detect_amx_int8() { return x86_features().amx_int8; }
 #else
 bool detect_avx2() { return false; }
 bool detect_avx512() { return false; }
@@ -80,6 +84,7 @@ bool detect_avx512_vnni() { return false; }
 bool detect_avx_vnni() { return false; }
 bool detect_avx512_bf16() { return false; }
 bool detect_amx_bf16() { return false; }
+bool detect_amx_int8() { return false; }
 #endif
 
 } // namespace
@@ -117,6 +122,12 @@ bool cpu_has_avx512_bf16()
 bool cpu_has_amx_bf16()
 {
     static const bool has = detect_amx_bf16() && isa_cap() >= 2;
+    return has;
+}
+
+bool cpu_has_amx_int8()
+{
+    static const bool has = detect_amx_int8() && isa_cap() >= 2;
     return has;
 }
 

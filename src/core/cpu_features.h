@@ -13,6 +13,8 @@ bool cpu_has_avx512_bf16(); // AVX-512 and AVX512-BF16 (bfloat16 pair dot produc
 // AVX512-BF16 and AMX-BF16 (tile matrix products of bfloat16), with the
 // kernel's leave to use the tile state (Linux: arch_prctl, asked once here).
 bool cpu_has_amx_bf16();
+// AVX512-VNNI and AMX-INT8 (tile products of bytes), with the same leave.
+bool cpu_has_amx_int8();
 // "avx512", "avx2" or "generic": the best ISA the kernels will use.
 std::string cpu_isa_name();
 

@@ -9,7 +9,12 @@ namespace {
 
 constexpr uint32_t kSignFlip = 0x80808080u; // int8 -> uint8 + 128, in each byte
 
-int64_t channel_quads(const Conv2dGemmGeometry& g) { return (g.inch_g + kInt8GemmQuad - 1) / kInt8GemmQuad; }
+// Per group, rounded up to the kernel's blocks (which then lie within one tap,
+// their quads one plane apart: AMX loads a block as one tile of B).
+int64_t channel_quads(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g)
+{
+    return int8_gemm_depth_quads(kern, g.inch_g);
+}
 
 // dst[c] = the bytes a[c], b[c], d[c], e[c] (lowest first) as one word, each offset by 128.
 void interleave_quads(const int8_t* const (&src)[kInt8GemmQuad], int64_t n, uint32_t* dst)
@@ -25,7 +30,8 @@ void interleave_quads(const int8_t* const (&src)[kInt8GemmQuad], int64_t n, uint
 Conv2dInt8Dot conv2d_int8_dot_prepare(const Int8GemmKernel& kern, const int8_t* weights, const Conv2dGemmGeometry& g)
 {
     Conv2dInt8Dot w;
-    w.channel_quads = channel_quads(g);
+    w.kern = &kern;
+    w.channel_quads = channel_quads(kern, g);
     const int64_t taps = g.kh * g.kw, depth = g.depth(), quad_depth = taps * w.channel_quads * kInt8GemmQuad;
     w.group_bytes = int8_gemm_packed_a_bytes(kern, g.outch_g, quad_depth);
     w.packed.resize(static_cast<size_t>(w.group_bytes * g.groups));
@@ -50,14 +56,14 @@ Conv2dInt8Dot conv2d_int8_dot_prepare(const Int8GemmKernel& kern, const int8_t* 
 
 int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g)
 {
-    return (g.groups * channel_quads(g) * phase_planes(g).words() + kern.nr) * kInt8GemmQuad;
+    return (g.groups * channel_quads(kern, g) * phase_planes(g).words() + kern.nr) * kInt8GemmQuad;
 }
 
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
                            const ExecContext& ctx)
 {
-    const int64_t cq = channel_quads(g);
+    const int64_t cq = channel_quads(kern, g);
     const uint32_t pad_word = (uint32_t(uint8_t(pad)) * 0x01010101u) ^ kSignFlip;
     const std::vector<int8_t> zeros(static_cast<size_t>(w), 0); // the row of a channel past the group's
     lay_out_phase_planes(

@@ -19,10 +19,11 @@
 namespace kestrel {
 
 struct Conv2dInt8Dot {
+    const Int8GemmKernel* kern = nullptr; // the kernel it was prepared for
     std::vector<int8_t> packed;  // group after group, int8_gemm_pack_a of its weights in (tap, quad) order
     std::vector<int32_t> start;  // per output channel: -128 * the sum of its weights
     int64_t group_bytes = 0;     // of packed, per group
-    int64_t channel_quads = 0;   // per group: ceil(inch_g / 4)
+    int64_t channel_quads = 0;   // per group: ceil(inch_g / 4), rounded up to the kernel's blocks
 };
 
 // Weights [groups*outch_g][inch_g][kh][kw]; g's split_columns and wide_rows

@@ -6,9 +6,10 @@
 // As the float GEMM (gemm.h): a register tile per ISA (dot_gemm_tile.h) and
 // a driver here. The k axis goes in quads, as the dot-product instructions
 // take it (AVX512-VNNI's vpdpbusd sums 4 byte products into each int32 lane):
-// A is packed into panels of `mr` rows, [quad][row][4 bytes]; B into panels of
-// `nr` columns, [quad][column][4 bytes]; k is padded to a multiple of 4 with
-// zeros of A. Sums are exact in int32 (every kernel gives the same bits) as
+// A is packed into panels of `mr` rows, [quad block][row][block quads][4
+// bytes] (block_quads: 1 for the vector tiles, 16 for AMX's 64-byte tile
+// rows); B into panels of `nr` columns, [quad][column][4 bytes]; k is padded
+// with zeros of A to whole blocks of quads. Sums are exact in int32 (every kernel gives the same bits) as
 // long as k * 127 * 255 stays below 2^31 (k up to 66000).
 #pragma once
 #include <cstdint>
@@ -34,6 +35,7 @@ struct Int8Panel {
 struct Int8GemmKernel {
     const char* isa;
     int mr, nr;
+    int block_quads; // the depth's unit, in quads (see above)
     // c[i*ldc + j] = init[i] + sum over the quads of A's and B's byte
     // products, for i < rows <= mr and j < cols <= nr; init holds `rows`
     // values. `a` is an A panel; every quad of `b` has nr readable columns.
@@ -48,12 +50,19 @@ struct Int8GemmKernel {
 // (generic first) for tests.
 const Int8GemmKernel& int8_gemm_kernel();
 std::vector<const Int8GemmKernel*> int8_gemm_kernels_available();
+// The fastest kernel for a depth that comes in runs of `run` values (a
+// convolution's channels at each tap): a kernel with blocks of quads pads
+// each run to whole blocks, so it is taken only for runs of half a block or more.
+const Int8GemmKernel& int8_gemm_kernel_for_runs(int64_t run);
 // Whether int8_gemm_kernel() has the CPU's dot-product instructions (else the
 // float GEMM runs int8 layers faster: kernels/conv2d_int8_gemm.h).
 bool int8_gemm_has_dot_instructions();
 
+// Quads of depth k, rounded up to the kernel's blocks.
+int64_t int8_gemm_depth_quads(const Int8GemmKernel& kern, int64_t k);
+
 // A (m x k, a[i*row_stride + kk]) packed into ceil(m/mr) panels of
-// quads(k)*mr*4 bytes.
+// depth_quads(k)*mr*4 bytes.
 int64_t int8_gemm_packed_a_bytes(const Int8GemmKernel& kern, int64_t m, int64_t k);
 void int8_gemm_pack_a(const Int8GemmKernel& kern, const int8_t* a, int64_t m, int64_t k, int64_t row_stride,
                       int8_t* dst);
@@ -61,7 +70,7 @@ void int8_gemm_pack_a(const Int8GemmKernel& kern, const int8_t* a, int64_t m, in
 std::vector<int64_t> int8_gemm_row_sums(const int8_t* a, int64_t m, int64_t k, int64_t row_stride);
 
 // B (k x n, b[kk*row_stride + j], unsigned) packed into ceil(n/nr) panels of
-// quads(k)*nr*4 bytes, zero past k and n.
+// depth_quads(k)*nr*4 bytes, zero past k and n.
 int64_t int8_gemm_packed_b_bytes(const Int8GemmKernel& kern, int64_t n, int64_t k);
 void int8_gemm_pack_b(const Int8GemmKernel& kern, const uint8_t* b, int64_t k, int64_t n, int64_t row_stride,
                       uint8_t* dst);

@@ -28,7 +28,7 @@ struct Vnni512Dot {
 
 const Int8GemmKernel& int8_gemm_kernel_avx512vnni()
 {
-    static const Int8GemmKernel k{"avx512vnni", 4, 64, dot_gemm_tile<Vnni512Dot, 4, 4>,
+    static const Int8GemmKernel k{"avx512vnni", 4, 64, 1, dot_gemm_tile<Vnni512Dot, 4, 4>,
                                   int8_row_dots<Vnni512Dot>};
     return k;
 }

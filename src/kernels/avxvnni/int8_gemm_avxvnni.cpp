@@ -34,7 +34,7 @@ struct AvxVnniDot {
 
 const Int8GemmKernel& int8_gemm_kernel_avxvnni()
 {
-    static const Int8GemmKernel k{"avxvnni", 3, 24, dot_gemm_tile<AvxVnniDot, 3, 3>, int8_row_dots<AvxVnniDot>};
+    static const Int8GemmKernel k{"avxvnni", 3, 24, 1, dot_gemm_tile<AvxVnniDot, 3, 3>, int8_row_dots<AvxVnniDot>};
     return k;
 }
 

@@ -33,7 +33,7 @@ struct ScalarDot {
 
 const Int8GemmKernel& int8_gemm_kernel_generic()
 {
-    static const Int8GemmKernel k{"generic", 4, 8, dot_gemm_tile<ScalarDot, 4, 8>, int8_row_dots<ScalarDot>};
+    static const Int8GemmKernel k{"generic", 4, 8, 1, dot_gemm_tile<ScalarDot, 4, 8>, int8_row_dots<ScalarDot>};
     return k;
 }
 

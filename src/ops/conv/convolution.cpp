@@ -309,7 +309,7 @@ public:
             st->path = Path::Int8Dot;
             st->quad_offsets = conv2d_int8_dot_offsets(st->gg, int8_dot_);
             if (x.dtype != DType::I8) st->quantized = ctx.request_scratch(shape_numel(x.shape));
-            st->padded = ctx.request_scratch(conv2d_int8_dot_input_bytes(int8_gemm_kernel(), st->gg));
+            st->padded = ctx.request_scratch(conv2d_int8_dot_input_bytes(*int8_dot_.kern, st->gg));
         } else if (int8_gemm_.chunk_channels > 0) {
             st->path = Path::Int8Gemm;
             st->as_float = ctx.request_scratch(shape_numel(x.shape) * 4);
@@ -974,7 +974,7 @@ private:
                                                                     k.kh * k.kw, depthwise_kernel().block);
         } else if (uses_gemm(k.outch / p_.group) && (int8_gemm_has_dot_instructions() || Conv2dInt8Gemm::supported(gg))) {
             if (int8_gemm_has_dot_instructions())
-                int8_dot_ = conv2d_int8_dot_prepare(int8_gemm_kernel(), w, gg);
+                int8_dot_ = conv2d_int8_dot_prepare(int8_gemm_kernel_for_runs(k.inch_g), w, gg);
             else
                 int8_gemm_ = conv2d_int8_gemm_prepare(gemm_kernel(), w, gg);
             // The packed copy replaces the int8 weights, as for fp32, except for
@@ -1085,7 +1085,7 @@ private:
     void int8_on_dot_kernel(const Tensor& x, const ConvState& st, const float* bias, const Residual& res, Tensor& y,
                             const ExecContext& ctx) const
     {
-        const Int8GemmKernel& kern = int8_gemm_kernel();
+        const Int8GemmKernel& kern = *int8_dot_.kern;
         const Tensor q = quantized_input(x, st.quantized, ctx);
         uint8_t* input = ctx.scratch_as<uint8_t>(st.padded);
         conv2d_int8_dot_input(kern, st.gg, q.data<int8_t>(), x.dim(1), x.dim(2), st.g.rows.pad_begin,
