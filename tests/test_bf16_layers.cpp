@@ -1,5 +1,6 @@
 // Options::precision BF16 on the layers that take it: Convolution (one group,
-// 16+ channels, every stride/dilation/padding form the bfloat16 path reads),
+// 16+ channels, 128+ products a sum, every stride/dilation/padding form the
+// bfloat16 path reads; smaller layers keep fp32's bits),
 // InnerProduct (row dot products and the GEMM), Gemm with constant B, and
 // MultiHeadAttention's projections, each against sums in double of the same
 // layer's formula, within the error bfloat16 inputs bring (1e-2 of the
@@ -58,25 +59,33 @@ Runs run_both(const std::string& type, const ParamDict& pd, const std::vector<Te
     return r;
 }
 
-void expect_bf16_close(const Runs& r, const std::vector<double>& want, const Shape& shape)
+// in_bf16: whether the layer takes the bfloat16 path (else BF16 must give fp32's bits).
+void expect_bf16_close(const Runs& r, const std::vector<double>& want, const Shape& shape, bool in_bf16 = true)
 {
     ASSERT_EQ(r.bf16.shape(), shape);
     Tensor ref(shape, DType::F64);
     std::copy(want.begin(), want.end(), ref.data<double>());
     testing::expect_close_to_reference(r.fp32, ref, 1e-5);
     testing::expect_close_to_reference(r.bf16, ref, 1e-2);
-    if (bf16_gemm_has_dot_instructions())
+    if (!in_bf16 || !bf16_gemm_has_dot_instructions())
+        EXPECT_TRUE(testing::bit_identical(r.fp32, r.bf16)) << "a layer BF16 leaves in fp32 changed";
+    else
         EXPECT_FALSE(testing::bit_identical(r.fp32, r.bf16)) << "BF16 gave the fp32 bits";
 }
 
 struct ConvCase {
     int64_t inch, outch, h, w, k, stride, dilation, pad;
+    bool in_bf16 = true;
 };
 
 TEST(Bf16Layers, ConvolutionMatchesDoubleSums)
 {
-    const ConvCase cases[] = {{16, 32, 12, 11, 3, 1, 1, 1}, {40, 24, 15, 15, 3, 2, 1, 1}, {32, 48, 9, 10, 1, 1, 1, 0},
-                              {24, 17, 13, 13, 3, 1, 2, 2}, {64, 64, 14, 14, 1, 2, 1, 0}, {20, 33, 16, 16, 5, 2, 1, 2}};
+    const ConvCase cases[] = {
+        {16, 32, 12, 11, 3, 1, 1, 1},        {40, 24, 15, 15, 3, 2, 1, 1},  {160, 48, 9, 10, 1, 1, 1, 0},
+        {24, 17, 13, 13, 3, 1, 2, 2},        {128, 64, 14, 14, 1, 2, 1, 0}, {20, 33, 16, 16, 5, 2, 1, 2},
+        {64, 64, 14, 14, 1, 1, 1, 0, false}, // 64 products a sum: fp32
+        {8, 64, 14, 14, 3, 1, 1, 1, false},  // 8 input channels: fp32
+    };
     uint32_t seed = 1;
     for (const ConvCase& c : cases) {
         SCOPED_TRACE(::testing::Message() << c.inch << "->" << c.outch << " k" << c.k << " s" << c.stride << " d"
@@ -104,7 +113,7 @@ TEST(Bf16Layers, ConvolutionMatchesDoubleSums)
                             }
                     want[(o * oh + y) * ow + xx] = std::max(s, 0.0);
                 }
-        expect_bf16_close(r, want, {c.outch, oh, ow});
+        expect_bf16_close(r, want, {c.outch, oh, ow}, c.in_bf16);
     }
 }
 

@@ -219,9 +219,10 @@ public:
     // build packed forms later may drop it once it has what it computes with.
     virtual void weights_released() {}
     // Which inputs and outputs may be stored in channel blocks (BlockedLayouts);
-    // none by default.
+    // none by default. bf16: the session multiplies in bfloat16 where layers
+    // can (PrepareContext::bf16), whose paths may want other layouts.
     virtual BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& /*inputs*/,
-                                           const std::vector<TensorDesc>& /*outputs*/) const
+                                           const std::vector<TensorDesc>& /*outputs*/, bool /*bf16*/) const
     {
         return {};
     }

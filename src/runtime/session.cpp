@@ -293,8 +293,7 @@ void Session::Impl::infer_shapes(Plan& p) const
 void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) const
 {
     p.elementwise.assign(p.steps.size(), false);
-    // bfloat16 convolutions read and write planes (kernels/conv2d_bf16.h).
-    if (!options.blocked_layouts || callbacks_see_plain || computes_bf16(options)) return;
+    if (!options.blocked_layouts || callbacks_see_plain) return;
     const int nblobs = static_cast<int>(graph->blobs.size());
     std::vector<int> parent(nblobs);
     for (int b = 0; b < nblobs; ++b) parent[b] = b;
@@ -342,11 +341,11 @@ BlockedLayouts Session::Impl::step_layouts(const Plan& p, int li) const
     std::vector<TensorDesc> in, out;
     for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
     for (int t : l.tops) out.push_back(p.blobs[t].desc);
-    if (!l.batched()) return l.op->blocked_layouts(in, out);
+    if (!l.batched()) return l.op->blocked_layouts(in, out, computes_bf16(options));
     std::vector<TensorDesc> in1, out1;
     split_batch(in, in1, l.batch_input0_only());
     split_batch(out, out1);
-    return l.op->blocked_layouts(in1, out1);
+    return l.op->blocked_layouts(in1, out1, computes_bf16(options));
 }
 
 // The descriptions step `s` prepares with: blocked blobs as their stored

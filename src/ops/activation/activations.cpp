@@ -33,7 +33,7 @@ template <ExpActivation kind> struct ExpKernel {
 template <class F>
 class PointwiseOp : public Op {
 public:
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, bool) const override
     {
         return same_shape_elementwise(in, out);
     }

@@ -24,7 +24,7 @@ using ReadParams = void (*)(const ParamDict&, typed_ops::OpParams&);
 
 class TypedActivation : public Op {
 public:
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, bool) const override
     {
         return same_shape_elementwise(in, out);
     }

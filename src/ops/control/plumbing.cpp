@@ -32,7 +32,7 @@ public:
 // Every output is the input itself; fan-out needs no copy.
 class Split : public Op {
 public:
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, bool) const override
     {
         return same_shape_elementwise(in, out);
     }

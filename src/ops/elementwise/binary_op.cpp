@@ -33,7 +33,7 @@ constexpr auto kNcnnKernels = ew::make_table<ew::NcnnBinaryOps, MakeBinaryKernel
 
 class BinaryOp final : public Op {
 public:
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, bool) const override
     {
         const BlockedLayouts same = same_shape_elementwise(in, out);
         const int full = same.elementwise || with_scalar_ ? -1 : per_channel_pair(in, out[0]);

@@ -22,7 +22,7 @@ enum EltwiseOp { kProd = 0, kSum = 1, kMax = 2, kMin = 3, kMean = 4 };
 
 class Eltwise final : public Op {
 public:
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, bool) const override
     {
         return same_shape_elementwise(in, out);
     }

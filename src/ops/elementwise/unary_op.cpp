@@ -29,7 +29,7 @@ constexpr auto kNcnnKernels = ew::make_table<ew::NcnnUnaryOps, MakeUnaryKernel>(
 
 class UnaryOp final : public Op {
 public:
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, bool) const override
     {
         return same_shape_elementwise(in, out);
     }

@@ -159,7 +159,7 @@ public:
     // 2-D float pooling of ncnn's form reads its input in channel blocks:
     // global pooling (the last layers of a blocked chain then write blocks;
     // its output stays plain), and max pooling, which writes blocks too.
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&, bool) const override
     {
         if (onnx_ || spatial_ != 2 || adaptive_ || in[0].dtype != DType::F32 || in[0].shape.size() != 3) return {};
         if (global_) return BlockedLayouts{{0}, {-1}};

@@ -94,7 +94,7 @@ public:
     // when every input but the last fills whole blocks: then the stored blobs
     // join along the block axis by the same copies (the last input's padding
     // lanes become the output's).
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, bool) const override
     {
         const int64_t rank = static_cast<int64_t>(out[0].shape.size());
         if (rank < 3 || out[0].dtype != DType::F32 || nd::normalize_axis(axis_, rank, "axis (param 0)") != rank - 3)

@@ -325,7 +325,7 @@ public:
 
     // Channel crops of whole blocks take blocked input and output; the other
     // inputs (shape references, slice parameters) stay plain.
-    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
+    BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&, bool) const override
     {
         if (dynamic_output_shape() || !output_shapes_known(in) || in[0].dtype != DType::F32) return {};
         std::vector<Shape> shapes;
