@@ -39,8 +39,9 @@
 // depthwise kernels (exact too); the plain int32 loop is the fallback. Their
 // sums are dequantized or requantized by kernels/int8_output.h. With
 // Options::precision BF16 (PrepareContext::bf16), one-group layers of 16
-// input and output channels or more multiply in bfloat16 (kernels/
-// conv2d_bf16.h: AMX tiles or vdpbf16ps, fp32 sums), on planes.
+// input and output channels or more and 128+ products a sum multiply in
+// bfloat16 (kernels/conv2d_bf16.h: AMX tiles or vdpbf16ps, fp32 sums), on
+// planes (takes_bf16).
 #include <algorithm>
 #include <cstring>
 #include <functional>
