@@ -65,13 +65,14 @@ inline float bf16_to_float(uint16_t b)
     return f;
 }
 
+// Round to nearest even; a NaN stays a (quiet) NaN. One expression, so that
+// loops over it vectorize (bfloat16 inputs are converted on every run).
 inline uint16_t float_to_bf16(float f)
 {
     uint32_t bits;
     std::memcpy(&bits, &f, 4);
-    if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u); // quiet nan
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    return static_cast<uint16_t>(bits >> 16);
+    return static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? (bits >> 16) | 0x40u
+                                                                      : (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
 } // namespace kestrel

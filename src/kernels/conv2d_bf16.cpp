@@ -1,6 +1,8 @@
 #include "kernels/conv2d_bf16.h"
 
-#include <cstring>
+#include <algorithm>
+
+#include "core/half.h"
 
 namespace kestrel {
 
@@ -11,19 +13,10 @@ int64_t word_planes(const Bf16GemmKernel& kern, const Conv2dGemmGeometry& g)
     return bf16_gemm_words(kern, g.inch_g);
 }
 
-// One float's bfloat16 bits, rounded to nearest even (NaN kept a NaN), in
-// a form the compiler vectorizes.
-inline uint32_t bf16_bits(float f)
-{
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-}
-
 // dst[c] = lo[c] and hi[c] as one word of bfloat16.
 void interleave_pairs(const float* lo, const float* hi, int64_t n, uint32_t* dst)
 {
-    for (int64_t c = 0; c < n; ++c) dst[c] = bf16_bits(lo[c]) | bf16_bits(hi[c]) << 16;
+    for (int64_t c = 0; c < n; ++c) dst[c] = uint32_t(float_to_bf16(lo[c])) | uint32_t(float_to_bf16(hi[c])) << 16;
 }
 
 } // namespace
