@@ -16,7 +16,7 @@ int64_t word_planes(const Bf16GemmKernel& kern, const Conv2dGemmGeometry& g)
 // dst[c] = lo[c] and hi[c] as one word of bfloat16.
 void interleave_pairs(const float* lo, const float* hi, int64_t n, uint32_t* dst)
 {
-    for (int64_t c = 0; c < n; ++c) dst[c] = uint32_t(float_to_bf16(lo[c])) | uint32_t(float_to_bf16(hi[c])) << 16;
+    for (int64_t c = 0; c < n; ++c) dst[c] = bf16_bits(lo[c]) | bf16_bits(hi[c]) << 16;
 }
 
 } // namespace
