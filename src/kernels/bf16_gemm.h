@@ -3,7 +3,7 @@
 //
 // As the int8 GEMM (int8_gemm.h), the depth goes in 4-byte words, here pairs
 // of bfloat16 of consecutive k (the pair vdpbf16ps and AMX's tdpbf16ps
-// multiply into one fp32 lane). B's words are Int8Panel's: word q's nr
+// multiply into one fp32 lane). B's words are WordPanel's: word q's nr
 // columns (4 bytes each) at b + q * stride, or at b + offsets[q] (bytes). A is
 // packed per kernel into panels of mr rows, [word block][row][block_words
 // words]: block_words is 1 for the vector tiles (dot_gemm_tile.h), whose
@@ -26,7 +26,7 @@ struct Bf16GemmKernel {
     // c[i*ldc + j] = init[i] + the sums of `words` words of A's and B's
     // products, for i < rows <= mr and j < cols <= nr; init holds `rows`
     // values, or is nullptr (zeros); every word of `b` has nr readable columns.
-    void (*tile)(int64_t words, const uint16_t* a, const Int8Panel& b, const float* init, float* c, int64_t ldc,
+    void (*tile)(int64_t words, const uint16_t* a, const WordPanel& b, const float* init, float* c, int64_t ldc,
                  int rows, int cols);
 };
 

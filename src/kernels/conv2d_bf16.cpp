@@ -82,7 +82,7 @@ void conv2d_bf16(const Bf16GemmKernel& kern, const Conv2dBf16& w, const Conv2dGe
     phase_planes_gemm<float>(
         g, kern.mr, kern.nr,
         [&](int64_t grp, int64_t p, int64_t j0, float* sums, int64_t ldc, int rows, int cols) {
-            const Int8Panel b{reinterpret_cast<const uint8_t*>(input + grp * group_input + j0), 0, offsets.data()};
+            const WordPanel b{reinterpret_cast<const uint8_t*>(input + grp * group_input + j0), 0, offsets.data()};
             kern.tile(words, w.packed.data() + grp * w.group_values + p * a_panel, b,
                       w.bias.data() + grp * g.outch_g + p * kern.mr, sums, ldc, rows, cols);
         },

@@ -93,7 +93,7 @@ void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const C
     phase_planes_gemm<int32_t>(
         g, kern.mr, kern.nr,
         [&](int64_t grp, int64_t p, int64_t j0, int32_t* sums, int64_t ldc, int rows, int cols) {
-            const Int8Panel b{input + grp * group_input + j0 * kInt8GemmQuad, 0, offsets.data()};
+            const WordPanel b{input + grp * group_input + j0 * kInt8GemmQuad, 0, offsets.data()};
             kern.tile(quads, w.packed.data() + grp * w.group_bytes + p * a_panel, b,
                       w.start.data() + grp * g.outch_g + p * kern.mr, sums, ldc, rows, cols);
         },

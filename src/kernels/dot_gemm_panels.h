@@ -25,7 +25,7 @@ void dot_gemm_panels(const Kernel& kern, int64_t m, int64_t n, int64_t words, co
             for (int64_t p = 0; p < row_panels; ++p) {
                 const int64_t i0 = p * kern.mr;
                 const int rows = static_cast<int>(std::min<int64_t>(kern.mr, m - i0));
-                kern.tile(words, a_packed + p * a_panel, Int8Panel{b_packed + cp * b_panel_bytes, kern.nr * 4, nullptr},
+                kern.tile(words, a_packed + p * a_panel, WordPanel{b_packed + cp * b_panel_bytes, kern.nr * 4, nullptr},
                           init ? init + i0 : nullptr, c + i0 * ldc + j0, ldc, rows, cols);
             }
         }

@@ -12,7 +12,7 @@
 //                             values in one word, summed
 //   set1(v), store(p, v), sum(v)  (the lanes' sum)
 // MR x NV accumulators; per word NV loads of B, MR broadcasts of A. B's words
-// are a packed panel's or, at offsets, an input read in place (Int8Panel).
+// are a packed panel's or, at offsets, an input read in place (WordPanel).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -74,7 +74,7 @@ __attribute__((always_inline)) inline void dot_gemm_tile_words(int64_t quads, co
 }
 
 template <class Dot, int MR, int NV>
-void dot_gemm_tile(int64_t words, const typename Dot::A* a, const Int8Panel& b, const typename Dot::Sum* init,
+void dot_gemm_tile(int64_t words, const typename Dot::A* a, const WordPanel& b, const typename Dot::Sum* init,
                    typename Dot::Sum* c, int64_t ldc, int rows, int cols)
 {
     const uint8_t* base = b.b;

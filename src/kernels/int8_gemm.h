@@ -23,10 +23,11 @@ constexpr int64_t kInt8GemmQuad = 4;
 
 inline int64_t int8_gemm_quads(int64_t k) { return (k + kInt8GemmQuad - 1) / kInt8GemmQuad; }
 
-// Where a tile reads B's quads: quad q's nr columns (4 bytes each) at
+// Where a dot-product tile (int8 here, bfloat16 in bf16_gemm.h) reads B's
+// 4-byte words (int8 quads, bfloat16 pairs): word q's nr columns at
 // b + q * stride, or at b + offsets[q] (bytes) when there are offsets (a
-// convolution's input read in place, one offset per quad of the depth).
-struct Int8Panel {
+// convolution's input read in place, one offset per word of the depth).
+struct WordPanel {
     const uint8_t* b = nullptr;
     int64_t stride = 0;
     const int64_t* offsets = nullptr;
@@ -39,7 +40,7 @@ struct Int8GemmKernel {
     // c[i*ldc + j] = init[i] + sum over the quads of A's and B's byte
     // products, for i < rows <= mr and j < cols <= nr; init holds `rows`
     // values. `a` is an A panel; every quad of `b` has nr readable columns.
-    void (*tile)(int64_t quads, const int8_t* a, const Int8Panel& b, const int32_t* init, int32_t* c, int64_t ldc,
+    void (*tile)(int64_t quads, const int8_t* a, const WordPanel& b, const int32_t* init, int32_t* c, int64_t ldc,
                  int rows, int cols);
     // y[o] = sum over i < n of w[o * n + i] * x[i] for o < rows (the fully
     // connected layers of one input: weights streamed once), int32 wrapping.

@@ -77,7 +77,7 @@ template <class Sum> void store_sums(Sum* p, int64_t ld)
 
 // P: A (A's value type), Sum, and KESTREL_AMX_PRODUCTS of its instruction.
 template <class P>
-void amx_tile(int64_t words, const typename P::A* a_values, const Int8Panel& b, const typename P::Sum* init,
+void amx_tile(int64_t words, const typename P::A* a_values, const WordPanel& b, const typename P::Sum* init,
               typename P::Sum* c, int64_t ldc, int rows, int cols)
 {
     using Sum = typename P::Sum;
