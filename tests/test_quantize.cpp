@@ -12,9 +12,11 @@
 #include <sstream>
 
 #include "graph/graph.h"
+#include "graph/ncnn_form.h"
 #include "kestrel/kestrel.h"
 #include "kestrel/quantize.h"
 #include "quantize/thresholds.h"
+#include "ncnn_rules.h"
 #include "test_helpers.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
@@ -469,7 +471,8 @@ std::string case_name(const ::testing::TestParamInfo<NetworkCase>& info)
 
 class QuantizeNetwork : public ::testing::TestWithParam<NetworkCase> {
 protected:
-    // The float model as `kestrel quantize` loads it (residual sums kept as layers).
+    // The float model as `kestrel quantize` loads it: residual sums kept as
+    // layers, an ONNX model in ncnn's conventions.
     void load(Net& net) const
     {
         LoadOptions lo;
@@ -478,7 +481,10 @@ protected:
         const std::string dir = ktest::shared_path(std::string("models/") + GetParam().model + "/");
         if (GetParam().onnx) {
 #ifdef KESTREL_HAVE_ONNX
-            load_onnx(net, dir + "model.onnx");
+            Net onnx;
+            onnx.set_load_options(lo);
+            load_onnx(onnx, dir + "model.onnx");
+            net = ncnn_form(onnx);
 #endif
         } else {
             net.load_param(dir + "ncnn.param");
@@ -490,7 +496,7 @@ protected:
     {
         std::vector<CalibrationSample> s;
         for (const Tensor& p : pictures)
-            s.push_back({{input, GetParam().onnx ? p.reshaped({1, 3, 224, 224}) : p}});
+            s.push_back({{input, p}});
         return s;
     }
 };
@@ -515,6 +521,7 @@ TEST_P(QuantizeNetwork, Int8FollowsFloatOnHeldOutInputs)
     int8_net.save_model(dir.file("int8.bin"));
     expect_ncnn_int8_files(ktest::read_file(dir.file("int8.param")), ktest::read_file(dir.file("int8.bin")),
                            GetParam().int8_layers);
+    EXPECT_TRUE(ktest::follows_ncnn_param_rules(ktest::read_file(dir.file("int8.param"))));
     Net loaded;
     loaded.load_param(dir.file("int8.param"));
     loaded.load_model(dir.file("int8.bin"));
@@ -598,5 +605,33 @@ TEST(QuantizeCommand, WritesAModelAndReportsAgreement)
     EXPECT_EQ(empty.exit_code, 1) << empty.describe();
     EXPECT_NE(empty.err.find(dir.file("empty") + ": no samples"), std::string::npos) << empty.err;
 }
+
+#ifdef KESTREL_HAVE_ONNX
+TEST(QuantizeCommand, OnnxModelsAreWrittenForNcnnWhereTheyHaveAnNcnnForm)
+{
+    const ktest::TempDir dir;
+    std::filesystem::create_directory(dir.file("cal"));
+    int k = 0;
+    for (const Tensor& p : generated_pictures(3, 77))
+        write_npy(dir.file("cal/" + std::to_string(k++) + ".npy"), p.reshaped({1, 3, 224, 224})); // ONNX's shape
+    const ktest::CliResult r = ktest::run_cli({"quantize", ktest::shared_path("models/mobilenet_v2/model.onnx"),
+                                               dir.file("q.param"), dir.file("q.bin"), "--calibration",
+                                               dir.file("cal")});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_NE(r.out.find("made 53 of 53"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("output: cosine mean 0.99"), std::string::npos) << r.out;
+    const std::string param = ktest::read_file(dir.file("q.param"));
+    EXPECT_TRUE(ktest::follows_ncnn_param_rules(param));
+    EXPECT_NE(param.find("Input input 0 1 input 0=224 1=224 2=3\n"), std::string::npos);
+
+    const ktest::CliResult kept = ktest::run_cli({"quantize",
+                                                  ktest::shared_path("models/shufflenet_v2_x0_5/model.onnx"),
+                                                  dir.file("s.param"), dir.file("s.bin"), "--calibration",
+                                                  dir.file("cal")});
+    ASSERT_EQ(kept.exit_code, 0) << kept.describe();
+    EXPECT_NE(kept.out.find("stays in Kestrel's form"), std::string::npos) << kept.out;
+    EXPECT_NE(kept.out.find("has no ncnn form"), std::string::npos) << kept.out;
+}
+#endif
 
 } // namespace

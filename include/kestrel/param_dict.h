@@ -32,6 +32,7 @@ public:
     void set_string(int id, std::string v);
     void set_raw_scalar(int id, uint32_t bits);
     void set_raw_array(int id, std::vector<uint32_t> words);
+    void erase(int id); // the id then has no value
 
     // "0=64 1=3 ..." in the .param text form (round-trips through the parser).
     std::string to_text() const;

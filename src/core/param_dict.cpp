@@ -133,6 +133,8 @@ void ParamDict::set_string(int id, std::string v) { slot(id) = Entry{Kind::Strin
 void ParamDict::set_raw_scalar(int id, uint32_t bits) { slot(id) = Entry{Kind::RawScalar, {bits}, {}}; }
 void ParamDict::set_raw_array(int id, std::vector<uint32_t> words) { slot(id) = Entry{Kind::RawArray, std::move(words), {}}; }
 
+void ParamDict::erase(int id) { slot(id) = Entry{}; }
+
 std::vector<int> ParamDict::ids() const
 {
     std::vector<int> v;

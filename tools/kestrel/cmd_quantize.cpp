@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "graph/graph.h"
+#include "graph/ncnn_form.h"
 #include "kestrel/quantize.h"
 
 namespace kestrel::cli {
@@ -126,6 +127,30 @@ void report_agreement(const Net& float_net, const Net& int8_net, const std::vect
     }
 }
 
+// An ONNX model in ncnn's conventions (graph/ncnn_form.h), so that ncnn runs
+// the int8 model written from it; false, with a note, when some layer has no
+// ncnn form (the model stays in Kestrel's).
+bool to_ncnn_form(LoadedModel& model)
+{
+    try {
+        model.net = ncnn_form(model.net);
+        return true;
+    } catch (const Error& e) {
+        std::printf("note: the model stays in Kestrel's form, which ncnn does not run: %s\n", e.what());
+        return false;
+    }
+}
+
+// Samples of a batch of one for the ncnn form, which has no batch axis.
+void drop_batch_axis(std::vector<CalibrationSample>& samples)
+{
+    for (CalibrationSample& sample : samples)
+        for (auto& in : sample) {
+            const Shape& s = in.second.shape();
+            if (!s.empty() && s[0] == 1) in.second = in.second.reshaped(Shape(s.begin() + 1, s.end()));
+        }
+}
+
 } // namespace
 
 int quantize_command(const std::vector<std::string>& argv)
@@ -150,7 +175,10 @@ int quantize_command(const std::vector<std::string>& argv)
     lo.fuse_residuals = false;
     model.net.set_load_options(lo);
     load_model(model, args.positional[0], args.last("--weights"), false);
-    const std::vector<CalibrationSample> samples = read_samples(args, *args.last("--calibration"), model);
+    std::vector<CalibrationSample> samples = read_samples(args, *args.last("--calibration"), model);
+    std::vector<CalibrationSample> eval_samples;
+    if (const std::string* eval = args.last("--eval")) eval_samples = read_samples(args, *eval, model);
+    if (is_onnx_path(model.param_path) && to_ncnn_form(model)) drop_batch_axis(samples), drop_batch_axis(eval_samples);
 
     const std::map<std::string, float> scales = calibrate(model.net, samples, options);
     Net int8_net;
@@ -163,8 +191,8 @@ int quantize_command(const std::vector<std::string>& argv)
     std::printf("made %d of %d convolution and inner-product layers int8, calibrated on %zu samples\n", quantized,
                 candidates, samples.size());
     std::printf("wrote %s and %s\n", args.positional[1].c_str(), args.positional[2].c_str());
-    if (const std::string* eval = args.last("--eval"))
-        report_agreement(model.net, int8_net, read_samples(args, *eval, model), options.threads, "evaluation");
+    if (!eval_samples.empty())
+        report_agreement(model.net, int8_net, eval_samples, options.threads, "evaluation");
     else
         report_agreement(model.net, int8_net, samples, options.threads, "calibration");
     return 0;

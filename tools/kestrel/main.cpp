@@ -29,7 +29,7 @@ const Command kCommands[] = {
      "bench MODEL|DIR... [--threads N] [--loops N] [--warmup N] [--profile] [--json] [--no-optimize]\n"
      "             [--fp16-weights] [--precision fp32|bf16] [--shape D0,D1,...] [--shape NAME=D0,D1,...]\n"
      "             (.param shapes in ncnn's order [w,h,c]; .onnx shapes in the model's own order)\n"},
-    {"convert", kestrel::cli::convert_command, "convert MODEL.onnx OUT.param OUT.bin [--no-optimize]\n"},
+    {"convert", kestrel::cli::convert_command, "convert MODEL.onnx OUT.param OUT.bin [--no-optimize] [--ncnn]\n"},
     {"quantize", kestrel::cli::quantize_command,
      "quantize MODEL OUT.param OUT.bin --calibration DIR [--method kl|minmax|percentile] [--percentile P]\n"
      "             [--eval DIR] [--threads N] [--weights FILE] [--no-requantize]\n"
