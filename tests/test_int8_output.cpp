@@ -76,6 +76,42 @@ TEST(Int8Output, QuantizeSweepOfHalvesAndTheirNeighbours)
     }
 }
 
+// The dot kernels' input words: four channels' bytes (the first lowest), each
+// plus 128, from int8 values and from floats quantized as `quantize` does;
+// every tail length, nothing written past n.
+TEST(Int8Output, OffsetQuadsInterleaveFourChannels)
+{
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> d(-140.f, 140.f);
+    constexpr size_t kMax = 70;
+    std::vector<float> f[4];
+    std::vector<int8_t> b[4];
+    for (int k = 0; k < 4; ++k)
+        for (size_t i = 0; i < kMax; ++i) f[k].push_back(d(rng)), b[k].push_back(reference_int8(f[k].back()));
+    f[2][5] = 0.5f, f[3][6] = -0.5f, f[1][7] = std::numeric_limits<float>::quiet_NaN();
+    const float scale = 0.75f;
+    const float* fs[4] = {f[0].data(), f[1].data(), f[2].data(), f[3].data()};
+    const int8_t* bs[4] = {b[0].data(), b[1].data(), b[2].data(), b[3].data()};
+    const auto word = [](int8_t c0, int8_t c1, int8_t c2, int8_t c3) {
+        return uint32_t(uint8_t(c0 + 128)) | uint32_t(uint8_t(c1 + 128)) << 8 | uint32_t(uint8_t(c2 + 128)) << 16 |
+               uint32_t(uint8_t(c3 + 128)) << 24;
+    };
+    for (const Int8OutputKernel* kern : int8_output_kernels_available())
+        for (size_t n = 1; n <= kMax; ++n) {
+            std::vector<uint32_t> from_bytes(n + 1, 7u), from_floats(n + 1, 7u);
+            kern->offset_quads(bs, static_cast<int64_t>(n), from_bytes.data());
+            kern->quantize_offset_quads(fs, static_cast<int64_t>(n), scale, from_floats.data());
+            for (size_t i = 0; i < n; ++i) {
+                ASSERT_EQ(from_bytes[i], word(b[0][i], b[1][i], b[2][i], b[3][i])) << kern->isa << " n=" << n << " i=" << i;
+                ASSERT_EQ(from_floats[i], word(reference_int8(f[0][i] * scale), reference_int8(f[1][i] * scale),
+                                               reference_int8(f[2][i] * scale), reference_int8(f[3][i] * scale)))
+                    << kern->isa << " n=" << n << " i=" << i;
+            }
+            ASSERT_EQ(from_bytes[n], 7u) << kern->isa << ": wrote past n=" << n;
+            ASSERT_EQ(from_floats[n], 7u) << kern->isa << ": wrote past n=" << n;
+        }
+}
+
 TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
 {
     std::mt19937 rng(9);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/int8_output.h"
+
 namespace kestrel {
 
 namespace {
@@ -16,13 +18,26 @@ int64_t channel_quads(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g)
     return int8_gemm_depth_quads(kern, g.inch_g);
 }
 
-// dst[c] = the bytes a[c], b[c], d[c], e[c] (lowest first) as one word, each offset by 128.
-void interleave_quads(const int8_t* const (&src)[kInt8GemmQuad], int64_t n, uint32_t* dst)
+// x's planes laid out as channel quads; words(src, n, out) writes the words
+// of n pixels of four channels' rows (a row of zeros past the group's).
+template <class T, class Words>
+void lay_out_quads(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const T* x, int64_t h, int64_t w,
+                   int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst, const ExecContext& ctx,
+                   const Words& words)
 {
-    for (int64_t c = 0; c < n; ++c)
-        dst[c] = (uint32_t(uint8_t(src[0][c])) | uint32_t(uint8_t(src[1][c])) << 8 |
-                  uint32_t(uint8_t(src[2][c])) << 16 | uint32_t(uint8_t(src[3][c])) << 24) ^
-                 kSignFlip;
+    const int64_t cq = channel_quads(kern, g);
+    const uint32_t pad_word = (uint32_t(uint8_t(pad)) * 0x01010101u) ^ kSignFlip;
+    const std::vector<T> zeros(static_cast<size_t>(w), T(0));
+    lay_out_phase_planes(
+        g, g.groups * cq, h, w, pad_top, pad_left, pad_word, kern.nr,
+        [&](int64_t q, int64_t y, int64_t x0, int64_t n, uint32_t* out) {
+            const int64_t grp = q / cq, c0 = q % cq * kInt8GemmQuad;
+            const T* src[kInt8GemmQuad];
+            for (int64_t i = 0; i < kInt8GemmQuad; ++i)
+                src[i] = c0 + i < g.inch_g ? x + ((grp * g.inch_g + c0 + i) * h + y) * w + x0 : zeros.data();
+            words(src, n, out);
+        },
+        reinterpret_cast<uint32_t*>(dst), ctx);
 }
 
 } // namespace
@@ -63,19 +78,19 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
                            const ExecContext& ctx)
 {
-    const int64_t cq = channel_quads(kern, g);
-    const uint32_t pad_word = (uint32_t(uint8_t(pad)) * 0x01010101u) ^ kSignFlip;
-    const std::vector<int8_t> zeros(static_cast<size_t>(w), 0); // the row of a channel past the group's
-    lay_out_phase_planes(
-        g, g.groups * cq, h, w, pad_top, pad_left, pad_word, kern.nr,
-        [&](int64_t q, int64_t y, int64_t x0, int64_t n, uint32_t* out) {
-            const int64_t grp = q / cq, c0 = q % cq * kInt8GemmQuad;
-            const int8_t* src[kInt8GemmQuad];
-            for (int64_t i = 0; i < kInt8GemmQuad; ++i)
-                src[i] = c0 + i < g.inch_g ? x + ((grp * g.inch_g + c0 + i) * h + y) * w + x0 : zeros.data();
-            interleave_quads(src, n, out);
-        },
-        reinterpret_cast<uint32_t*>(dst), ctx);
+    const Int8OutputKernel& out = int8_output_kernel();
+    lay_out_quads(kern, g, x, h, w, pad_top, pad_left, pad, dst, ctx,
+                  [&](const int8_t* const* src, int64_t n, uint32_t* words) { out.offset_quads(src, n, words); });
+}
+
+void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const float* x, float scale,
+                           int64_t h, int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
+                           const ExecContext& ctx)
+{
+    const Int8OutputKernel& out = int8_output_kernel();
+    lay_out_quads(kern, g, x, h, w, pad_top, pad_left, pad, dst, ctx, [&](const float* const* src, int64_t n, uint32_t* words) {
+        out.quantize_offset_quads(src, n, scale, words);
+    });
 }
 
 std::vector<int64_t> conv2d_int8_dot_offsets(const Conv2dGemmGeometry& g, const Conv2dInt8Dot& w)

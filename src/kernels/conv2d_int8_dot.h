@@ -40,6 +40,10 @@ int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemm
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
                            const ExecContext& ctx);
+// The same from float planes, quantized with `scale` (Int8OutputKernel::quantize's rounding) as they are laid out.
+void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const float* x, float scale,
+                           int64_t h, int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
+                           const ExecContext& ctx);
 
 // Each quad's byte offset from a pixel's word in its group's laid-out input,
 // in the GEMM's depth order (tap, quad): per shape, computed when a layer is

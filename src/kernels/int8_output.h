@@ -29,6 +29,12 @@ struct Int8OutputKernel {
                        float out_scale, int8_t* q);
     void (*requantize_floats)(const float* sums, int64_t n, float scale, const float* bias, const float* clamp,
                               float out_scale, int8_t* q);
+    // The dot-product kernels' input words: words[i] holds the four
+    // channels' int8 values at i (src[0]'s in the lowest byte), each offset
+    // by 128 (the unsigned operand of vpdpbusd and tdpbsud); from int8
+    // values, or from floats quantized as `quantize` does.
+    void (*offset_quads)(const int8_t* const* src, int64_t n, uint32_t* words);
+    void (*quantize_offset_quads)(const float* const* src, int64_t n, float scale, uint32_t* words);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

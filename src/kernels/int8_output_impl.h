@@ -22,17 +22,23 @@ template <class V> struct Int8Lanes {
     // half away from zero as a truncation after adding 0.5 - 2^-25 with the
     // value's sign: an exact half then rounds up to the next integer, a value
     // just under one stays under (checked for every float in [-127, 127]).
-    static bytes to_int8(vec v)
+    static bytes to_int8(vec v) { return __builtin_convertvector(to_int32(v), bytes); }
+
+    // float2int8 (ops/quant/int8.h) lane by lane, in int32 lanes: clamp (NaN
+    // to 0), then half away from zero as a truncation after adding 0.5 -
+    // 2^-25 with the value's sign: an exact half then rounds up to the next
+    // integer, a value just under one stays under (checked for every float
+    // in [-127, 127]).
+    static auto to_int32(vec v)
     {
         const vec hi = V::set1(127.f), lo = V::set1(-127.f);
         vec c = v > hi ? hi : (v < lo ? lo : v);
         c = rounded(c == c ? c : V::set1(0.f)); // a product before it stays rounded
         const vec half = c < V::set1(0.f) ? V::set1(-0.49999997f) : V::set1(0.49999997f);
-        // Truncated to int32 lanes, then narrowed (the int type of a vector
-        // comparison: gcc drops a dependent typedef's vector attribute here).
+        // The int type of a vector comparison: gcc drops a dependent
+        // typedef's vector attribute here.
         using lanes = decltype(c < c);
-        const lanes t = __builtin_convertvector(c + half, lanes);
-        return __builtin_convertvector(t, bytes);
+        return __builtin_convertvector(c + half, lanes);
     }
 
     static vec as_floats(ivec s) { return __builtin_convertvector(s, vec); }
@@ -129,6 +135,49 @@ void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias,
     });
 }
 
+// W unsigned bytes as a vector (a specialization per width: gcc drops the
+// vector attribute of a typedef that depends on a template parameter).
+template <int W> struct ByteVector;
+template <> struct ByteVector<4> { typedef uint8_t type __attribute__((vector_size(4))); };
+template <> struct ByteVector<8> { typedef uint8_t type __attribute__((vector_size(8))); };
+template <> struct ByteVector<16> { typedef uint8_t type __attribute__((vector_size(16))); };
+
+// Four lane vectors of int8 values (in int32 lanes) as words of four bytes,
+// each byte offset by 128.
+template <class V, class Lanes> void store_offset_quads(uint32_t* dst, Lanes b0, Lanes b1, Lanes b2, Lanes b3, int64_t count)
+{
+    const Lanes w = (b0 & 0xFF) | (b1 & 0xFF) << 8 | (b2 & 0xFF) << 16 | b3 << 24;
+    Int8Lanes<V>::store(reinterpret_cast<int32_t*>(dst), w ^ static_cast<int32_t>(0x80808080u), count);
+}
+
+template <class V> void int8_offset_quads(const int8_t* const* src, int64_t n, uint32_t* words)
+{
+    using L = Int8Lanes<V>;
+    using Bytes = typename ByteVector<V::width>::type;
+    const auto lanes = [](const int8_t* p, int64_t count) {
+        Bytes u{};
+        std::memcpy(&u, p, static_cast<size_t>(count));
+        return __builtin_convertvector(u, typename L::ivec); // the bytes, 0..255, as a word holds them
+    };
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        store_offset_quads<V>(words + i, lanes(src[0] + i, count), lanes(src[1] + i, count), lanes(src[2] + i, count),
+                              lanes(src[3] + i, count), count);
+    });
+}
+
+template <class V> void int8_quantize_offset_quads(const float* const* src, int64_t n, float scale, uint32_t* words)
+{
+    using L = Int8Lanes<V>;
+    const typename V::vec s = V::set1(scale);
+    const auto lanes = [&](const float* p, int64_t count) {
+        return L::to_int32(L::template load<float, typename V::vec>(p, count) * s);
+    };
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        store_offset_quads<V>(words + i, lanes(src[0] + i, count), lanes(src[1] + i, count), lanes(src[2] + i, count),
+                              lanes(src[3] + i, count), count);
+    });
+}
+
 template <class V> const Int8OutputKernel& int8_output_kernel_of(const char* isa)
 {
     static const Int8OutputKernel k{isa,
@@ -136,7 +185,9 @@ template <class V> const Int8OutputKernel& int8_output_kernel_of(const char* isa
                                     int8_dequantize<V, float>,
                                     int8_quantize<V>,
                                     int8_requantize<V, int32_t>,
-                                    int8_requantize<V, float>};
+                                    int8_requantize<V, float>,
+                                    int8_offset_quads<V>,
+                                    int8_quantize_offset_quads<V>};
     return k;
 }
 

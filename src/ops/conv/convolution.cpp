@@ -309,7 +309,6 @@ public:
             // The padded input as the kernel lays it out (channel quads).
             st->path = Path::Int8Dot;
             st->quad_offsets = conv2d_int8_dot_offsets(st->gg, int8_dot_);
-            if (x.dtype != DType::I8) st->quantized = ctx.request_scratch(shape_numel(x.shape));
             st->padded = ctx.request_scratch(conv2d_int8_dot_input_bytes(*int8_dot_.kern, st->gg));
         } else if (int8_gemm_.chunk_channels > 0) {
             st->path = Path::Int8Gemm;
@@ -1091,10 +1090,14 @@ private:
                             const ExecContext& ctx) const
     {
         const Int8GemmKernel& kern = *int8_dot_.kern;
-        const Tensor q = quantized_input(x, st.quantized, ctx);
         uint8_t* input = ctx.scratch_as<uint8_t>(st.padded);
-        conv2d_int8_dot_input(kern, st.gg, q.data<int8_t>(), x.dim(1), x.dim(2), st.g.rows.pad_begin,
-                              st.g.cols.pad_begin, int8_pad_value(pad_value_), input, ctx);
+        const int8_t pad = int8_pad_value(pad_value_);
+        if (x.dtype() == DType::I8) // quantized by the layer before (requantized)
+            conv2d_int8_dot_input(kern, st.gg, x.data<int8_t>(), x.dim(1), x.dim(2), st.g.rows.pad_begin,
+                                  st.g.cols.pad_begin, pad, input, ctx);
+        else
+            conv2d_int8_dot_input(kern, st.gg, x.data<float>(), bottom_scale_, x.dim(1), x.dim(2),
+                                  st.g.rows.pad_begin, st.g.cols.pad_begin, pad, input, ctx);
         const bool requant = int8_scale_term_ > 100;
         const int64_t plane = st.g.rows.out * st.g.cols.out;
         conv2d_int8_dot(kern, int8_dot_, st.gg, st.quad_offsets, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
