@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -386,6 +387,109 @@ TEST(Int8Ops, RequantizedOutputFeedsSecondInt8Convolution)
     const std::vector<float> ref = ref_int8_conv(mid_q, mid_shape[0], mid_shape[1], mid_shape[2], c2, d2, nullptr,
                                                  out_shape);
     expect_floats_close(got[1], ref, out_shape, 1e-6);
+}
+
+// Int8 activations the session chooses: two int8 convolutions (8=2), their
+// concatenation, a max pooling and a split, read by two int8 convolutions
+// with one input scale. The session keeps the blobs between as int8 (the
+// readers' quantization done by the writers), which must give the bits of
+// the float route: checked against the reference and against a session that
+// sees every blob as the model defines it (callbacks on plain blobs).
+struct ChainCase {
+    Int8Conv a, b, c, d;
+    Int8ConvData da, db, dc, dd;
+    Net net;
+    ChainCase(float d_scale)
+    {
+        a.outch = 4, a.pad = 1, a.act = 1;
+        b.outch = 3, b.pad = 1;
+        c.inch = d.inch = 7, c.outch = 5, d.outch = 6, c.k = d.k = 1, d.act = 1;
+        da = make_data(a, 700), db = make_data(b, 701), dc = make_data(c, 702), dd = make_data(d, 703);
+        dc.in_scale = 21.f, dd.in_scale = d_scale;
+        PD pool;
+        pool.i(0, 0).i(1, 3).i(2, 2).i(3, 1).i(5, 1); // max 3x3, stride 2, pad 1, floor
+        net.add_layer("Input", "in", {}, {"x"});
+        net.add_layer("Split", "fan", {"x"}, {"x0", "x1"});
+        net.add_layer("Convolution", "a", {"x0"}, {"ya"}, a.params(), da.weights());
+        net.add_layer("Convolution", "b", {"x1"}, {"yb"}, b.params(), db.weights());
+        net.add_layer("Concat", "cat", {"ya", "yb"}, {"cat"});
+        net.add_layer("Pooling", "pool", {"cat"}, {"pool"}, pool.pd);
+        net.add_layer("Split", "split", {"pool"}, {"p0", "p1"});
+        net.add_layer("Convolution", "c", {"p0"}, {"yc"}, c.params(), dc.weights());
+        net.add_layer("Convolution", "d", {"p1"}, {"yd"}, d.params(), dd.weights());
+        net.finish_graph();
+    }
+
+    // The pooled blob, by the reference: float convolutions, concatenated, max-pooled.
+    std::vector<float> pooled(const Tensor& x, Shape& shape) const
+    {
+        Shape sa, sb;
+        std::vector<float> cat = ref_int8_conv(quantized_input(x, da.in_scale), a.inch, a.h, a.w, a, da, nullptr, sa);
+        const std::vector<float> yb = ref_int8_conv(quantized_input(x, db.in_scale), b.inch, b.h, b.w, b, db, nullptr, sb);
+        cat.insert(cat.end(), yb.begin(), yb.end());
+        const int64_t ch = sa[0] + sb[0], h = sa[1], w = sa[2], oh = (h + 2 - 3) / 2 + 1, ow = (w + 2 - 3) / 2 + 1;
+        std::vector<float> out;
+        for (int64_t c = 0; c < ch; ++c)
+            for (int64_t oy = 0; oy < oh; ++oy)
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    float m = -INFINITY;
+                    for (int64_t y = oy * 2 - 1; y < oy * 2 + 2; ++y)
+                        for (int64_t xx = ox * 2 - 1; xx < ox * 2 + 2; ++xx)
+                            if (y >= 0 && y < h && xx >= 0 && xx < w) m = std::max(m, cat[(c * h + y) * w + xx]);
+                    out.push_back(m);
+                }
+        shape = {ch, oh, ow};
+        return out;
+    }
+
+    // Runs the net; `pool_dtype` gets the pooled blob's stored dtype.
+    std::vector<Tensor> run(const Tensor& x, bool plain_callbacks, DType* pool_dtype) const
+    {
+        Session s(net);
+        const OpCallback none = [](const OpEvent&) {};
+        const OpCallback after = [&](const OpEvent& e) {
+            if (e.layer_name == "pool" && pool_dtype) *pool_dtype = e.outputs[0].dtype();
+        };
+        s.set_callbacks(none, after, /*stored_layouts=*/!plain_callbacks);
+        s.set_input("x", x);
+        return s.run({"yc", "yd"});
+    }
+};
+
+TEST(Int8Ops, Int8ActivationsAcrossConcatPoolingAndSplit)
+{
+    const ChainCase chain(21.f);
+    const Tensor x = random_tensor({3, chain.a.h, chain.a.w}, 704, -2.f, 2.f);
+    DType stored = DType::F32, plain = DType::I8;
+    const std::vector<Tensor> got = chain.run(x, false, &stored), want = chain.run(x, true, &plain);
+    EXPECT_EQ(stored, DType::I8) << "the session should keep the pooled blob int8";
+    EXPECT_EQ(plain, DType::F32);
+    for (int k = 0; k < 2; ++k)
+        EXPECT_EQ(0, std::memcmp(got[k].raw(), want[k].raw(), got[k].nbytes())) << "output " << k;
+
+    Shape pooled_shape, out_shape;
+    const std::vector<int> q = quantized_input(from_vector(chain.pooled(x, pooled_shape), pooled_shape), 21.f);
+    expect_floats_close(got[0], ref_int8_conv(q, pooled_shape[0], pooled_shape[1], pooled_shape[2], chain.c, chain.dc,
+                                              nullptr, out_shape),
+                        out_shape, 1e-6);
+    expect_floats_close(got[1], ref_int8_conv(q, pooled_shape[0], pooled_shape[1], pooled_shape[2], chain.d, chain.dd,
+                                              nullptr, out_shape),
+                        out_shape, 1e-6);
+}
+
+TEST(Int8Ops, Int8ActivationsNeedOneReaderScale)
+{
+    const ChainCase chain(22.f); // the readers quantize differently: the blobs stay float
+    const Tensor x = random_tensor({3, chain.a.h, chain.a.w}, 705, -2.f, 2.f);
+    DType stored = DType::I8;
+    const std::vector<Tensor> got = chain.run(x, false, &stored);
+    EXPECT_EQ(stored, DType::F32);
+    Shape pooled_shape, out_shape;
+    const std::vector<float> pooled = chain.pooled(x, pooled_shape);
+    const Tensor p = from_vector(pooled, pooled_shape);
+    expect_floats_close(got[1], ref_int8_conv(quantized_input(p, 22.f), pooled_shape[0], pooled_shape[1],
+                                              pooled_shape[2], chain.d, chain.dd, nullptr, out_shape),
+                        out_shape, 1e-6);
 }
 
 TEST(Int8Ops, ZeroScalesGiveZeroNotNaN)

@@ -49,6 +49,10 @@ struct TensorDesc {
     // Reshape). Undefined otherwise. Ops whose output shape depends on an
     // input's values read it here in infer().
     Tensor value;
+    // An int8 activation the session chose in place of a float one
+    // (Op::can_write_int8): its values are the floats' times this scale,
+    // rounded as ncnn's float2int8. Unused otherwise.
+    float int8_scale = 0.f;
 };
 
 // Which of an op's inputs and outputs may be stored in channel blocks, for
@@ -226,6 +230,21 @@ public:
     {
         return {};
     }
+    // Int8 activations between int8 layers, chosen by the session for the
+    // blobs where every writer can write int8 and every reader would
+    // quantize with one scale (the values are then those the readers would
+    // have made; no float pass between):
+    // - int8_input_scale: the scale (>= 0) this layer quantizes its float
+    //   input 0 with, when it also reads int8 values of that scale; negative
+    //   if it does not;
+    // - can_write_int8: whether it can write output 0 as int8 with the scale
+    //   the session puts in that output's TensorDesc::int8_scale (then given
+    //   to prepare() as the output's dtype I8);
+    // - int8_passthrough: whether int8 inputs of one scale give the int8 output
+    //   of that scale exactly (a copy, a max), so the choice may span it.
+    virtual float int8_input_scale() const { return -1.f; }
+    virtual bool can_write_int8(const std::vector<TensorDesc>& /*inputs*/) const { return false; }
+    virtual bool int8_passthrough() const { return false; }
     // Multiply-accumulates for `kestrel info`, given inferred shapes.
     virtual int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&) const { return 0; }
     // Bytes of weights held (for `kestrel info`).

@@ -14,7 +14,9 @@ namespace {
 
 template <class V> struct Int8Lanes {
     using vec = typename V::vec;
-    typedef int32_t ivec __attribute__((vector_size(sizeof(vec))));
+    // int32 lanes: the type of a comparison (gcc drops the vector attribute
+    // of a typedef that depends on a template parameter in some uses).
+    using ivec = decltype(vec{} < vec{});
     typedef int8_t bytes __attribute__((vector_size(V::width)));
     static constexpr int W = V::width;
 
@@ -29,16 +31,30 @@ template <class V> struct Int8Lanes {
     // 2^-25 with the value's sign: an exact half then rounds up to the next
     // integer, a value just under one stays under (checked for every float
     // in [-127, 127]).
-    static auto to_int32(vec v)
+    static ivec to_int32(vec v)
     {
         const vec hi = V::set1(127.f), lo = V::set1(-127.f);
         vec c = v > hi ? hi : (v < lo ? lo : v);
         c = rounded(c == c ? c : V::set1(0.f)); // a product before it stays rounded
         const vec half = c < V::set1(0.f) ? V::set1(-0.49999997f) : V::set1(0.49999997f);
-        // The int type of a vector comparison: gcc drops a dependent
-        // typedef's vector attribute here.
-        using lanes = decltype(c < c);
-        return __builtin_convertvector(c + half, lanes);
+        return __builtin_convertvector(c + half, ivec);
+    }
+
+    // The first `count` bytes at p as int32 lanes (0..255; the rest 0).
+    static ivec widened_bytes(const int8_t* p, int64_t count)
+    {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+        if constexpr (W == 16)
+            return (ivec)_mm512_cvtepu8_epi32(count == W ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
+                                                         : _mm_maskz_loadu_epi8(tail_mask(count), p));
+#endif
+#if defined(__AVX2__)
+        if constexpr (W == 8)
+            if (count == W) return (ivec)_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+#endif
+        ivec v{};
+        for (int64_t i = 0; i < count; ++i) v[i] = static_cast<uint8_t>(p[i]);
+        return v;
     }
 
     static vec as_floats(ivec s) { return __builtin_convertvector(s, vec); }
@@ -135,13 +151,6 @@ void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias,
     });
 }
 
-// W unsigned bytes as a vector (a specialization per width: gcc drops the
-// vector attribute of a typedef that depends on a template parameter).
-template <int W> struct ByteVector;
-template <> struct ByteVector<4> { typedef uint8_t type __attribute__((vector_size(4))); };
-template <> struct ByteVector<8> { typedef uint8_t type __attribute__((vector_size(8))); };
-template <> struct ByteVector<16> { typedef uint8_t type __attribute__((vector_size(16))); };
-
 // Four lane vectors of int8 values (in int32 lanes) as words of four bytes,
 // each byte offset by 128.
 template <class V, class Lanes> void store_offset_quads(uint32_t* dst, Lanes b0, Lanes b1, Lanes b2, Lanes b3, int64_t count)
@@ -153,15 +162,9 @@ template <class V, class Lanes> void store_offset_quads(uint32_t* dst, Lanes b0,
 template <class V> void int8_offset_quads(const int8_t* const* src, int64_t n, uint32_t* words)
 {
     using L = Int8Lanes<V>;
-    using Bytes = typename ByteVector<V::width>::type;
-    const auto lanes = [](const int8_t* p, int64_t count) {
-        Bytes u{};
-        std::memcpy(&u, p, static_cast<size_t>(count));
-        return __builtin_convertvector(u, typename L::ivec); // the bytes, 0..255, as a word holds them
-    };
     L::each_vector(n, [&](int64_t i, int64_t count) {
-        store_offset_quads<V>(words + i, lanes(src[0] + i, count), lanes(src[1] + i, count), lanes(src[2] + i, count),
-                              lanes(src[3] + i, count), count);
+        store_offset_quads<V>(words + i, L::widened_bytes(src[0] + i, count), L::widened_bytes(src[1] + i, count),
+                              L::widened_bytes(src[2] + i, count), L::widened_bytes(src[3] + i, count), count);
     });
 }
 

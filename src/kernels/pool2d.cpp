@@ -2,6 +2,7 @@
 #include "kernels/window_blocks.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cfloat>
 #include <type_traits>
 #include <vector>
@@ -117,9 +118,64 @@ template <class T> void max_plane_separable(const T* p, T* o, const Pool2dGeomet
     }
 }
 
+// m[x] = max(m[x], r[x]) for x in [0, n), 16 at a time (a byte store could
+// alias anything, so the compiler would not vectorize the plain loop).
+void max_into(int8_t* m, const int8_t* r, int64_t n)
+{
+    typedef int8_t bytes __attribute__((vector_size(16)));
+    int64_t x = 0;
+    for (; x + 16 <= n; x += 16) {
+        bytes a, b;
+        std::memcpy(&a, m + x, 16);
+        std::memcpy(&b, r + x, 16);
+        a = a > b ? a : b;
+        std::memcpy(m + x, &a, 16);
+    }
+    for (; x < n; ++x) m[x] = std::max(m[x], r[x]);
+}
+
+// Columns first: each output row's window rows reduced to one row (whole
+// rows, which vectorize at any stride), then its windows along that row.
+// For int8 planes, whose strided windows the compiler leaves scalar.
+template <int KW> void max_plane_columns_first(const int8_t* p, int8_t* o, const Pool2dGeometry& g)
+{
+    thread_local std::vector<int8_t> columns; // the thread's own, kept from call to call
+    const int64_t h = g.in_h, w = g.in_w, kw = g.kernel_w, sw = g.stride_w, pl = g.pad_left;
+    columns.resize(static_cast<size_t>(w));
+    int8_t* m = columns.data();
+    const int64_t ox_lo = std::min(g.out_w, (pl + sw - 1) / sw);
+    const int64_t ox_hi = std::max(ox_lo, std::min(g.out_w, w + pl - kw >= 0 ? (w + pl - kw) / sw + 1 : 0));
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+        const int64_t y0 = oy * g.stride_h - g.pad_top;
+        const int64_t y_begin = std::max<int64_t>(0, y0), y_end = std::min(h, y0 + g.kernel_h);
+        int8_t* orow = o + oy * g.out_w;
+        if (y_begin >= y_end) {
+            std::fill(orow, orow + g.out_w, lowest<int8_t>());
+            continue;
+        }
+        std::copy(p + y_begin * w, p + (y_begin + 1) * w, m);
+        for (int64_t y = y_begin + 1; y < y_end; ++y) max_into(m, p + y * w, w);
+        auto clipped = [&](int64_t ox) {
+            int8_t v = lowest<int8_t>();
+            for (int64_t x = std::max<int64_t>(0, ox * sw - pl); x < std::min(w, ox * sw - pl + kw); ++x) v = std::max(v, m[x]);
+            orow[ox] = v;
+        };
+        for (int64_t ox = 0; ox < ox_lo; ++ox) clipped(ox);
+        with_constant_stride(sw, [&](auto stride) {
+            interior_maxes<KW, decltype(stride)::value>(m - pl, kw, sw, true, ox_lo, ox_hi, orow);
+        });
+        for (int64_t ox = ox_hi; ox < g.out_w; ++ox) clipped(ox);
+    }
+}
+
 template <class T> void max_plane(const T* p, T* o, const Pool2dGeometry& g)
 {
     if (g.kernel_h * g.kernel_w > 9 && g.stride_h < g.kernel_h) return max_plane_separable(p, o, g);
+    if constexpr (std::is_same_v<T, int8_t>) {
+        if (g.kernel_w == 3) return max_plane_columns_first<3>(p, o, g);
+        if (g.kernel_w == 2) return max_plane_columns_first<2>(p, o, g);
+        return max_plane_columns_first<0>(p, o, g);
+    }
     switch (g.kernel_w) {
     case 2: max_plane_rows<2>(p, o, g); break;
     case 3: max_plane_rows<3>(p, o, g); break;

@@ -114,6 +114,7 @@ struct Session::Impl {
     bool evaluate_while_planning(int li, Plan& p) const;
     void infer_shapes(Plan& p) const;
     void choose_layouts(Plan& p, const std::vector<int>& targets) const;
+    void choose_int8_blobs(Plan& p, const std::vector<int>& targets) const;
     BlockedLayouts step_layouts(const Plan& p, int li) const;
     std::vector<TensorDesc> step_descs(const Plan& p, size_t s, const std::vector<int>& blobs) const;
     void prepare_steps(Plan& p) const;
@@ -282,6 +283,66 @@ void Session::Impl::infer_shapes(Plan& p) const
         if (!evaluate_while_planning(li, p)) executed.push_back(li);
     }
     p.steps = executed;
+}
+
+// Int8 activations (Op::int8_input_scale, can_write_int8, int8_passthrough):
+// float blobs tied into groups by the pass-through layers between them
+// (split, concatenation, max pooling); a group becomes int8 when each of its
+// blobs is written by a step that can write int8 or by a pass-through, and
+// read only by pass-throughs or as the input of layers that would quantize
+// it, all with one scale. Not for the caller's blobs nor for callbacks that
+// see every blob as the model defines it.
+void Session::Impl::choose_int8_blobs(Plan& p, const std::vector<int>& targets) const
+{
+    if (callbacks_see_plain) return;
+    const int nblobs = static_cast<int>(graph->blobs.size());
+    std::vector<int> parent(nblobs);
+    for (int b = 0; b < nblobs; ++b) parent[b] = b;
+    std::function<int(int)> find = [&](int b) { return parent[b] == b ? b : parent[b] = find(parent[b]); };
+    std::vector<bool> bad(nblobs, true); // until a step writes it as int8 can be
+    std::vector<float> reader_scale(nblobs, -1.f); // the readers' one scale (>= 0; a zero-weight model's are 0)
+    auto read_with = [&](int b, float scale) {
+        if (!(scale >= 0.f) || (reader_scale[b] >= 0.f && reader_scale[b] != scale)) bad[b] = true;
+        reader_scale[b] = scale;
+    };
+    std::vector<bool> written(nblobs, false);
+    for (int li : p.steps) {
+        const Layer& l = graph->layers[li];
+        std::vector<TensorDesc> in;
+        for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
+        const bool through = !l.batched() && l.op->int8_passthrough();
+        for (size_t i = 0; i < l.tops.size(); ++i) {
+            written[l.tops[i]] = true;
+            bad[l.tops[i]] = l.batched() || !(through || (i == 0 && l.op->can_write_int8(in)));
+            if (through) parent[find(l.tops[i])] = find(l.bottoms.at(0));
+        }
+        for (size_t i = 0; i < l.bottoms.size(); ++i) {
+            const int b = l.bottoms[i];
+            if (through) {
+                parent[find(b)] = find(l.bottoms[0]);
+                continue;
+            }
+            if (i == 0 && !l.batched()) read_with(b, l.op->int8_input_scale());
+            else bad[b] = true;
+        }
+    }
+    for (int t : targets) bad[t] = true;
+    std::vector<bool> bad_group(nblobs, false);
+    std::vector<float> group_scale(nblobs, -1.f);
+    for (int b = 0; b < nblobs; ++b) {
+        const TensorDesc& d = p.blobs[b].desc;
+        const int g = find(b);
+        if (!written[b] || bad[b] || d.dtype != DType::F32 || p.data_dependent[b]) bad_group[g] = true;
+        if (reader_scale[b] < 0.f) continue;
+        if (group_scale[g] >= 0.f && group_scale[g] != reader_scale[b]) bad_group[g] = true;
+        group_scale[g] = reader_scale[b];
+    }
+    for (int b = 0; b < nblobs; ++b) {
+        const int g = find(b);
+        if (bad_group[g] || group_scale[g] < 0.f) continue;
+        p.blobs[b].desc.dtype = DType::I8;
+        p.blobs[b].desc.int8_scale = group_scale[g];
+    }
 }
 
 // Channel blocks (Layout::ChannelBlocks) for the blobs whose producer and
@@ -556,6 +617,7 @@ std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) co
         for (int b : graph->layers[li].bottoms) require_input(b);
     for (int t : targets) require_input(t);
     infer_shapes(*p);
+    choose_int8_blobs(*p, targets);
     choose_layouts(*p, targets);
     prepare_steps(*p);
     assign_memory(*p, targets);

@@ -298,13 +298,15 @@ public:
                 st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
             return st;
         }
+        st->requant = out[0].dtype == DType::I8;
+        st->top_scale = int8_scale_term_ > 100 ? top_scale_ : out[0].int8_scale;
         st->dg.pad_value = int8_pad_value(pad_value_);
         if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
             // Requantized planes are finished one at a time by the thread that summed them.
             st->path = Path::Int8Depthwise;
             return st;
         }
-        if (int8_scale_term_ > 100 && int8_dot_.packed.empty()) st->requant_sums = ctx.request_scratch(outputs * 4);
+        if (st->requant && int8_dot_.packed.empty()) st->requant_sums = ctx.request_scratch(outputs * 4);
         if (!int8_dot_.packed.empty()) {
             // The padded input as the kernel lays it out (channel quads).
             st->path = Path::Int8Dot;
@@ -395,6 +397,10 @@ private:
         int quantized = -1;    // int8: the input quantized (when it is float)
         int as_float = -1;     // int8 float kernels: the input's int8 values as floats
         int requant_sums = -1; // int8 with an int8 output: the float sums before requantizing
+        // int8: the output requantized to int8 with top_scale (int8_scale_term
+        // > 100, or an int8 output the session chose: TensorDesc::int8_scale).
+        bool requant = false;
+        float top_scale = 0.f;
         int int_sums = -1;     // int8: int32 sums (the plain loop's, or a split GEMM depth's totals)
         int columns = -1;      // int8 plain loop: the unrolled input
         int dynamic_packed = -1; // GEMM with weights as an input: their packed copy
@@ -413,6 +419,16 @@ private:
     // Channel blocks for the input and the output (and a residual, read at
     // the output's index) of float depthwise layers and of one-group layers
     // with static weights that the direct tile suits (prefers_blocked).
+    float int8_input_scale() const override { return rank_ == 2 && int8_scale_term_ != 0 ? bottom_scale_ : -1.f; }
+
+    // An int8 layer that dequantizes its output can requantize it instead
+    // (planes, not ncnn's flat 1-D path; no residual input).
+    bool can_write_int8(const std::vector<TensorDesc>& in) const override
+    {
+        return rank_ == 2 && int8_scale_term_ != 0 && int8_scale_term_ < 100 && in.size() == 1 &&
+               !is_flat_path(in[0].shape);
+    }
+
     BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&, bool bf16) const override
     {
         const TensorDesc& x = in[0];
@@ -1018,11 +1034,10 @@ private:
         const Residual res{residual, y};
         if (st.path == Path::Int8Depthwise) return int8_depthwise(x, st, bias, res, y, ctx);
         if (st.path == Path::Int8Dot) return int8_on_dot_kernel(x, st, bias, res, y, ctx);
-        const bool requant = int8_scale_term_ > 100;
-        float* sums = requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
+        float* sums = st.requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
         const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
-            if (requant) return dequantize(oc, bias, v, n, y.data<int8_t>() + (v - sums), nullptr);
-            dequantize(oc, bias, v, n, nullptr, res.at(v));
+            if (st.requant) return finish_sums(oc, bias, v, n, v, y.data<int8_t>() + (v - sums), nullptr, st.top_scale);
+            finish_sums(oc, bias, v, n, v, nullptr, res.at(v), 0.f);
         };
         if (st.path == Path::Int8Gemm)
             int8_gemm(x, st, sums, finish, ctx);
@@ -1049,7 +1064,7 @@ private:
                         const ExecContext& ctx) const
     {
         const Depthwise2dGeometry& dg = st.dg;
-        const bool requant = int8_scale_term_ > 100;
+        const bool requant = st.requant;
         const DepthwiseKernel& kern = depthwise_kernel();
         const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
         // Small planes by blocks of channels (vectors across them), large ones plane by plane.
@@ -1076,9 +1091,9 @@ private:
                     kern.plane(dg, planes.data(), int8_depthwise_weights_.data() + ch * taps, 0.f, out,
                                scratch.data());
                 for (int64_t c = 0; c < lanes; ++c)
-                    dequantize(ch + c, bias, out + c * out_plane, out_plane,
-                               requant ? y.data<int8_t>() + (ch + c) * out_plane : nullptr,
-                               requant ? nullptr : res.at(out + c * out_plane));
+                    finish_sums(ch + c, bias, out + c * out_plane, out_plane, out + c * out_plane,
+                                requant ? y.data<int8_t>() + (ch + c) * out_plane : nullptr,
+                                requant ? nullptr : res.at(out + c * out_plane), st.top_scale);
             }
         });
     }
@@ -1098,17 +1113,17 @@ private:
         else
             conv2d_int8_dot_input(kern, st.gg, x.data<float>(), bottom_scale_, x.dim(1), x.dim(2),
                                   st.g.rows.pad_begin, st.g.cols.pad_begin, pad, input, ctx);
-        const bool requant = int8_scale_term_ > 100;
+        const bool requant = st.requant;
         const int64_t plane = st.g.rows.out * st.g.cols.out;
         conv2d_int8_dot(kern, int8_dot_, st.gg, st.quad_offsets, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
             const int64_t at = oc * plane + pixel;
             float* out = y.data<float>() + at;
-            if (!requant) return finish_sums(oc, bias, sums, n, out, nullptr, res.at(out));
+            if (!requant) return finish_sums(oc, bias, sums, n, out, nullptr, res.at(out), 0.f);
             int8_t* q = y.data<int8_t>() + at;
-            if (activation_in_output_kernel()) return finish_sums(oc, bias, sums, n, nullptr, q, nullptr);
+            if (activation_in_output_kernel()) return finish_sums(oc, bias, sums, n, nullptr, q, nullptr, st.top_scale);
             thread_local std::vector<float> row; // a requantized piece's floats, for the activation
             row.resize(std::max(row.size(), static_cast<size_t>(n)));
-            finish_sums(oc, bias, sums, n, row.data(), q, nullptr);
+            finish_sums(oc, bias, sums, n, row.data(), q, nullptr, st.top_scale);
         }, ctx);
     }
 
@@ -1180,22 +1195,15 @@ private:
     // Whether the output kernel applies the activation (none, or ReLU/Clip as its clamp).
     bool activation_in_output_kernel() const { return clamp_ || p_.activation.type == Activation::None; }
 
-    // v (output channel oc's sums as floats) = activation(v * scale_in + bias
-    // [+ residual r]) in ncnn's order; with q, requantized there with the top scale.
-    void dequantize(int64_t oc, const float* bias, float* v, int64_t n, int8_t* q, const float* r) const
-    {
-        finish_sums(oc, bias, v, n, v, q, r);
-    }
-
     // Output channel oc's int32 sums (or the same integers held as floats),
     // dequantized with the bias and the activation into y, or requantized
-    // into q: ReLU and Clip as the output kernel's clamp, with no float store
-    // in between; other activations run on the floats in y after. A residual
-    // r (float outputs only) is added before the activation, as the sum the
-    // optimizer fused was.
+    // into q with top_scale: ReLU and Clip as the output kernel's clamp, with
+    // no float store in between; other activations run on the floats in y
+    // after. A residual r (float outputs only) is added before the
+    // activation, as the sum the optimizer fused was.
     template <class Sum>
     void finish_sums(int64_t oc, const float* bias, const Sum* sums, int64_t n, float* y, int8_t* q,
-                     const float* r) const
+                     const float* r, float top_scale) const
     {
         constexpr bool ints = std::is_same_v<Sum, int32_t>;
         const Int8OutputKernel& out = int8_output_kernel();
@@ -1205,9 +1213,9 @@ private:
         const bool fused = activation_in_output_kernel();
         if (q && fused) {
             if constexpr (ints)
-                out.requantize(sums, n, scale, b, clamp, top_scale_, q);
+                out.requantize(sums, n, scale, b, clamp, top_scale, q);
             else
-                out.requantize_floats(sums, n, scale, b, clamp, top_scale_, q);
+                out.requantize_floats(sums, n, scale, b, clamp, top_scale, q);
             return;
         }
         if constexpr (ints)
@@ -1215,7 +1223,7 @@ private:
         else
             out.dequantize_floats(sums, n, scale, b, r, clamp, y);
         if (!fused) p_.activation.apply(y, n);
-        if (q) out.quantize(y, n, top_scale_, q);
+        if (q) out.quantize(y, n, top_scale, q);
     }
 
     // ncnn's deprecated 1-D input path: InnerProduct over the flat input.

@@ -159,6 +159,10 @@ public:
     // 2-D float pooling of ncnn's form reads its input in channel blocks:
     // global pooling (the last layers of a blocked chain then write blocks;
     // its output stays plain), and max pooling, which writes blocks too.
+    // Max pooling of quantized values is the quantized max pooling (rounding
+    // x * scale, scale > 0, keeps the order of the values).
+    bool int8_passthrough() const override { return type_ == 0 && !onnx_ && spatial_ == 2; }
+
     BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&, bool) const override
     {
         if (onnx_ || spatial_ != 2 || adaptive_ || in[0].dtype != DType::F32 || in[0].shape.size() != 3) return {};
