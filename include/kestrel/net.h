@@ -49,6 +49,8 @@ public:
                    const std::vector<std::string>& tops, const ParamDict& params = {},
                    const std::vector<Tensor>& weights = {});
     void finish_graph();
+    // The name messages give the model by (a file name; "<built in code>" for add_layer's graphs).
+    void set_source_name(const std::string& name);
     // Names the graph outputs explicitly (default: blobs produced and never consumed).
     void set_output_names(const std::vector<std::string>& names);
 

@@ -207,7 +207,7 @@ Net ncnn_form(const Net& net)
         ParamDict params = l.params;
         LayerForm form{g, r.layer, r, params};
         const auto rewrite = rewrites().find(l.type);
-        if (rewrite == rewrites().end()) form.refuse("no ncnn layer does what this one does here");
+        if (rewrite == rewrites().end()) form.refuse("the ncnn form has no layer of this type (docs/onnx.md lists those it has)");
         rewrite->second(form);
         check_batch_of_one(form);
         drop_our_featmask_bits(params);
@@ -230,6 +230,7 @@ Net ncnn_form(const Net& net)
             out.add_layer("Split", split, {g.blobs[static_cast<size_t>(t)].name}, {names.rbegin(), names.rend()}, {}, {});
         }
     }
+    out.set_source_name(g.source);
     if (!g.declared_outputs.empty()) out.set_output_names(g.declared_outputs);
     else out.finish_graph();
     return out;

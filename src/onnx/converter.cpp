@@ -451,6 +451,7 @@ void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_di
     fresh.set_load_options(keep);
     onnx_import::ModelConverter converter(model, base_dir, source, fresh);
     converter.convert();
+    fresh.set_source_name(source);
     if (options.optimize) fresh.optimize(converter.shape_hints());
     if (!wanted.keep_loaded_weights) fresh.release_weights();
     fresh.set_load_options(wanted);

@@ -219,6 +219,12 @@ void Net::load_model_zeros()
     weights_released_ = !load_options_.keep_loaded_weights;
 }
 
+void Net::set_source_name(const std::string& name)
+{
+    check(graph_ != nullptr, "set_source_name: the net has no graph yet");
+    graph_->source = name;
+}
+
 void Net::add_layer(const std::string& type, const std::string& name, const std::vector<std::string>& bottoms,
                     const std::vector<std::string>& tops, const ParamDict& params, const std::vector<Tensor>& weights)
 {
