@@ -23,7 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "kestrel/kestrel.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include "reference_conv.h"
 
 using namespace kestrel;
@@ -491,6 +496,53 @@ TEST(Int8Ops, Int8ActivationsNeedOneReaderScale)
                                               pooled_shape[2], chain.d, chain.dd, nullptr, out_shape),
                         out_shape, 1e-6);
 }
+
+#if defined(__x86_64__)
+// Loads a tile configuration of its own (8 rows of 32 bytes per tile), as a
+// library with AMX kernels would, between the layers of a Kestrel run.
+__attribute__((target("amx-tile"))) void load_foreign_tile_config()
+{
+    // static: gcc does not see ldtilecfg read the bytes, and drops stores to a local array.
+    alignas(64) static uint8_t config[64] = {};
+    config[0] = 1; // palette 1
+    for (int t = 0; t < 8; ++t) config[16 + 2 * t] = 32, config[48 + t] = 8;
+    _tile_loadconfig(config);
+}
+
+class ForeignTilesOp : public Op {
+public:
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override { out[0] = in[0]; }
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
+    {
+        if (cpu_has_amx_int8()) load_foreign_tile_config(); // also asks Linux for the tile state
+        std::memcpy(out[0].raw(), in[0].raw(), in[0].nbytes());
+    }
+};
+
+// An int8 convolution on AMX tiles after other code loaded its own tile
+// configuration on the thread: the same bits as without it.
+TEST(Int8Ops, AmxTilesSurviveOtherTileUsersBetweenLayers)
+{
+    register_op("KestrelTestForeignTiles", [] { return std::make_unique<ForeignTilesOp>(); });
+    Int8Conv c;
+    c.inch = 64, c.outch = 64, c.pad = 1, c.h = 9, c.w = 9; // 64 channels a tap: the AMX kernel where there is one
+    const Int8ConvData d = make_data(c, 800);
+    const Tensor x = random_tensor({c.inch, c.h, c.w}, 801, -2.f, 2.f);
+    std::vector<Tensor> outputs;
+    for (const char* between : {"Noop", "KestrelTestForeignTiles"}) {
+        Net net;
+        net.add_layer("Input", "in", {}, {"x"});
+        net.add_layer("Convolution", "c1", {"x"}, {"y1"}, c.params(), d.weights());
+        net.add_layer(between, "between", {"y1"}, {"y2"});
+        net.add_layer("Convolution", "c2", {"y2"}, {"y"}, c.params(), d.weights());
+        net.finish_graph();
+        Session s(net);
+        s.set_input("x", x);
+        outputs.push_back(s.get("y"));
+    }
+    EXPECT_EQ(0, std::memcmp(outputs[0].raw(), outputs[1].raw(), outputs[0].nbytes()));
+}
+#endif
 
 TEST(Int8Ops, ZeroScalesGiveZeroNotNaN)
 {

@@ -138,4 +138,10 @@ std::string cpu_isa_name()
     return "generic";
 }
 
+bool& amx_tiles_configured()
+{
+    thread_local bool configured = false;
+    return configured;
+}
+
 } // namespace kestrel

@@ -15,6 +15,11 @@ bool cpu_has_avx512_bf16(); // AVX-512 and AVX512-BF16 (bfloat16 pair dot produc
 bool cpu_has_amx_bf16();
 // AVX512-VNNI and AMX-INT8 (tile products of bytes), with the same leave.
 bool cpu_has_amx_int8();
+// Whether this thread's AMX tile configuration is the one Kestrel's tiles
+// load (kernels/amx/amx_tile.h). Cleared before every layer runs and before
+// every parallel chunk, since other code on the thread (the caller, callbacks,
+// custom ops, a library with tiles of its own) may load its own in between.
+bool& amx_tiles_configured();
 // "avx512", "avx2" or "generic": the best ISA the kernels will use.
 std::string cpu_isa_name();
 

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/cpu_features.h"
 #include "kestrel/op.h"
 
 namespace kestrel {
@@ -52,6 +53,7 @@ struct ThreadPool::Job {
             if (c >= chunks) return;
             const int64_t begin = n * c / chunks;
             const int64_t end = n * (c + 1) / chunks;
+            amx_tiles_configured() = false; // the thread may have run others' code
             try {
                 (*fn)(begin, end);
             } catch (...) {
@@ -110,6 +112,7 @@ void ThreadPool::parallel_for(int64_t n, int max_threads, const RangeFn& fn)
     if (n <= 0) return;
     const int64_t chunks = std::min<int64_t>(n, std::max(1, std::min(max_threads, workers() + 1)));
     if (chunks <= 1) {
+        amx_tiles_configured() = false;
         fn(0, n);
         return;
     }

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "graph/graph.h"
 #include "kernels/bf16_gemm.h"
@@ -685,6 +686,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         }
         for (int t : l.tops) out.push_back(values[t]);
         if (before) before(OpEvent{l.name, l.type, in, out});
+        amx_tiles_configured() = false; // callbacks and custom ops may load tile configurations of their own
         if (!l.op->outputs_alias_input()) {
             const PreparedStep& prep = shapes_changed ? run_time_prep : p.prepared[s];
             scratch.clear();

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/cpu_features.h"
 #include "kernels/int8_gemm.h"
 
 // Internal linkage, one copy per file (see vector_of.h).
@@ -26,8 +27,9 @@ namespace {
 
 constexpr int kTileRows = 16, kTileBytes = 64;
 
-// Palette 1, eight tiles of 16 rows of 64 bytes; loaded once per thread (every
-// Kestrel tile uses this configuration).
+// Palette 1, eight tiles of 16 rows of 64 bytes (every Kestrel tile uses
+// this configuration); loaded again after other code may have run on the
+// thread (amx_tiles_configured).
 struct alignas(64) TileConfig {
     uint8_t palette = 1, start_row = 0;
     uint8_t reserved[14] = {};
@@ -41,7 +43,7 @@ struct alignas(64) TileConfig {
 
 inline void configure_tiles()
 {
-    thread_local bool configured = false;
+    bool& configured = amx_tiles_configured();
     if (configured) return;
     static const TileConfig config;
     _tile_loadconfig(&config);
