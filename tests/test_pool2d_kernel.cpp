@@ -81,6 +81,32 @@ TEST(Pool2dKernel, MatchesTheReferenceWithNcnnConventions)
     }
 }
 
+// Int8 max pooling 3x3 at stride 2 (ncnn's usual pool), whose rows take a
+// vector path once 8 windows fit: every width from 1 to 70, pads 0 and 1.
+TEST(Pool2dKernel, Int8ThreeByThreeStrideTwoMatchesTheReference)
+{
+    std::mt19937 rng(21);
+    const ExecContext ctx(nullptr, 1);
+    for (int64_t w = 1; w <= 70; ++w)
+        for (int64_t pad : {0, 1}) {
+            Pool2dGeometry g;
+            g.in_h = 5, g.in_w = w, g.kernel_h = g.kernel_w = 3, g.stride_h = g.stride_w = 2;
+            g.pad_top = g.pad_left = pad;
+            const int64_t ph = g.in_h + 2 * pad, pw = w + 2 * pad;
+            if (pw < 3) continue;
+            g.out_h = (ph - 3) / 2 + 1, g.out_w = (pw - 3) / 2 + 1;
+            g.count_y1 = g.in_h, g.count_x1 = w;
+            const Tensor x = random_planes({2, g.in_h, w}, DType::I8, rng);
+            std::vector<window::Axis> axes(2);
+            axes[0].kernel = 3, axes[0].stride = 2, axes[0].pad_begin = pad, axes[0].out = g.out_h;
+            axes[1].kernel = 3, axes[1].stride = 2, axes[1].pad_begin = pad, axes[1].out = g.out_w;
+            Tensor got({2, g.out_h, g.out_w}, DType::I8), want({2, g.out_h, g.out_w}, DType::I8);
+            max_pool2d(x, g, got, ctx);
+            window::max_pool(x, axes, window::PoolConvention::Ncnn, want, nullptr, 0, false, ctx);
+            ASSERT_TRUE(same_bytes(got, want)) << "width " << w << " pad " << pad;
+        }
+}
+
 // Global pooling (one window over each whole plane): by blocks of planes
 // across vectors and the planes after them, the reference's bits.
 TEST(Pool2dKernel, GlobalPoolingMatchesTheReference)

@@ -134,6 +134,27 @@ void max_into(int8_t* m, const int8_t* r, int64_t n)
     for (; x < n; ++x) m[x] = std::max(m[x], r[x]);
 }
 
+// orow[ox] = max(r[2ox], r[2ox+1], r[2ox+2]) for ox from lo, 8 at a time
+// while whole: the bytes as 16-bit lanes (even byte low, odd byte high), the
+// maxima taken in 16 bits and narrowed. Returns the first ox not written.
+int64_t windows_3_stride_2(const int8_t* r, int64_t lo, int64_t hi, int8_t* orow)
+{
+    typedef int16_t lanes __attribute__((vector_size(16)));
+    typedef int8_t bytes __attribute__((vector_size(8)));
+    int64_t ox = lo;
+    for (; ox + 8 <= hi; ox += 8) { // reads r[2ox .. 2ox + 17]
+        lanes w, next;
+        std::memcpy(&w, r + 2 * ox, 16);
+        std::memcpy(&next, r + 2 * ox + 2, 16);
+        const lanes even = (w << 8) >> 8, odd = w >> 8, after = (next << 8) >> 8;
+        lanes v = even > odd ? even : odd;
+        v = v > after ? v : after;
+        const bytes out = __builtin_convertvector(v, bytes);
+        std::memcpy(orow + ox, &out, 8);
+    }
+    return ox;
+}
+
 // Columns first: each output row's window rows reduced to one row (whole
 // rows, which vectorize at any stride), then its windows along that row.
 // For int8 planes, whose strided windows the compiler leaves scalar.
@@ -141,7 +162,7 @@ template <int KW> void max_plane_columns_first(const int8_t* p, int8_t* o, const
 {
     thread_local std::vector<int8_t> columns; // the thread's own, kept from call to call
     const int64_t h = g.in_h, w = g.in_w, kw = g.kernel_w, sw = g.stride_w, pl = g.pad_left;
-    columns.resize(static_cast<size_t>(w));
+    columns.resize(static_cast<size_t>(w) + 16); // windows_3_stride_2 loads a byte past its last window
     int8_t* m = columns.data();
     const int64_t ox_lo = std::min(g.out_w, (pl + sw - 1) / sw);
     const int64_t ox_hi = std::max(ox_lo, std::min(g.out_w, w + pl - kw >= 0 ? (w + pl - kw) / sw + 1 : 0));
@@ -161,8 +182,10 @@ template <int KW> void max_plane_columns_first(const int8_t* p, int8_t* o, const
             orow[ox] = v;
         };
         for (int64_t ox = 0; ox < ox_lo; ++ox) clipped(ox);
+        int64_t ox = ox_lo;
+        if (KW == 3 && sw == 2) ox = windows_3_stride_2(m - pl, ox_lo, ox_hi, orow);
         with_constant_stride(sw, [&](auto stride) {
-            interior_maxes<KW, decltype(stride)::value>(m - pl, kw, sw, true, ox_lo, ox_hi, orow);
+            interior_maxes<KW, decltype(stride)::value>(m - pl, kw, sw, true, ox, ox_hi, orow);
         });
         for (int64_t ox = ox_hi; ox < g.out_w; ++ox) clipped(ox);
     }
