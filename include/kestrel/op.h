@@ -240,11 +240,12 @@ public:
     // - can_write_int8: whether it can write output 0 as int8 with the scale
     //   the session puts in that output's TensorDesc::int8_scale (then given
     //   to prepare() as the output's dtype I8);
-    // - int8_passthrough: whether int8 inputs of one scale give the int8 output
-    //   of that scale exactly (a copy, a max), so the choice may span it.
+    // - int8_passthrough: whether, for these inputs, int8 inputs of one scale
+    //   give the int8 output of that scale exactly (a copy, a max of windows
+    //   that each hold an input value), so the choice may span it.
     virtual float int8_input_scale() const { return -1.f; }
     virtual bool can_write_int8(const std::vector<TensorDesc>& /*inputs*/) const { return false; }
-    virtual bool int8_passthrough() const { return false; }
+    virtual bool int8_passthrough(const std::vector<TensorDesc>& /*inputs*/) const { return false; }
     // Multiply-accumulates for `kestrel info`, given inferred shapes.
     virtual int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&) const { return 0; }
     // Bytes of weights held (for `kestrel info`).

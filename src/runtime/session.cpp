@@ -311,7 +311,7 @@ void Session::Impl::choose_int8_blobs(Plan& p, const std::vector<int>& targets) 
         const Layer& l = graph->layers[li];
         std::vector<TensorDesc> in;
         for (int b : l.bottoms) in.push_back(p.blobs[b].desc);
-        const bool through = !l.batched() && l.op->int8_passthrough();
+        const bool through = !l.batched() && l.op->int8_passthrough(in);
         for (size_t i = 0; i < l.tops.size(); ++i) {
             written[l.tops[i]] = true;
             bad[l.tops[i]] = l.batched() || !(through || (i == 0 && l.op->can_write_int8(in)));

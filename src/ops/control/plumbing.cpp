@@ -42,7 +42,7 @@ public:
         for (auto& o : out) o = in[0];
     }
     bool outputs_alias_input() const override { return true; }
-    bool int8_passthrough() const override { return true; }
+    bool int8_passthrough(const std::vector<TensorDesc>&) const override { return true; }
     void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
 };
 

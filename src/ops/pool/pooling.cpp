@@ -160,8 +160,17 @@ public:
     // global pooling (the last layers of a blocked chain then write blocks;
     // its output stays plain), and max pooling, which writes blocks too.
     // Max pooling of quantized values is the quantized max pooling (rounding
-    // x * scale, scale > 0, keeps the order of the values).
-    bool int8_passthrough() const override { return type_ == 0 && !onnx_ && spatial_ == 2; }
+    // x * scale, scale >= 0, keeps the order of the values), where every
+    // window holds an input value (a window wholly in the padding gives the
+    // int8 padding, -128, where the floats' would quantize to -127).
+    bool int8_passthrough(const std::vector<TensorDesc>& in) const override
+    {
+        if (type_ != 0 || onnx_ || spatial_ != 2 || in.size() != 1 || in[0].shape.size() != 3) return false;
+        if (global_ || adaptive_) return true;
+        const Pool2dGeometry g = ncnn_geometry(in[0].shape[1], in[0].shape[2]);
+        return g.pad_top < g.kernel_h && g.pad_left < g.kernel_w && (g.out_h - 1) * g.stride_h - g.pad_top < g.in_h &&
+               (g.out_w - 1) * g.stride_w - g.pad_left < g.in_w;
+    }
 
     BlockedLayouts blocked_layouts(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&, bool) const override
     {

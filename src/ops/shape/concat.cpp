@@ -89,7 +89,7 @@ struct ConcatState : OpState {
 class Concat : public Op {
 public:
     void load_param(const ParamDict& pd) override { axis_ = pd.get_int(0, 0); }
-    bool int8_passthrough() const override { return true; } // copies
+    bool int8_passthrough(const std::vector<TensorDesc>&) const override { return true; } // copies
 
     // A float concat of channels ([..., C, H, W] on C) takes channel blocks
     // when every input but the last fills whole blocks: then the stored blobs
