@@ -99,7 +99,7 @@ TEST(Int8Output, OffsetQuadsInterleaveFourChannels)
     for (const Int8OutputKernel* kern : int8_output_kernels_available())
         for (size_t n = 1; n <= kMax; ++n) {
             std::vector<uint32_t> from_bytes(n + 1, 7u), from_floats(n + 1, 7u);
-            kern->offset_quads(bs, static_cast<int64_t>(n), from_bytes.data());
+            kern->offset_quads(bs, static_cast<int64_t>(n), 0x80808080u, from_bytes.data());
             kern->quantize_offset_quads(fs, static_cast<int64_t>(n), scale, from_floats.data());
             for (size_t i = 0; i < n; ++i) {
                 ASSERT_EQ(from_bytes[i], word(b[0][i], b[1][i], b[2][i], b[3][i])) << kern->isa << " n=" << n << " i=" << i;
@@ -108,8 +108,55 @@ TEST(Int8Output, OffsetQuadsInterleaveFourChannels)
                     << kern->isa << " n=" << n << " i=" << i;
             }
             ASSERT_EQ(from_bytes[n], 7u) << kern->isa << ": wrote past n=" << n;
+            std::vector<uint32_t> unflipped(n);
+            kern->offset_quads(bs, static_cast<int64_t>(n), 0u, unflipped.data()); // uint8 values as they are
+            for (size_t i = 0; i < n; ++i) ASSERT_EQ(unflipped[i], from_bytes[i] ^ 0x80808080u) << kern->isa << " i=" << i;
             ASSERT_EQ(from_floats[n], 7u) << kern->isa << ": wrote past n=" << n;
         }
+}
+
+// ONNX's requantization: round half to even (std::nearbyint in the default
+// rounding mode) of float(sum + offset) * scale, plus the zero point,
+// saturated to the output type's range; ties at every multiple of a half,
+// int32 and float sums, every tail length.
+TEST(Int8Output, RequantizeEvenRoundsTiesToEvenAndSaturates)
+{
+    std::vector<int32_t> sums;
+    for (int32_t k = -700; k <= 700; ++k) sums.push_back(k); // scale 0.5 puts ties on every odd sum
+    std::mt19937 rng(13);
+    std::uniform_int_distribution<int32_t> d(-3000000, 3000000);
+    for (int i = 0; i < 200; ++i) sums.push_back(d(rng));
+    sums.push_back(2147483647), sums.push_back(-2147483647 - 1);
+    struct Range {
+        int32_t lo, hi, zero_point;
+    };
+    for (const Int8OutputKernel* kern : int8_output_kernels_available())
+        for (float scale : {0.5f, 0.25f, 1.f / 3.f, 0.0123f})
+            for (const Range& r : {Range{0, 255, 0}, Range{0, 255, 128}, Range{0, 255, 3}, Range{-128, 127, 0},
+                                   Range{-128, 127, -5}})
+                for (size_t n : {size_t(1), size_t(15), size_t(17), sums.size()}) {
+                    std::vector<uint8_t> q(n + 1, 0xAB);
+                    const int32_t offset = -37;
+                    kern->requantize_even(sums.data(), static_cast<int64_t>(n), offset, scale, r.zero_point, r.lo, r.hi,
+                                          q.data());
+                    // The same sums held as floats (those exact: within 2^24).
+                    std::vector<float> float_sums;
+                    for (size_t i = 0; i < n; ++i) float_sums.push_back(static_cast<float>(sums[i] & 0xFFFFFF));
+                    std::vector<uint8_t> qf(n);
+                    kern->requantize_even_floats(float_sums.data(), static_cast<int64_t>(n), offset, scale, r.zero_point,
+                                                 r.lo, r.hi, qf.data());
+                    for (size_t i = 0; i < n; ++i) {
+                        const int32_t with_offset = static_cast<int32_t>(static_cast<uint32_t>(sums[i]) + static_cast<uint32_t>(offset));
+                        const double v = std::nearbyint(static_cast<double>(static_cast<float>(with_offset) * scale));
+                        const double vf = std::nearbyint(static_cast<double>(static_cast<float>((sums[i] & 0xFFFFFF) + offset) * scale));
+                        const int32_t want_f = static_cast<int32_t>(std::min<double>(std::max<double>(vf + r.zero_point, r.lo), r.hi));
+                        ASSERT_EQ(qf[i], static_cast<uint8_t>(want_f)) << kern->isa << " float sum " << float_sums[i];
+                        const int32_t want = static_cast<int32_t>(std::min<double>(std::max<double>(v + r.zero_point, r.lo), r.hi));
+                        ASSERT_EQ(q[i], static_cast<uint8_t>(want)) << kern->isa << " sum " << sums[i] << " scale " << scale
+                                                                    << " zero point " << r.zero_point;
+                    }
+                    ASSERT_EQ(q[n], 0xAB) << kern->isa << ": wrote past n=" << n;
+                }
 }
 
 TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)

@@ -7,9 +7,11 @@
 // strides, padding, per-channel / per-row / per-column zero points and
 // scales, a bias, and weights given at run time.
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "layer_test_util.h"
+#include "graph/graph.h"
 #include "onnx_test_graph.h"
 
 #ifdef KESTREL_HAVE_ONNX
@@ -171,6 +173,98 @@ TEST(OnnxQuantized, QLinearConvPerChannelWithBiasConstantOrRunTimeWeights)
             off_by_one += got != want;
         }
         EXPECT_LE(off_by_one, y.numel() / 100) << off_by_one << " of " << y.numel() << " one step off";
+    }
+}
+
+// QLinearConv with constant int8 weights of zero zero point (ONNX Runtime's
+// default for weights) runs on our int8 convolution (its ONNX form): exactly
+// ONNX Runtime's arithmetic, the int32 sums and bias times the float32 factor
+// x_scale * w_scale / y_scale, rounded half to even, plus the zero point,
+// saturated. uint8 and int8 inputs and outputs, groups and depthwise, pads
+// and strides, with and without a bias.
+TEST(OnnxQuantized, QLinearConvWithSymmetricWeightsRunsOnTheInt8Convolution)
+{
+    struct Case {
+        ConvShape s;
+        bool x_uint8, y_uint8, bias;
+    };
+    ConvShape one_group, depthwise, deep;
+    one_group.group = 1, one_group.c = 5, one_group.m = 7, one_group.stride = 1;
+    depthwise.group = depthwise.c = depthwise.m = 6;
+    deep.group = 1, deep.c = 40, deep.m = 33, deep.k = 3, deep.h = 7, deep.w = 6; // 40 channels: the AMX/VNNI tiles
+    for (const Case& c : {Case{ConvShape{}, true, true, true}, Case{one_group, false, true, false},
+                          Case{depthwise, true, false, true}, Case{deep, false, false, true}}) {
+        const ConvShape& s = c.s;
+        SCOPED_TRACE("group " + std::to_string(s.group) + (c.x_uint8 ? " uint8 x" : " int8 x") +
+                     (c.y_uint8 ? " uint8 y" : " int8 y"));
+        const Tensor x = c.x_uint8 ? random_ints<uint8_t>({s.n, s.c, s.h, s.w}, DType::U8, 0, 255, 21)
+                                   : random_ints<int8_t>({s.n, s.c, s.h, s.w}, DType::I8, -128, 127, 21);
+        const Tensor w = random_ints<int8_t>({s.m, s.c / s.group, s.k, s.k}, DType::I8, -128, 127, 22);
+        const Tensor x_zp = c.x_uint8 ? random_ints<uint8_t>({}, DType::U8, 0, 255, 23)
+                                      : random_ints<int8_t>({}, DType::I8, -128, 127, 23);
+        const Tensor y_zp = c.y_uint8 ? random_ints<uint8_t>({}, DType::U8, 100, 150, 24)
+                                      : random_ints<int8_t>({}, DType::I8, -20, 20, 24);
+        const Tensor bias = random_ints<int32_t>({s.m}, DType::I32, -30000, 30000, 25);
+        std::vector<float> ws;
+        for (int64_t m = 0; m < s.m; ++m) ws.push_back(0.002f + 0.0007f * static_cast<float>(m));
+        const Tensor x_scale = floats({0.031f}), y_scale = floats({0.37f}), w_scale = floats(ws);
+        OnnxGraph g(10);
+        const int x_type = c.x_uint8 ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+        const int y_type = c.y_uint8 ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+        g.input("x", x.shape(), x_type);
+        g.raw_init("w", w, onnx::TensorProto::INT8);
+        g.raw_init("xs", x_scale.reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("x_zp", x_zp, x_type);
+        g.raw_init("ws", w_scale, onnx::TensorProto::FLOAT);
+        g.raw_init("w_zp", Tensor::zeros({s.m}, DType::I8), onnx::TensorProto::INT8);
+        g.raw_init("ys", y_scale.reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("y_zp", y_zp, y_type);
+        std::vector<std::string> ins = {"x", "xs", "x_zp", "w", "ws", "w_zp", "ys", "y_zp"};
+        if (c.bias) g.raw_init("b", bias, onnx::TensorProto::INT32), ins.push_back("b");
+        conv_attrs(g.node("QLinearConv", ins, {"y"}), s);
+        g.output("y", 4, y_type);
+        const Net net = g.load(true);
+        bool int8_layer = false;
+        for (const Layer& l : net.graph().layers) int8_layer = int8_layer || l.params.get_int(25, 0) == 1;
+        EXPECT_TRUE(int8_layer) << "expected our int8 convolution in ONNX's form";
+        Session session(net);
+        session.set_input("x", x);
+        const Tensor y = session.get("y");
+        ASSERT_EQ(y.dtype(), c.y_uint8 ? DType::U8 : DType::I8);
+        // Written as .param/.bin and read back: the same bytes.
+        Net reloaded;
+        reloaded.load_param_mem(net.param_text());
+        const std::vector<uint8_t> bin = net.model_bytes();
+        reloaded.load_model_mem(bin.data(), bin.size());
+        Session again(reloaded);
+        again.set_input("x", x);
+        const Tensor y2 = again.get("y");
+        ASSERT_EQ(0, std::memcmp(y.raw(), y2.raw(), y.nbytes()));
+        ASSERT_EQ(y.shape(), (Shape{s.n, s.m, s.oh(), s.ow()}));
+
+        // The reference: integer sums from the definition, ONNX Runtime's float32 requantization.
+        const int64_t cg = s.c / s.group, mg = s.m / s.group, plane = s.oh() * s.ow();
+        const int xz = c.x_uint8 ? value_at<uint8_t>(x_zp, 0) : value_at<int8_t>(x_zp, 0);
+        const int yz = c.y_uint8 ? value_at<uint8_t>(y_zp, 0) : value_at<int8_t>(y_zp, 0);
+        const int lo = c.y_uint8 ? 0 : -128, hi = c.y_uint8 ? 255 : 127;
+        for (int64_t i = 0; i < y.numel(); ++i) {
+            const int64_t n = i / (s.m * plane), m = (i / plane) % s.m, oy = (i % plane) / s.ow(), ox = i % s.ow();
+            int64_t acc = c.bias ? bias.data<int32_t>()[m] : 0;
+            for (int64_t ci = 0; ci < cg; ++ci)
+                for (int64_t ky = 0; ky < s.k; ++ky)
+                    for (int64_t kx = 0; kx < s.k; ++kx) {
+                        const int64_t iy = oy * s.stride - s.pad + ky, ix = ox * s.stride - s.pad + kx;
+                        if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
+                        const int64_t at = ((n * s.c + (m / mg) * cg + ci) * s.h + iy) * s.w + ix;
+                        const int xv = (c.x_uint8 ? value_at<uint8_t>(x, at) : value_at<int8_t>(x, at)) - xz;
+                        acc += static_cast<int64_t>(xv) * value_at<int8_t>(w, ((m * cg + ci) * s.k + ky) * s.k + kx);
+                    }
+            const float factor = x_scale.data<float>()[0] * ws[static_cast<size_t>(m)] / y_scale.data<float>()[0];
+            const float scaled = static_cast<float>(acc) * factor;
+            const int want = static_cast<int>(std::min<double>(hi, std::max<double>(lo, std::nearbyint(scaled) + yz)));
+            const int got = c.y_uint8 ? y.data<uint8_t>()[i] : y.data<int8_t>()[i];
+            ASSERT_EQ(got, want) << "output " << i << " (sum " << acc << ")";
+        }
     }
 }
 

@@ -80,7 +80,16 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
 {
     const Int8OutputKernel& out = int8_output_kernel();
     lay_out_quads(kern, g, x, h, w, pad_top, pad_left, pad, dst, ctx,
-                  [&](const int8_t* const* src, int64_t n, uint32_t* words) { out.offset_quads(src, n, words); });
+                  [&](const int8_t* const* src, int64_t n, uint32_t* words) { out.offset_quads(src, n, kSignFlip, words); });
+}
+
+void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const uint8_t* x, int64_t h,
+                           int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
+                           const ExecContext& ctx)
+{
+    const Int8OutputKernel& out = int8_output_kernel();
+    lay_out_quads(kern, g, reinterpret_cast<const int8_t*>(x), h, w, pad_top, pad_left, pad, dst, ctx,
+                  [&](const int8_t* const* src, int64_t n, uint32_t* words) { out.offset_quads(src, n, 0u, words); });
 }
 
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const float* x, float scale,

@@ -40,6 +40,12 @@ int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemm
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
                            const ExecContext& ctx);
+// The same from uint8 planes whose values u stand for the int8 values u - 128
+// (ONNX's uint8 inputs): their bytes are the kernel's unsigned operand as
+// they are. `pad` is the int8 value the padding stands for.
+void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const uint8_t* x, int64_t h,
+                           int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
+                           const ExecContext& ctx);
 // The same from float planes, quantized with `scale` (Int8OutputKernel::quantize's rounding) as they are laid out.
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const float* x, float scale,
                            int64_t h, int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,

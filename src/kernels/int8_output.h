@@ -30,11 +30,21 @@ struct Int8OutputKernel {
     void (*requantize_floats)(const float* sums, int64_t n, float scale, const float* bias, const float* clamp,
                               float out_scale, int8_t* q);
     // The dot-product kernels' input words: words[i] holds the four
-    // channels' int8 values at i (src[0]'s in the lowest byte), each offset
-    // by 128 (the unsigned operand of vpdpbusd and tdpbsud); from int8
-    // values, or from floats quantized as `quantize` does.
-    void (*offset_quads)(const int8_t* const* src, int64_t n, uint32_t* words);
+    // channels' bytes at i (src[0]'s in the lowest byte), XOR flip: int8
+    // values offset by 128 (flip 0x80808080) as the unsigned operand of
+    // vpdpbusd and tdpbsud, or uint8 ones as they are (flip 0); or from floats
+    // quantized as `quantize` does, offset by 128.
+    void (*offset_quads)(const int8_t* const* src, int64_t n, uint32_t flip, uint32_t* words);
     void (*quantize_offset_quads)(const float* const* src, int64_t n, float scale, uint32_t* words);
+    // ONNX's requantization of integer sums (QLinearConv, QLinearMatMul):
+    // q[i] = min(max(round_half_even(float(sums[i] + offset) * scale) + zero_point, lo), hi)
+    // as a byte ([lo, hi] = [0, 255] for uint8, [-128, 127] for int8), the
+    // offset added in int32 (wrapping, as the accumulation).
+    void (*requantize_even)(const int32_t* sums, int64_t n, int32_t offset, float scale, int32_t zero_point,
+                            int32_t lo, int32_t hi, uint8_t* q);
+    // The same from sums held exactly as floats (the int8 paths on float kernels).
+    void (*requantize_even_floats)(const float* sums, int64_t n, int32_t offset, float scale, int32_t zero_point,
+                                   int32_t lo, int32_t hi, uint8_t* q);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

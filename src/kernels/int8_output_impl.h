@@ -151,20 +151,20 @@ void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias,
     });
 }
 
-// Four lane vectors of int8 values (in int32 lanes) as words of four bytes,
-// each byte offset by 128.
-template <class V, class Lanes> void store_offset_quads(uint32_t* dst, Lanes b0, Lanes b1, Lanes b2, Lanes b3, int64_t count)
+// Four lane vectors of bytes (in int32 lanes) as words of four bytes, XOR flip.
+template <class V, class Lanes>
+void store_offset_quads(uint32_t* dst, Lanes b0, Lanes b1, Lanes b2, Lanes b3, uint32_t flip, int64_t count)
 {
     const Lanes w = (b0 & 0xFF) | (b1 & 0xFF) << 8 | (b2 & 0xFF) << 16 | b3 << 24;
-    Int8Lanes<V>::store(reinterpret_cast<int32_t*>(dst), w ^ static_cast<int32_t>(0x80808080u), count);
+    Int8Lanes<V>::store(reinterpret_cast<int32_t*>(dst), w ^ static_cast<int32_t>(flip), count);
 }
 
-template <class V> void int8_offset_quads(const int8_t* const* src, int64_t n, uint32_t* words)
+template <class V> void int8_offset_quads(const int8_t* const* src, int64_t n, uint32_t flip, uint32_t* words)
 {
     using L = Int8Lanes<V>;
     L::each_vector(n, [&](int64_t i, int64_t count) {
         store_offset_quads<V>(words + i, L::widened_bytes(src[0] + i, count), L::widened_bytes(src[1] + i, count),
-                              L::widened_bytes(src[2] + i, count), L::widened_bytes(src[3] + i, count), count);
+                              L::widened_bytes(src[2] + i, count), L::widened_bytes(src[3] + i, count), flip, count);
     });
 }
 
@@ -177,7 +177,34 @@ template <class V> void int8_quantize_offset_quads(const float* const* src, int6
     };
     L::each_vector(n, [&](int64_t i, int64_t count) {
         store_offset_quads<V>(words + i, lanes(src[0] + i, count), lanes(src[1] + i, count), lanes(src[2] + i, count),
-                              lanes(src[3] + i, count), count);
+                              lanes(src[3] + i, count), 0x80808080u, count);
+    });
+}
+
+template <class V, class Sum>
+void int8_requantize_even(const Sum* sums, int64_t n, int32_t offset, float scale, int32_t zero_point, int32_t lo,
+                          int32_t hi, uint8_t* q)
+{
+    using L = Int8Lanes<V>;
+    using vec = typename V::vec;
+    using ivec = typename L::ivec;
+    // Clamped first to the range the zero point leaves (integers, so the
+    // clamp and the rounding commute), then rounded half to even by adding
+    // and taking away 1.5 * 2^23, exact for |v| < 2^22.
+    const vec s = V::set1(scale), low = V::set1(static_cast<float>(lo - zero_point)),
+              high = V::set1(static_cast<float>(hi - zero_point)), magic = V::set1(12582912.f);
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        const auto loaded = L::template load<Sum, SumLanes<V, Sum>>(sums + i, count);
+        ivec t;
+        if constexpr (std::is_same_v<Sum, float>) t = __builtin_convertvector(loaded, ivec);
+        else t = loaded;
+        t += offset;
+        vec v = rounded(L::as_floats(t) * s);
+        v = v < low ? low : v;
+        v = v > high ? high : v;
+        v = rounded(v + magic) - magic;
+        const ivec r = __builtin_convertvector(v, ivec) + zero_point;
+        L::store(reinterpret_cast<int8_t*>(q + i), __builtin_convertvector(r, typename L::bytes), count);
     });
 }
 
@@ -190,7 +217,9 @@ template <class V> const Int8OutputKernel& int8_output_kernel_of(const char* isa
                                     int8_requantize<V, int32_t>,
                                     int8_requantize<V, float>,
                                     int8_offset_quads<V>,
-                                    int8_quantize_offset_quads<V>};
+                                    int8_quantize_offset_quads<V>,
+                                    int8_requantize_even<V, int32_t>,
+                                    int8_requantize_even<V, float>};
     return k;
 }
 

@@ -95,11 +95,11 @@ std::string auto_pad(NodeContext& n)
 }
 
 // Kernel from kernel_shape or the weight's spatial dims (0 = taken from the weight input at run time).
-std::vector<int64_t> conv_kernel(NodeContext& n, size_t rank)
+std::vector<int64_t> conv_kernel(NodeContext& n, size_t rank, int weight_input = 1)
 {
     if (n.has_attr("kernel_shape")) return per_axis(n, "kernel_shape", rank, 1);
-    const Tensor* w = n.constant(1);
-    const Shape* ws = w ? &w->shape() : n.input_shape(1);
+    const Tensor* w = n.constant(weight_input);
+    const Shape* ws = w ? &w->shape() : n.input_shape(weight_input);
     std::vector<int64_t> k(rank, 0);
     if (ws)
         for (size_t a = 0; a < rank; ++a) k[a] = std::max<int64_t>(0, (*ws)[a + 2]);
@@ -130,19 +130,30 @@ std::vector<std::string> conv_weights(NodeContext& n, ParamDict& pd, int dynamic
     return bottoms;
 }
 
-void convert_conv(NodeContext& n)
+} // namespace
+
+ParamDict conv_node_params(NodeContext& n, size_t rank, int weight_input, int& group)
 {
-    const size_t rank = weight_spatial_rank(n);
-    const int group = as_int(n, n.attr_int("group", 1), "group");
+    group = as_int(n, n.attr_int("group", 1), "group");
     n.check(group >= 1, "group must be >= 1, got ", group);
     const std::string pad_mode = auto_pad(n);
     ParamDict pd;
     std::vector<window::Span> pads = explicit_pads(n, rank);
     if (pad_mode == "VALID") pads.assign(rank, window::Span{});
     const int same = pad_mode == "SAME_UPPER" ? window::kSameUpper : pad_mode == "SAME_LOWER" ? window::kSameLower : 0;
-    set_conv_window(n, pd, conv_kernel(n, rank), pads, same);
-    if (const Tensor* w = n.constant(1)) pd.set_int(0, as_int(n, w->dim(0), "output channels"));
+    set_conv_window(n, pd, conv_kernel(n, rank, weight_input), pads, same);
+    if (const Tensor* w = n.constant(weight_input)) pd.set_int(0, as_int(n, w->dim(0), "output channels"));
     if (group > 1) pd.set_int(7, group);
+    return pd;
+}
+
+namespace {
+
+void convert_conv(NodeContext& n)
+{
+    const size_t rank = weight_spatial_rank(n);
+    int group = 1;
+    ParamDict pd = conv_node_params(n, rank, 1, group);
     std::vector<Tensor> weights;
     const auto bottoms = conv_weights(n, pd, 19, weights, [](const Tensor& w) { return w.reshaped({w.numel()}); });
     n.emit(ranked_type(group > 1 ? "ConvolutionDepthWise" : "Convolution", rank), bottoms, {n.output(0)}, pd,

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "graph/graph.h"
 #include "onnx/converter.h"
 
 namespace kestrel::onnx_import {
@@ -147,9 +148,63 @@ void convert_conv_integer(NodeContext& n)
     cast_to_int32(n, float_stand_in(n, "Conv", {x, w}));
 }
 
+// One value of a constant scalar (or one-element) input, or null.
+const Tensor* constant_scalar(NodeContext& n, int input)
+{
+    const Tensor* t = n.has_input(input) ? n.constant(input) : nullptr;
+    return t && t->numel() == 1 ? t : nullptr;
+}
+
+bool quantized_type(const Tensor* zero_point) { return zero_point && (zero_point->dtype() == DType::U8 || zero_point->dtype() == DType::I8); }
+
+// QLinearConv as our int8 Convolution in ONNX's form (convolution.cpp,
+// params 25-30) when it is 2-D with constant int8 weights of zero zero point
+// and constant scales and zero points: the integer sums on the int8 kernels.
+// False (nothing emitted) otherwise.
+bool int8_qlinear_conv(NodeContext& n)
+{
+    const Tensor* x_scale = constant_scalar(n, 1);
+    const Tensor* x_zp = constant_scalar(n, 2);
+    const Tensor* w = n.constant(3);
+    const Tensor* w_scale = n.constant(4);
+    const Tensor* w_zp = n.has_input(5) ? n.constant(5) : nullptr;
+    const Tensor* y_scale = constant_scalar(n, 6);
+    const Tensor* y_zp = constant_scalar(n, 7);
+    const Tensor* b = n.has_input(8) ? n.constant(8) : nullptr;
+    if (!x_scale || !quantized_type(x_zp) || !w || w->dtype() != DType::I8 || w->rank() != 4 || !w_scale ||
+        !y_scale || !quantized_type(y_zp) || (n.has_input(5) && !w_zp) || (n.has_input(8) && !b))
+        return false;
+    const int64_t outch = w->dim(0);
+    if (w_zp)
+        for (int64_t v : tensor_to_int64s(*w_zp))
+            if (v != 0) return false;
+    const std::vector<float> ws = tensor_to_floats(*w_scale);
+    if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != outch) return false;
+    if (b && (b->dtype() != DType::I32 || b->numel() != outch)) return false;
+    int group = 1;
+    ParamDict pd = conv_node_params(n, 2, 3, group);
+    pd.set_int(6, static_cast<int>(w->numel()));
+    pd.set_int(8, 2);
+    pd.set_int(25, 1);
+    pd.set_int(26, static_cast<int>(tensor_to_int64s(*x_zp)[0]));
+    pd.set_int(27, x_zp->dtype() == DType::U8 ? 1 : 0);
+    pd.set_int(28, static_cast<int>(tensor_to_int64s(*y_zp)[0]));
+    pd.set_int(29, y_zp->dtype() == DType::U8 ? 1 : 0);
+    if (b) pd.set_int(30, 1);
+    pd.set_int(31, kFeatmaskBatched);
+    Tensor scales({outch}, DType::F32);
+    for (int64_t c = 0; c < outch; ++c) scales.data<float>()[c] = ws[ws.size() == 1 ? 0 : static_cast<size_t>(c)];
+    std::vector<Tensor> weights = {w->reshaped({w->numel()}), scales, x_scale->to(DType::F32).reshaped({1}),
+                                   y_scale->to(DType::F32).reshaped({1})};
+    if (b) weights.push_back(b->reshaped({outch}));
+    n.emit(group > 1 ? "ConvolutionDepthWise" : "Convolution", {n.input(0)}, {n.output(0)}, pd, weights);
+    return true;
+}
+
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, [B]).
 void convert_qlinear_conv(NodeContext& n)
 {
+    if (int8_qlinear_conv(n)) return;
     std::vector<std::string> inputs = {dequantized(n, {0, 1, 2, 1}), dequantized(n, {3, 4, 5, 0})};
     if (n.has_input(8)) inputs.push_back(conv_bias(n));
     quantize_output(n, float_stand_in(n, "Conv", inputs), 6, 7);

@@ -131,6 +131,10 @@ std::string constant_blob(NodeContext& n, const Tensor& t, const std::string& wh
 void convert_layer_norm_nd(NodeContext& n);
 void convert_batch_norm_nd(NodeContext& n);
 void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input);
+// A Conv-family node's ncnn convolution params (window from its attributes
+// and its weight input's shape, output channels when the weight is constant,
+// 7 = group when above 1); `group` gets the group (convert_convpool.cpp).
+ParamDict conv_node_params(NodeContext& n, size_t rank, int weight_input, int& group);
 
 class ModelConverter {
 public:
