@@ -41,7 +41,10 @@ struct ConvShape {
     int64_t ow() const { return (w + 2 * pad - k) / stride + 1; }
 };
 
-// int32 sums of (x - x_zp)(w - w_zp[m]) (+ bias[m]); padding contributes 0. x uint8, w int8.
+// A uint8 or int8 value (by the tensor's dtype).
+int byte_value(const Tensor& t, int64_t i) { return t.dtype() == DType::U8 ? value_at<uint8_t>(t, i) : value_at<int8_t>(t, i); }
+
+// int32 sums of (x - x_zp)(w - w_zp[m]) (+ bias[m]); padding contributes 0. x uint8 or int8, w int8.
 std::vector<int64_t> conv_integer_reference(const ConvShape& s, const Tensor& x, const Tensor& w, const Tensor& x_zp,
                                             const Tensor& w_zp, const Tensor* bias)
 {
@@ -58,8 +61,8 @@ std::vector<int64_t> conv_integer_reference(const ConvShape& s, const Tensor& x,
                                 const int64_t iy = oy * s.stride - s.pad + ky, ix = ox * s.stride - s.pad + kx;
                                 if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
                                 const int64_t c = (m / mg) * cg + ci;
-                                const int xv = value_at<uint8_t>(x, ((n * s.c + c) * s.h + iy) * s.w + ix) -
-                                               zp_at<uint8_t>(x_zp, 0);
+                                const int xv = byte_value(x, ((n * s.c + c) * s.h + iy) * s.w + ix) -
+                                               byte_value(x_zp, 0);
                                 const int wv = value_at<int8_t>(w, ((m * cg + ci) * s.k + ky) * s.k + kx) -
                                                zp_at<int8_t>(w_zp, m);
                                 sum += static_cast<int64_t>(xv) * wv;
@@ -176,6 +179,34 @@ TEST(OnnxQuantized, QLinearConvPerChannelWithBiasConstantOrRunTimeWeights)
     }
 }
 
+// y against QLinearConv's definition with ONNX Runtime's arithmetic: integer
+// sums of (x - x_zp) * w (+ bias), times the float32 factor x_scale * w_scale
+// / y_scale, rounded half to even, plus y_zp, saturated. w int8 with zero
+// zero point.
+void expect_qlinear_conv(const Tensor& y, const ConvShape& s, const Tensor& x, const Tensor& w, const Tensor& x_zp,
+                         int yz, bool y_uint8, const Tensor* bias, float x_scale, const std::vector<float>& ws,
+                         float y_scale)
+{
+    const std::vector<int64_t> acc = conv_integer_reference(s, x, w, x_zp, Tensor::zeros({s.m}, DType::I8), bias);
+    const int64_t plane = s.oh() * s.ow();
+    const int lo = y_uint8 ? 0 : -128, hi = y_uint8 ? 255 : 127;
+    ASSERT_EQ(y.shape(), (Shape{s.n, s.m, s.oh(), s.ow()}));
+    for (int64_t i = 0; i < y.numel(); ++i) {
+        const int64_t m = (i / plane) % s.m;
+        const float factor = x_scale * ws[static_cast<size_t>(m)] / y_scale;
+        const float scaled = static_cast<float>(acc[static_cast<size_t>(i)]) * factor;
+        const int want = static_cast<int>(std::min<double>(hi, std::max<double>(lo, std::nearbyint(scaled) + yz)));
+        ASSERT_EQ(byte_value(y, i), want) << "output " << i << " (sum " << acc[static_cast<size_t>(i)] << ")";
+    }
+}
+
+bool has_int8_onnx_form(const Net& net)
+{
+    for (const Layer& l : net.graph().layers)
+        if (l.params.get_int(25, 0) == 1) return true;
+    return false;
+}
+
 // QLinearConv with constant int8 weights of zero zero point (ONNX Runtime's
 // default for weights) runs on our int8 convolution (its ONNX form): exactly
 // ONNX Runtime's arithmetic, the int32 sums and bias times the float32 factor
@@ -224,9 +255,7 @@ TEST(OnnxQuantized, QLinearConvWithSymmetricWeightsRunsOnTheInt8Convolution)
         conv_attrs(g.node("QLinearConv", ins, {"y"}), s);
         g.output("y", 4, y_type);
         const Net net = g.load(true);
-        bool int8_layer = false;
-        for (const Layer& l : net.graph().layers) int8_layer = int8_layer || l.params.get_int(25, 0) == 1;
-        EXPECT_TRUE(int8_layer) << "expected our int8 convolution in ONNX's form";
+        EXPECT_TRUE(has_int8_onnx_form(net)) << "expected our int8 convolution in ONNX's form";
         Session session(net);
         session.set_input("x", x);
         const Tensor y = session.get("y");
@@ -242,29 +271,53 @@ TEST(OnnxQuantized, QLinearConvWithSymmetricWeightsRunsOnTheInt8Convolution)
         ASSERT_EQ(0, std::memcmp(y.raw(), y2.raw(), y.nbytes()));
         ASSERT_EQ(y.shape(), (Shape{s.n, s.m, s.oh(), s.ow()}));
 
-        // The reference: integer sums from the definition, ONNX Runtime's float32 requantization.
-        const int64_t cg = s.c / s.group, mg = s.m / s.group, plane = s.oh() * s.ow();
-        const int xz = c.x_uint8 ? value_at<uint8_t>(x_zp, 0) : value_at<int8_t>(x_zp, 0);
-        const int yz = c.y_uint8 ? value_at<uint8_t>(y_zp, 0) : value_at<int8_t>(y_zp, 0);
-        const int lo = c.y_uint8 ? 0 : -128, hi = c.y_uint8 ? 255 : 127;
-        for (int64_t i = 0; i < y.numel(); ++i) {
-            const int64_t n = i / (s.m * plane), m = (i / plane) % s.m, oy = (i % plane) / s.ow(), ox = i % s.ow();
-            int64_t acc = c.bias ? bias.data<int32_t>()[m] : 0;
-            for (int64_t ci = 0; ci < cg; ++ci)
-                for (int64_t ky = 0; ky < s.k; ++ky)
-                    for (int64_t kx = 0; kx < s.k; ++kx) {
-                        const int64_t iy = oy * s.stride - s.pad + ky, ix = ox * s.stride - s.pad + kx;
-                        if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                        const int64_t at = ((n * s.c + (m / mg) * cg + ci) * s.h + iy) * s.w + ix;
-                        const int xv = (c.x_uint8 ? value_at<uint8_t>(x, at) : value_at<int8_t>(x, at)) - xz;
-                        acc += static_cast<int64_t>(xv) * value_at<int8_t>(w, ((m * cg + ci) * s.k + ky) * s.k + kx);
-                    }
-            const float factor = x_scale.data<float>()[0] * ws[static_cast<size_t>(m)] / y_scale.data<float>()[0];
-            const float scaled = static_cast<float>(acc) * factor;
-            const int want = static_cast<int>(std::min<double>(hi, std::max<double>(lo, std::nearbyint(scaled) + yz)));
-            const int got = c.y_uint8 ? y.data<uint8_t>()[i] : y.data<int8_t>()[i];
-            ASSERT_EQ(got, want) << "output " << i << " (sum " << acc << ")";
-        }
+        expect_qlinear_conv(y, s, x, w, x_zp, byte_value(y_zp, 0), c.y_uint8, c.bias ? &bias : nullptr,
+                            x_scale.data<float>()[0], ws, y_scale.data<float>()[0]);
+    }
+}
+
+// A QDQ convolution as ONNX Runtime's quantizer writes it (DequantizeLinear
+// of uint8 x, of int8 weights per output channel and of an int32 bias in
+// units of x_scale * w_scale, the Conv, QuantizeLinear) is run as the
+// QLinearConv ONNX Runtime fuses it into: on the int8 convolution, with its
+// integer arithmetic. A bias of another scale keeps the float operators.
+TEST(OnnxQuantized, QdqConvolutionRunsAsQLinearConv)
+{
+    ConvShape s;
+    s.group = 1, s.c = 8, s.m = 5;
+    const Tensor x = random_ints<uint8_t>({s.n, s.c, s.h, s.w}, DType::U8, 0, 255, 31);
+    const Tensor w = random_ints<int8_t>({s.m, s.c, s.k, s.k}, DType::I8, -127, 127, 32);
+    const Tensor x_zp = random_ints<uint8_t>({}, DType::U8, 0, 255, 33), y_zp = random_ints<uint8_t>({}, DType::U8, 90, 160, 34);
+    const Tensor bias = random_ints<int32_t>({s.m}, DType::I32, -20000, 20000, 35);
+    const float xs = 0.023f, ys = 0.41f;
+    const std::vector<float> ws = {0.003f, 0.0041f, 0.0027f, 0.0052f, 0.0033f};
+    for (bool bias_of_its_scale : {true, false}) {
+        SCOPED_TRACE(bias_of_its_scale ? "bias scale x_scale * w_scale" : "another bias scale");
+        std::vector<float> bs;
+        for (float v : ws) bs.push_back(bias_of_its_scale ? xs * v : xs * v * 1.5f);
+        OnnxGraph g(13);
+        g.input("x", x.shape(), onnx::TensorProto::UINT8);
+        g.raw_init("xs", floats({xs}).reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("xz", x_zp, onnx::TensorProto::UINT8);
+        g.raw_init("w", w, onnx::TensorProto::INT8);
+        g.raw_init("ws", floats(ws), onnx::TensorProto::FLOAT);
+        g.raw_init("b", bias, onnx::TensorProto::INT32);
+        g.raw_init("bs", floats(bs), onnx::TensorProto::FLOAT);
+        g.raw_init("ys", floats({ys}).reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("yz", y_zp, onnx::TensorProto::UINT8);
+        g.node("DequantizeLinear", {"x", "xs", "xz"}, {"xf"});
+        OnnxGraph::attr_int(g.node("DequantizeLinear", {"w", "ws"}, {"wf"}), "axis", 0);
+        OnnxGraph::attr_int(g.node("DequantizeLinear", {"b", "bs"}, {"bf"}), "axis", 0);
+        conv_attrs(g.node("Conv", {"xf", "wf", "bf"}, {"yf"}), s);
+        g.node("QuantizeLinear", {"yf", "ys", "yz"}, {"y"});
+        g.output("y", 4, onnx::TensorProto::UINT8);
+        const Net net = g.load(true);
+        EXPECT_EQ(has_int8_onnx_form(net), bias_of_its_scale);
+        EXPECT_FALSE(has_int8_onnx_form(g.load(false))) << "--no-optimize keeps the operators as written";
+        if (!bias_of_its_scale) continue;
+        Session session(net);
+        session.set_input("x", x);
+        expect_qlinear_conv(session.get("y"), s, x, w, x_zp, byte_value(y_zp, 0), true, &bias, xs, ws, ys);
     }
 }
 

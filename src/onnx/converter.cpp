@@ -1,4 +1,5 @@
 #include "onnx/converter.h"
+#include "onnx/qdq_fusion.h"
 
 #include <algorithm>
 #include <cctype>
@@ -442,6 +443,7 @@ void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_di
                    const OnnxImportOptions& options)
 {
     check_and_infer(model, source);
+    if (options.optimize) onnx_import::fuse_qdq_convolutions(*model.mutable_graph());
     // The graph keeps the weights while the optimizer rewrites it; dropped
     // after, when the Net's load options say so.
     const LoadOptions wanted = net.load_options();
