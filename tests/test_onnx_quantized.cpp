@@ -207,6 +207,37 @@ bool has_int8_onnx_form(const Net& net)
     return false;
 }
 
+// ConvInteger with constant int8 weights of zero zero point runs on the int8
+// convolution (ONNX's form, int32 output): the exact integer sums.
+TEST(OnnxQuantized, ConvIntegerWithSymmetricWeightsRunsOnTheInt8Convolution)
+{
+    for (const bool x_uint8 : {true, false}) {
+        ConvShape s;
+        s.group = 1, s.c = 36, s.m = 33; // 36 channels: the AMX/VNNI tiles where there are
+        const Tensor x = x_uint8 ? random_ints<uint8_t>({s.n, s.c, s.h, s.w}, DType::U8, 0, 255, 41)
+                                 : random_ints<int8_t>({s.n, s.c, s.h, s.w}, DType::I8, -128, 127, 41);
+        const Tensor w = random_ints<int8_t>({s.m, s.c, s.k, s.k}, DType::I8, -128, 127, 42);
+        const Tensor x_zp = x_uint8 ? random_ints<uint8_t>({}, DType::U8, 0, 255, 43)
+                                    : random_ints<int8_t>({}, DType::I8, -128, 127, 43);
+        const int type = x_uint8 ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+        OnnxGraph g(10);
+        g.input("x", x.shape(), type);
+        g.raw_init("w", w, onnx::TensorProto::INT8);
+        g.raw_init("x_zp", x_zp, type);
+        conv_attrs(g.node("ConvInteger", {"x", "w", "x_zp"}, {"y"}), s);
+        g.output("y", 4, onnx::TensorProto::INT32);
+        const Net net = g.load(true);
+        EXPECT_TRUE(has_int8_onnx_form(net));
+        Session session(net);
+        session.set_input("x", x);
+        const Tensor y = session.get("y");
+        ASSERT_EQ(y.dtype(), DType::I32);
+        ASSERT_EQ(y.shape(), (Shape{s.n, s.m, s.oh(), s.ow()}));
+        const std::vector<int64_t> want = conv_integer_reference(s, x, w, x_zp, Tensor::zeros({s.m}, DType::I8), nullptr);
+        for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(y.data<int32_t>()[i], want[static_cast<size_t>(i)]) << i;
+    }
+}
+
 // QLinearConv with constant int8 weights of zero zero point (ONNX Runtime's
 // default for weights) runs on our int8 convolution (its ONNX form): exactly
 // ONNX Runtime's arithmetic, the int32 sums and bias times the float32 factor

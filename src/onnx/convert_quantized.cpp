@@ -140,14 +140,6 @@ std::string conv_bias(NodeContext& n)
     return n.constant_name(f, "bias");
 }
 
-// ConvInteger(x, w, [x_zero_point], [w_zero_point]) -> int32.
-void convert_conv_integer(NodeContext& n)
-{
-    const std::string x = dequantized(n, {0, -1, 2, 1});
-    const std::string w = dequantized(n, {1, -1, 3, 0});
-    cast_to_int32(n, float_stand_in(n, "Conv", {x, w}));
-}
-
 // One value of a constant scalar (or one-element) input, or null.
 const Tensor* constant_scalar(NodeContext& n, int input)
 {
@@ -156,6 +148,64 @@ const Tensor* constant_scalar(NodeContext& n, int input)
 }
 
 bool quantized_type(const Tensor* zero_point) { return zero_point && (zero_point->dtype() == DType::U8 || zero_point->dtype() == DType::I8); }
+
+// Int8 weights with zero zero points (absent, or all zeros).
+bool symmetric_int8_weights(NodeContext& n, const Tensor* w, int zero_point_input)
+{
+    if (!w || w->dtype() != DType::I8 || w->rank() != 4) return false;
+    if (!n.has_input(zero_point_input)) return true;
+    const Tensor* zp = n.constant(zero_point_input);
+    if (!zp) return false;
+    for (int64_t v : tensor_to_int64s(*zp))
+        if (v != 0) return false;
+    return true;
+}
+
+// Emits the int8 Convolution in ONNX's form (convolution.cpp, params 25-30)
+// for this node: its window, the weights `w` (input `weight_input`), the
+// input zero point, `output` (28-30), and `weights` after w.
+void emit_int8_onnx_conv(NodeContext& n, int weight_input, const Tensor& w, const Tensor& x_zp,
+                         const ParamDict& output, std::vector<Tensor> weights)
+{
+    int group = 1;
+    ParamDict pd = conv_node_params(n, 2, weight_input, group);
+    pd.set_int(6, static_cast<int>(w.numel()));
+    pd.set_int(8, 2);
+    pd.set_int(25, 1);
+    pd.set_int(26, static_cast<int>(tensor_to_int64s(x_zp)[0]));
+    pd.set_int(27, x_zp.dtype() == DType::U8 ? 1 : 0);
+    for (int id : output.ids()) pd.set_int(id, output.get_int(id, 0));
+    pd.set_int(31, kFeatmaskBatched);
+    weights.insert(weights.begin(), w.reshaped({w.numel()}));
+    n.emit(group > 1 ? "ConvolutionDepthWise" : "Convolution", {n.input(0)}, {n.output(0)}, pd, weights);
+}
+
+// ConvInteger as our int8 Convolution in ONNX's form with an int32 output
+// (param 29 = 2) when it is 2-D with constant int8 weights of zero zero point
+// and a constant input zero point. False (nothing emitted) otherwise.
+bool int8_conv_integer(NodeContext& n)
+{
+    const Tensor* x_zp = constant_scalar(n, 2);
+    const Tensor* w = n.constant(1);
+    if (!quantized_type(x_zp) || !symmetric_int8_weights(n, w, 3)) return false;
+    const int64_t outch = w->dim(0);
+    Tensor ones({outch}, DType::F32); // the scales, unused with an int32 output
+    std::fill(ones.data<float>(), ones.data<float>() + outch, 1.f);
+    ParamDict output;
+    output.set_int(29, 2);
+    emit_int8_onnx_conv(n, 1, *w, *x_zp, output,
+                        {ones, scalar_tensor(1.f).reshaped({1}), scalar_tensor(1.f).reshaped({1})});
+    return true;
+}
+
+// ConvInteger(x, w, [x_zero_point], [w_zero_point]) -> int32.
+void convert_conv_integer(NodeContext& n)
+{
+    if (int8_conv_integer(n)) return;
+    const std::string x = dequantized(n, {0, -1, 2, 1});
+    const std::string w = dequantized(n, {1, -1, 3, 0});
+    cast_to_int32(n, float_stand_in(n, "Conv", {x, w}));
+}
 
 // QLinearConv as our int8 Convolution in ONNX's form (convolution.cpp,
 // params 25-30) when it is 2-D with constant int8 weights of zero zero point
@@ -167,37 +217,25 @@ bool int8_qlinear_conv(NodeContext& n)
     const Tensor* x_zp = constant_scalar(n, 2);
     const Tensor* w = n.constant(3);
     const Tensor* w_scale = n.constant(4);
-    const Tensor* w_zp = n.has_input(5) ? n.constant(5) : nullptr;
     const Tensor* y_scale = constant_scalar(n, 6);
     const Tensor* y_zp = constant_scalar(n, 7);
     const Tensor* b = n.has_input(8) ? n.constant(8) : nullptr;
-    if (!x_scale || !quantized_type(x_zp) || !w || w->dtype() != DType::I8 || w->rank() != 4 || !w_scale ||
-        !y_scale || !quantized_type(y_zp) || (n.has_input(5) && !w_zp) || (n.has_input(8) && !b))
+    if (!x_scale || !quantized_type(x_zp) || !symmetric_int8_weights(n, w, 5) || !w_scale || !y_scale ||
+        !quantized_type(y_zp) || (n.has_input(8) && !b))
         return false;
     const int64_t outch = w->dim(0);
-    if (w_zp)
-        for (int64_t v : tensor_to_int64s(*w_zp))
-            if (v != 0) return false;
     const std::vector<float> ws = tensor_to_floats(*w_scale);
     if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != outch) return false;
     if (b && (b->dtype() != DType::I32 || b->numel() != outch)) return false;
-    int group = 1;
-    ParamDict pd = conv_node_params(n, 2, 3, group);
-    pd.set_int(6, static_cast<int>(w->numel()));
-    pd.set_int(8, 2);
-    pd.set_int(25, 1);
-    pd.set_int(26, static_cast<int>(tensor_to_int64s(*x_zp)[0]));
-    pd.set_int(27, x_zp->dtype() == DType::U8 ? 1 : 0);
-    pd.set_int(28, static_cast<int>(tensor_to_int64s(*y_zp)[0]));
-    pd.set_int(29, y_zp->dtype() == DType::U8 ? 1 : 0);
-    if (b) pd.set_int(30, 1);
-    pd.set_int(31, kFeatmaskBatched);
     Tensor scales({outch}, DType::F32);
     for (int64_t c = 0; c < outch; ++c) scales.data<float>()[c] = ws[ws.size() == 1 ? 0 : static_cast<size_t>(c)];
-    std::vector<Tensor> weights = {w->reshaped({w->numel()}), scales, x_scale->to(DType::F32).reshaped({1}),
-                                   y_scale->to(DType::F32).reshaped({1})};
+    ParamDict output;
+    output.set_int(28, static_cast<int>(tensor_to_int64s(*y_zp)[0]));
+    output.set_int(29, y_zp->dtype() == DType::U8 ? 1 : 0);
+    if (b) output.set_int(30, 1);
+    std::vector<Tensor> weights = {scales, x_scale->to(DType::F32).reshaped({1}), y_scale->to(DType::F32).reshaped({1})};
     if (b) weights.push_back(b->reshaped({outch}));
-    n.emit(group > 1 ? "ConvolutionDepthWise" : "Convolution", {n.input(0)}, {n.output(0)}, pd, weights);
+    emit_int8_onnx_conv(n, 3, *w, *x_zp, output, weights);
     return true;
 }
 

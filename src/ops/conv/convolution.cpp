@@ -16,7 +16,8 @@
 //    zero point 26, int8 weights with a scale per output channel, output
 //    uint8 (29 = 1) or int8 (29 = 0) with zero point 28: round half to even
 //    of (int32 sum + int32 bias) * x_scale * w_scale / y_scale, plus the zero
-//    point, saturated (ONNX's QLinearConv, as ONNX Runtime computes it).
+//    point, saturated (ONNX's QLinearConv, as ONNX Runtime computes it); or
+//    int32 (29 = 2): the sums as they are (ConvInteger; scales unused).
 //    Weights: weight (int8), the w_scales, x_scale, y_scale, and with 30 = 1
 //    the int32 bias. (Ids 21-24 are Convolution3D's.) The input's padding is its zero point. A uint8 value u
 //    is read as the int8 value u - 128 (its zero point likewise), so every
@@ -130,11 +131,15 @@ public:
                   p_.activation.type == Activation::None,
               "ONNX's quantized form (param 25) needs 8=2 and no bias term, residual or activation");
         x_uint8_ = pd.get_int(27, 0) != 0;
-        y_uint8_ = pd.get_int(29, 0) != 0;
+        const int y_type = pd.get_int(29, 0);
+        check(y_type >= 0 && y_type <= 2, "the output type (param 29) must be 0 (int8), 1 (uint8) or 2 (int32), got ",
+              y_type);
+        y_uint8_ = y_type == 1;
+        y_int32_ = y_type == 2;
         const int x_zero = pd.get_int(26, 0), y_zero = pd.get_int(28, 0);
         check(x_uint8_ ? x_zero >= 0 && x_zero <= 255 : x_zero >= -128 && x_zero <= 127,
               "the input zero point (param 26) is out of the input type's range: ", x_zero);
-        check(y_uint8_ ? y_zero >= 0 && y_zero <= 255 : y_zero >= -128 && y_zero <= 127,
+        check(y_int32_ || (y_uint8_ ? y_zero >= 0 && y_zero <= 255 : y_zero >= -128 && y_zero <= 127),
               "the output zero point (param 28) is out of the output type's range: ", y_zero);
         x_zero_ = x_uint8_ ? x_zero - 128 : x_zero; // as the int8 value it is read as
         y_zero_ = y_zero;
@@ -253,7 +258,8 @@ public:
         const Shape& s = x.shape;
         const KernelDims k = dims_of(conv_kernel_for_input(p_, in, 2, false));
         const ConvGeometry g = geometry(s[1], s[2], k);
-        const DType y = onnx_ ? (y_uint8_ ? DType::U8 : DType::I8) : int8_scale_term_ > 100 ? DType::I8 : DType::F32;
+        const DType y = onnx_ ? (y_int32_ ? DType::I32 : y_uint8_ ? DType::U8 : DType::I8)
+                              : int8_scale_term_ > 100 ? DType::I8 : DType::F32;
         return make_desc({k.outch, g.rows.out, g.cols.out}, y);
     }
 
@@ -363,7 +369,7 @@ public:
                 st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
             return st;
         }
-        st->requant = onnx_ || out[0].dtype == DType::I8; // an int8 (or uint8) output
+        st->requant = onnx_ || out[0].dtype == DType::I8; // a quantized output (int8; ONNX form: uint8, int32)
         st->top_scale = int8_scale_term_ > 100 ? top_scale_ : out[0].int8_scale;
         st->dg.pad_value = int8_pad_value(pad_value_);
         if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
@@ -1110,7 +1116,7 @@ private:
         if (st.path == Path::Int8Dot) return int8_on_dot_kernel(x, st, bias, res, y, ctx);
         float* sums = st.requant ? ctx.scratch_as<float>(st.requant_sums) : y.data<float>();
         const SumsFinished finish = [&](int64_t oc, float* v, int64_t n) {
-            if (st.requant) return finish_sums(oc, bias, v, n, v, y.data<int8_t>() + (v - sums), nullptr, st.top_scale);
+            if (st.requant) return finish_sums(oc, bias, v, n, v, output_at(y, v - sums), nullptr, st.top_scale);
             finish_sums(oc, bias, v, n, v, nullptr, res.at(v), 0.f);
         };
         if (st.path == Path::Int8Gemm)
@@ -1166,7 +1172,7 @@ private:
                                scratch.data());
                 for (int64_t c = 0; c < lanes; ++c)
                     finish_sums(ch + c, bias, out + c * out_plane, out_plane, out + c * out_plane,
-                                requant ? y.data<int8_t>() + (ch + c) * out_plane : nullptr,
+                                requant ? output_at(y, (ch + c) * out_plane) : nullptr,
                                 requant ? nullptr : res.at(out + c * out_plane), st.top_scale);
             }
         });
@@ -1196,7 +1202,7 @@ private:
             const int64_t at = oc * plane + pixel;
             float* out = y.data<float>() + at;
             if (!requant) return finish_sums(oc, bias, sums, n, out, nullptr, res.at(out), 0.f);
-            int8_t* q = y.data<int8_t>() + at;
+            int8_t* q = output_at(y, at);
             if (activation_in_output_kernel()) return finish_sums(oc, bias, sums, n, nullptr, q, nullptr, st.top_scale);
             thread_local std::vector<float> row; // a requantized piece's floats, for the activation
             row.resize(std::max(row.size(), static_cast<size_t>(n)));
@@ -1269,6 +1275,13 @@ private:
         });
     }
 
+    // Where output value `at` lies in a quantized output (int8, or ONNX's form's
+    // uint8 / int32), for finish_sums' q.
+    static int8_t* output_at(Tensor& y, int64_t at)
+    {
+        return reinterpret_cast<int8_t*>(static_cast<uint8_t*>(y.raw()) + at * static_cast<int64_t>(dtype_size(y.dtype())));
+    }
+
     // Whether the output kernel applies the activation (none, or ReLU/Clip as its clamp).
     bool activation_in_output_kernel() const { return clamp_ || p_.activation.type == Activation::None; }
 
@@ -1284,6 +1297,13 @@ private:
     {
         constexpr bool ints = std::is_same_v<Sum, int32_t>;
         const Int8OutputKernel& out = int8_output_kernel();
+        if (onnx_ && y_int32_) { // ConvInteger: the sums and the offset, as they are
+            int32_t* out32 = reinterpret_cast<int32_t*>(q);
+            for (int64_t i = 0; i < n; ++i)
+                out32[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int32_t>(sums[i])) +
+                                                static_cast<uint32_t>(onnx_offset_[oc]));
+            return;
+        }
         if (onnx_) {
             const int32_t lo = y_uint8_ ? 0 : -128, hi = y_uint8_ ? 255 : 127;
             uint8_t* bytes = reinterpret_cast<uint8_t*>(q);
@@ -1386,7 +1406,7 @@ private:
     // ONNX's quantized form (load_onnx_form): zero points (the input's as the
     // int8 value it is read as), types, and per output channel the sums'
     // factor and integer offset.
-    bool onnx_ = false, x_uint8_ = false, y_uint8_ = false, onnx_bias_ = false;
+    bool onnx_ = false, x_uint8_ = false, y_uint8_ = false, y_int32_ = false, onnx_bias_ = false;
     int x_zero_ = 0, y_zero_ = 0;
     std::vector<float> onnx_scale_;
     std::vector<int32_t> onnx_offset_;
