@@ -19,10 +19,11 @@
 //    point, saturated (ONNX's QLinearConv, as ONNX Runtime computes it); or
 //    int32 (29 = 2): the sums as they are (ConvInteger; scales unused).
 //    Weights: weight (int8), the w_scales, x_scale, y_scale, and with 30 = 1
-//    the int32 bias. (Ids 21-24 are Convolution3D's.) The input's padding is its zero point. A uint8 value u
-//    is read as the int8 value u - 128 (its zero point likewise), so every
-//    int8 path serves it; the sums then take the bias and the zero point's
-//    share as one integer offset per output channel.
+//    the int32 bias. (Ids 21-24 are Convolution3D's.) The input's padding is
+//    its zero point. A uint8 value u is read as the int8 value u - 128 (its
+//    zero point likewise), so every int8 path serves it; the sums then take
+//    the bias and the zero point's share as one integer offset per output
+//    channel.
 //  * dynamic weight (19 = 1): inputs [x, W, (bias)], W our shape
 //    (outch, inch/group, kh, kw) = ncnn [w=kw, h=kh, d=inch/group, c=outch].
 //  * Convolution with a 1-D input and a 1x1 kernel: ncnn's deprecated path,
