@@ -106,6 +106,13 @@ public:
         a->set_type(onnx::AttributeProto::GRAPH);
         *a->mutable_g() = body.model_.graph();
     }
+    // Imports another operator set (ONNX Runtime's com.microsoft, say).
+    void import_domain(const std::string& domain, int version)
+    {
+        onnx::OperatorSetIdProto* op_set = model_.add_opset_import();
+        op_set->set_domain(domain);
+        op_set->set_version(version);
+    }
     const onnx::ModelProto& model() const { return model_; }
     onnx::GraphProto* graph() { return model_.mutable_graph(); } // no cached pointer: copies stay valid
 

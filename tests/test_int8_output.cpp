@@ -159,6 +159,81 @@ TEST(Int8Output, RequantizeEvenRoundsTiesToEvenAndSaturates)
                 }
 }
 
+// The same with an offset and a scale per value (a row of a quantized
+// matrix product's columns): each value takes its own, every tail length.
+TEST(Int8Output, RequantizeEvenColumnsTakesEachValuesOffsetAndScale)
+{
+    std::vector<int32_t> sums;
+    for (int32_t k = -300; k <= 300; ++k) sums.push_back(k * 7);
+    sums.push_back(2147483647), sums.push_back(-2147483647 - 1);
+    const float choices[] = {0.5f, 0.25f, 1.f / 3.f, 0.0123f, 2.f};
+    std::vector<int32_t> offsets;
+    std::vector<float> scales;
+    for (size_t i = 0; i < sums.size(); ++i) {
+        offsets.push_back(static_cast<int32_t>(i % 5) * 1000 - 2001);
+        scales.push_back(choices[(i * 3) % 5]);
+    }
+    for (const Int8OutputKernel* kern : int8_output_kernels_available())
+        for (const int32_t zero_point : {0, 3, -5})
+            for (size_t n : {size_t(1), size_t(15), size_t(17), sums.size()}) {
+                const int32_t lo = zero_point < 0 ? -128 : 0, hi = zero_point < 0 ? 127 : 255;
+                std::vector<uint8_t> q(n + 1, 0xAB);
+                kern->requantize_even_columns(sums.data(), static_cast<int64_t>(n), offsets.data(), scales.data(),
+                                              zero_point, lo, hi, q.data());
+                for (size_t i = 0; i < n; ++i) {
+                    const int32_t with_offset =
+                        static_cast<int32_t>(static_cast<uint32_t>(sums[i]) + static_cast<uint32_t>(offsets[i]));
+                    const double v = std::nearbyint(static_cast<double>(static_cast<float>(with_offset) * scales[i]));
+                    const int32_t want = static_cast<int32_t>(std::min<double>(std::max<double>(v + zero_point, lo), hi));
+                    ASSERT_EQ(q[i], static_cast<uint8_t>(want)) << kern->isa << " value " << i << " sum " << sums[i];
+                }
+                ASSERT_EQ(q[n], 0xAB) << kern->isa << ": wrote past n=" << n;
+            }
+}
+
+// ONNX's QuantizeLinear of floats: x / scale (divided) rounded half to even,
+// plus the zero point, saturated; NaN to 0, a zero scale saturates; and
+// DequantizeLinear of every byte, uint8 and int8.
+TEST(Int8Output, QuantizeEvenAndDequantizeBytesFollowOnnx)
+{
+    std::vector<float> x;
+    for (int k = -600; k <= 600; ++k) x.push_back(static_cast<float>(k) * 0.25f); // ties at every half
+    std::mt19937 rng(21);
+    std::uniform_real_distribution<float> d(-1e4f, 1e4f);
+    for (int i = 0; i < 300; ++i) x.push_back(d(rng));
+    for (float v : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity(), 3e38f, -3e38f, 0.f, -0.f})
+        x.push_back(v);
+    std::vector<uint8_t> bytes(256);
+    for (int b = 0; b < 256; ++b) bytes[static_cast<size_t>(b)] = static_cast<uint8_t>(b);
+    for (const Int8OutputKernel* kern : int8_output_kernels_available()) {
+        for (const float scale : {0.5f, 1.f, 0.37f, 3.f, 0.f})
+            for (const int32_t zero_point : {0, 128, 7, -3})
+                for (size_t n : {size_t(1), size_t(15), size_t(17), x.size()}) {
+                    const int32_t lo = zero_point < 0 || zero_point == 7 ? -128 : 0, hi = lo == 0 ? 255 : 127;
+                    std::vector<uint8_t> q(n + 1, 0xAB);
+                    kern->quantize_even(x.data(), static_cast<int64_t>(n), scale, zero_point, lo, hi, q.data());
+                    for (size_t i = 0; i < n; ++i) {
+                        const double r = static_cast<double>(std::nearbyint(x[i] / scale)) + zero_point;
+                        const int32_t want = r != r ? 0 : static_cast<int32_t>(std::min<double>(std::max<double>(r, lo), hi));
+                        ASSERT_EQ(q[i], static_cast<uint8_t>(want))
+                            << kern->isa << " x " << x[i] << " scale " << scale << " zero point " << zero_point;
+                    }
+                    ASSERT_EQ(q[n], 0xAB) << kern->isa << ": wrote past n=" << n;
+                }
+        for (const bool is_signed : {false, true})
+            for (size_t n : {size_t(3), size_t(16), size_t(256)}) {
+                std::vector<float> y(n + 1, -7.f);
+                kern->dequantize_bytes(bytes.data(), static_cast<int64_t>(n), is_signed, 5, 0.013f, y.data());
+                for (size_t i = 0; i < n; ++i) {
+                    const int v = is_signed ? static_cast<int8_t>(bytes[i]) : bytes[i];
+                    ASSERT_EQ(y[i], static_cast<float>(v - 5) * 0.013f) << kern->isa << " byte " << i;
+                }
+                ASSERT_EQ(y[n], -7.f) << kern->isa << ": wrote past n=" << n;
+            }
+    }
+}
+
 TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
 {
     std::mt19937 rng(9);

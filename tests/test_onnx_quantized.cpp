@@ -1,5 +1,6 @@
-// ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul through the ONNX
-// importer (lowered to dequantize -> float op -> cast / quantize), against
+// ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul, QGemm and QDQ
+// Conv / MatMul / Gemm through the ONNX importer (on the int8 layers in
+// ONNX's form, or lowered to dequantize -> float op -> cast / quantize), against
 // naive references written here from the ONNX formulas: integer accumulation
 // of (q - zero_point) products, then for the QLinear ops the rescale by
 // x_scale * w_scale / y_scale in double, round half to even, + y_zero_point,
@@ -207,6 +208,23 @@ bool has_int8_onnx_form(const Net& net)
     return false;
 }
 
+// y of g (optimized) with input `name` = x, checking that g took the int8 layers' ONNX form.
+Tensor run_on_int8_form(const OnnxGraph& g, const std::string& name, const Tensor& x)
+{
+    const Net net = g.load(true);
+    EXPECT_TRUE(has_int8_onnx_form(net));
+    Session session(net);
+    session.set_input(name, x);
+    return session.get("y");
+}
+
+void expect_int32_sums(const Tensor& y, const std::vector<int64_t>& want)
+{
+    ASSERT_EQ(y.dtype(), DType::I32);
+    ASSERT_EQ(static_cast<size_t>(y.numel()), want.size());
+    for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(y.data<int32_t>()[i], want[static_cast<size_t>(i)]) << i;
+}
+
 // ConvInteger with constant int8 weights of zero zero point runs on the int8
 // convolution (ONNX's form, int32 output): the exact integer sums.
 TEST(OnnxQuantized, ConvIntegerWithSymmetricWeightsRunsOnTheInt8Convolution)
@@ -226,15 +244,9 @@ TEST(OnnxQuantized, ConvIntegerWithSymmetricWeightsRunsOnTheInt8Convolution)
         g.raw_init("x_zp", x_zp, type);
         conv_attrs(g.node("ConvInteger", {"x", "w", "x_zp"}, {"y"}), s);
         g.output("y", 4, onnx::TensorProto::INT32);
-        const Net net = g.load(true);
-        EXPECT_TRUE(has_int8_onnx_form(net));
-        Session session(net);
-        session.set_input("x", x);
-        const Tensor y = session.get("y");
-        ASSERT_EQ(y.dtype(), DType::I32);
+        const Tensor y = run_on_int8_form(g, "x", x);
         ASSERT_EQ(y.shape(), (Shape{s.n, s.m, s.oh(), s.ow()}));
-        const std::vector<int64_t> want = conv_integer_reference(s, x, w, x_zp, Tensor::zeros({s.m}, DType::I8), nullptr);
-        for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(y.data<int32_t>()[i], want[static_cast<size_t>(i)]) << i;
+        expect_int32_sums(y, conv_integer_reference(s, x, w, x_zp, Tensor::zeros({s.m}, DType::I8), nullptr));
     }
 }
 
@@ -439,6 +451,214 @@ TEST(OnnxQuantized, BiasWithScalesOnlyKnownAtRunTimeIsAClearError)
     const std::string msg = layer_test::error_of([&] { g.load(true); });
     EXPECT_TRUE(layer_test::contains(msg, "QLinearConv")) << msg;
     EXPECT_TRUE(layer_test::contains(msg, "x_scale and w_scale known at conversion time")) << msg;
+}
+
+// A quantized matrix product's operands: rows of k values in A (uint8 or
+// int8, any leading shape), int8 B (k, n) of zero zero point, scales.
+struct ProductCase {
+    Shape a_shape;
+    int64_t n;
+    bool a_uint8, y_uint8, per_column;
+};
+
+Tensor random_bytes(const Shape& s, bool uint8, uint32_t seed)
+{
+    return uint8 ? random_ints<uint8_t>(s, DType::U8, 0, 255, seed) : random_ints<int8_t>(s, DType::I8, -128, 127, seed);
+}
+
+int onnx_type(const Tensor& t) { return t.dtype() == DType::U8 ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8; }
+
+// Integer sums of (a - a_zp) * B[., col] (+ bias[col]) per row of a and column, row-major.
+std::vector<int64_t> product_reference(const Tensor& a, const Tensor& b, int a_zp, const Tensor* bias)
+{
+    const int64_t k = b.dim(0), n = b.dim(1), rows = a.numel() / k;
+    std::vector<int64_t> acc;
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < n; ++c) {
+            int64_t sum = bias ? bias->data<int32_t>()[c] : 0;
+            for (int64_t i = 0; i < k; ++i)
+                sum += static_cast<int64_t>(byte_value(a, r * k + i) - a_zp) * value_at<int8_t>(b, i * n + c);
+            acc.push_back(sum);
+        }
+    return acc;
+}
+
+// y against the requantized sums with ONNX Runtime's arithmetic (as expect_qlinear_conv), column c's w scale ws[c].
+void expect_requantized_rows(const Tensor& y, const std::vector<int64_t>& acc, int64_t n, float a_scale,
+                             const std::vector<float>& ws, float y_scale, int yz, bool y_uint8)
+{
+    const int lo = y_uint8 ? 0 : -128, hi = y_uint8 ? 255 : 127;
+    ASSERT_EQ(static_cast<size_t>(y.numel()), acc.size());
+    ASSERT_EQ(y.dtype(), y_uint8 ? DType::U8 : DType::I8);
+    for (int64_t i = 0; i < y.numel(); ++i) {
+        const int64_t c = i % n;
+        const float factor = a_scale * ws[ws.size() == 1 ? 0 : static_cast<size_t>(c)] / y_scale;
+        const float scaled = static_cast<float>(acc[static_cast<size_t>(i)]) * factor;
+        const int want = static_cast<int>(std::min<double>(hi, std::max<double>(lo, std::nearbyint(scaled) + yz)));
+        ASSERT_EQ(byte_value(y, i), want) << "output " << i << " (sum " << acc[static_cast<size_t>(i)] << ")";
+    }
+}
+
+std::vector<float> column_scales(int64_t n, bool per_column)
+{
+    std::vector<float> ws;
+    for (int64_t c = 0; c < (per_column ? n : 1); ++c) ws.push_back(0.0021f + 0.0003f * static_cast<float>(c % 7));
+    return ws;
+}
+
+Shape with_last(Shape s, int64_t last)
+{
+    s.back() = last;
+    return s;
+}
+
+// QLinearMatMul with constant int8 B of zero zero point runs on our int8
+// InnerProduct (ONNX's form) with ONNX Runtime's arithmetic: one row and a
+// 1-D A (the row dot products), many rows of 3-D A (the int8 GEMM), depths
+// of odd length and of AMX blocks, uint8 and int8 in and out, scales of B
+// per tensor and per column.
+TEST(OnnxQuantized, QLinearMatMulWithSymmetricWeightsRunsOnTheInt8InnerProduct)
+{
+    for (const ProductCase& c : {ProductCase{{1, 37}, 33, true, true, true}, ProductCase{{37}, 5, false, true, false},
+                                 ProductCase{{3, 5, 37}, 33, true, false, false},
+                                 ProductCase{{2, 40, 200}, 70, false, false, true},
+                                 ProductCase{{3, 200}, 19, false, true, true}}) {
+        SCOPED_TRACE("A " + shape_str(c.a_shape) + " N " + std::to_string(c.n) + (c.a_uint8 ? " uint8 A" : " int8 A") +
+                     (c.y_uint8 ? " uint8 y" : " int8 y"));
+        const int64_t k = c.a_shape.back();
+        const Tensor a = random_bytes(c.a_shape, c.a_uint8, 51);
+        const Tensor b = random_ints<int8_t>({k, c.n}, DType::I8, -128, 127, 52);
+        const Tensor a_zp = random_bytes({}, c.a_uint8, 53), y_zp = random_bytes({}, c.y_uint8, 54);
+        const std::vector<float> ws = column_scales(c.n, c.per_column);
+        const float as = 0.031f, ys = 0.37f;
+        OnnxGraph g(10);
+        g.input("a", a.shape(), onnx_type(a));
+        g.raw_init("as", floats({as}).reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("a_zp", a_zp, onnx_type(a_zp));
+        g.raw_init("b", b, onnx::TensorProto::INT8);
+        g.raw_init("bs", c.per_column ? floats(ws) : floats(ws).reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("b_zp", c.per_column ? Tensor::zeros({c.n}, DType::I8) : Tensor::zeros({}, DType::I8),
+                   onnx::TensorProto::INT8);
+        g.raw_init("ys", floats({ys}).reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("y_zp", y_zp, onnx_type(y_zp));
+        g.node("QLinearMatMul", {"a", "as", "a_zp", "b", "bs", "b_zp", "ys", "y_zp"}, {"y"});
+        g.output("y", static_cast<int>(c.a_shape.size()), onnx_type(y_zp));
+        const Tensor y = run_on_int8_form(g, "a", a);
+        ASSERT_EQ(y.shape(), with_last(c.a_shape, c.n));
+        expect_requantized_rows(y, product_reference(a, b, byte_value(a_zp, 0), nullptr), c.n, as, ws, ys,
+                                byte_value(y_zp, 0), c.y_uint8);
+    }
+}
+
+// MatMulInteger with constant int8 B of zero zero point: the exact int32 sums
+// on the int8 InnerProduct, with and without A's zero point, few and many rows.
+TEST(OnnxQuantized, MatMulIntegerWithSymmetricWeightsRunsOnTheInt8InnerProduct)
+{
+    for (const ProductCase& c : {ProductCase{{2, 45}, 21, true, false, false}, ProductCase{{4, 6, 130}, 40, false, false, false}})
+        for (const bool with_zp : {true, false}) {
+            SCOPED_TRACE("A " + shape_str(c.a_shape) + (with_zp ? " with a zero point" : ""));
+            const int64_t k = c.a_shape.back();
+            const Tensor a = random_bytes(c.a_shape, c.a_uint8, 61);
+            const Tensor b = random_ints<int8_t>({k, c.n}, DType::I8, -128, 127, 62);
+            const Tensor a_zp = random_bytes({}, c.a_uint8, 63);
+            OnnxGraph g(10);
+            g.input("a", a.shape(), onnx_type(a));
+            g.raw_init("b", b, onnx::TensorProto::INT8);
+            g.raw_init("a_zp", a_zp, onnx_type(a_zp));
+            g.node("MatMulInteger", with_zp ? std::vector<std::string>{"a", "b", "a_zp"} : std::vector<std::string>{"a", "b"},
+                   {"y"});
+            g.output("y", static_cast<int>(c.a_shape.size()), onnx::TensorProto::INT32);
+            const Tensor y = run_on_int8_form(g, "a", a);
+            ASSERT_EQ(y.shape(), with_last(c.a_shape, c.n));
+            expect_int32_sums(y, product_reference(a, b, with_zp ? byte_value(a_zp, 0) : 0, nullptr));
+        }
+}
+
+// The QDQ graph of a MatMul or a Gemm (transB, an int32 bias per output in
+// units of a_scale * w_scale) as ONNX Runtime's quantizer writes it runs as
+// the QLinearMatMul / QGemm ONNX Runtime fuses it into: on the int8
+// InnerProduct, with their integer arithmetic.
+TEST(OnnxQuantized, QdqMatMulAndGemmRunAsQLinearMatMulAndQGemm)
+{
+    const int64_t rows = 6, k = 24, n = 10;
+    const Tensor a = random_ints<uint8_t>({rows, k}, DType::U8, 0, 255, 71);
+    const Tensor b = random_ints<int8_t>({k, n}, DType::I8, -127, 127, 72);
+    const Tensor a_zp = random_ints<uint8_t>({}, DType::U8, 0, 255, 73), y_zp = random_ints<uint8_t>({}, DType::U8, 90, 160, 74);
+    const Tensor bias = random_ints<int32_t>({n}, DType::I32, -20000, 20000, 75);
+    const std::vector<float> ws = column_scales(n, true);
+    const float as = 0.023f, ys = 0.41f;
+    for (const bool gemm : {false, true}) {
+        SCOPED_TRACE(gemm ? "Gemm" : "MatMul");
+        OnnxGraph g(13);
+        g.input("a", a.shape(), onnx::TensorProto::UINT8);
+        g.raw_init("as", floats({as}).reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("az", a_zp, onnx::TensorProto::UINT8);
+        Tensor bt({n, k}, DType::I8); // Gemm's B, transposed
+        for (int64_t o = 0; o < n; ++o)
+            for (int64_t i = 0; i < k; ++i) bt.data<int8_t>()[o * k + i] = b.data<int8_t>()[i * n + o];
+        g.raw_init("w", gemm ? bt : b, onnx::TensorProto::INT8);
+        g.raw_init("ws", floats(ws), onnx::TensorProto::FLOAT);
+        g.raw_init("ys", floats({ys}).reshaped({}), onnx::TensorProto::FLOAT);
+        g.raw_init("yz", y_zp, onnx::TensorProto::UINT8);
+        g.node("DequantizeLinear", {"a", "as", "az"}, {"af"});
+        OnnxGraph::attr_int(g.node("DequantizeLinear", {"w", "ws"}, {"wf"}), "axis", gemm ? 0 : 1);
+        if (gemm) {
+            std::vector<float> bs;
+            for (float v : ws) bs.push_back(as * v);
+            g.raw_init("b", bias, onnx::TensorProto::INT32);
+            g.raw_init("bs", floats(bs), onnx::TensorProto::FLOAT);
+            OnnxGraph::attr_int(g.node("DequantizeLinear", {"b", "bs"}, {"bf"}), "axis", 0);
+            OnnxGraph::attr_int(g.node("Gemm", {"af", "wf", "bf"}, {"yf"}), "transB", 1);
+        } else {
+            g.node("MatMul", {"af", "wf"}, {"yf"});
+        }
+        g.node("QuantizeLinear", {"yf", "ys", "yz"}, {"y"});
+        g.output("y", 2, onnx::TensorProto::UINT8);
+        EXPECT_FALSE(has_int8_onnx_form(g.load(false))) << "--no-optimize keeps the operators as written";
+        const Tensor y = run_on_int8_form(g, "a", a);
+        ASSERT_EQ(y.shape(), (Shape{rows, n}));
+        expect_requantized_rows(y, product_reference(a, b, byte_value(a_zp, 0), gemm ? &bias : nullptr), n, as, ws, ys,
+                                byte_value(y_zp, 0), true);
+    }
+}
+
+// ONNX Runtime's QGemm where the int8 layer does not take it (alpha != 1, a
+// float output: no y_scale) runs on the float operators: the dequantized
+// product times alpha plus the bias.
+TEST(OnnxQuantized, QGemmWithAlphaAndFloatOutputIsLoweredToFloats)
+{
+    const int64_t rows = 3, k = 11, n = 4;
+    const Tensor a = random_ints<int8_t>({rows, k}, DType::I8, -128, 127, 81);
+    const Tensor b = random_ints<int8_t>({k, n}, DType::I8, -128, 127, 82);
+    const Tensor bias = random_ints<int32_t>({n}, DType::I32, -500, 500, 83);
+    const Tensor a_zp = random_ints<int8_t>({}, DType::I8, -10, 10, 84);
+    const float as = 0.05f, bs = 0.02f, alpha = 0.5f;
+    OnnxGraph g(13);
+    g.import_domain("com.microsoft", 1);
+    g.input("a", a.shape(), onnx::TensorProto::INT8);
+    g.raw_init("as", floats({as}).reshaped({}), onnx::TensorProto::FLOAT);
+    g.raw_init("az", a_zp, onnx::TensorProto::INT8);
+    g.raw_init("b", b, onnx::TensorProto::INT8);
+    g.raw_init("bs", floats({bs}).reshaped({}), onnx::TensorProto::FLOAT);
+    g.raw_init("bz", Tensor::zeros({}, DType::I8), onnx::TensorProto::INT8);
+    g.raw_init("c", bias, onnx::TensorProto::INT32);
+    onnx::NodeProto* q = g.node("QGemm", {"a", "as", "az", "b", "bs", "bz", "c"}, {"y"});
+    q->set_domain("com.microsoft");
+    OnnxGraph::attr_float(q, "alpha", alpha);
+    g.output("y", 2, onnx::TensorProto::FLOAT);
+    const Net net = g.load(true);
+    EXPECT_FALSE(has_int8_onnx_form(net));
+    Session session(net);
+    session.set_input("a", a);
+    const Tensor y = session.get("y");
+    ASSERT_EQ(y.shape(), (Shape{rows, n}));
+    ASSERT_EQ(y.dtype(), DType::F32);
+    const std::vector<int64_t> acc = product_reference(a, b, byte_value(a_zp, 0), nullptr);
+    for (int64_t i = 0; i < y.numel(); ++i) {
+        const double want = alpha * as * bs * static_cast<double>(acc[static_cast<size_t>(i)]) +
+                            as * bs * bias.data<int32_t>()[i % n];
+        ASSERT_NEAR(y.data<float>()[i], want, 1e-4 * (1 + std::abs(want))) << i;
+    }
 }
 
 } // namespace

@@ -107,6 +107,12 @@ void int8_gemm_pack_b(const Int8GemmKernel& kern, const uint8_t* b, int64_t k, i
     pack_quads(b, n, k, int8_gemm_depth_quads(kern, k), 1, row_stride, kern.nr, 1, dst);
 }
 
+void int8_gemm_pack_b_transposed(const Int8GemmKernel& kern, const uint8_t* bt, int64_t n, int64_t k,
+                                 int64_t row_stride, uint8_t* dst)
+{
+    pack_quads(bt, n, k, int8_gemm_depth_quads(kern, k), row_stride, 1, kern.nr, 1, dst);
+}
+
 void int8_gemm(const Int8GemmKernel& kern, int64_t m, int64_t n, int64_t k, const int8_t* a_packed,
                const int32_t* init, const uint8_t* b_packed, int32_t* c, int64_t ldc, const ExecContext& ctx)
 {

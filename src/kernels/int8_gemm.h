@@ -75,6 +75,10 @@ std::vector<int64_t> int8_gemm_row_sums(const int8_t* a, int64_t m, int64_t k, i
 int64_t int8_gemm_packed_b_bytes(const Int8GemmKernel& kern, int64_t n, int64_t k);
 void int8_gemm_pack_b(const Int8GemmKernel& kern, const uint8_t* b, int64_t k, int64_t n, int64_t row_stride,
                       uint8_t* dst);
+// The same from B's transpose (n x k, bt[j*row_stride + kk]): a weight
+// matrix whose rows are B's columns.
+void int8_gemm_pack_b_transposed(const Int8GemmKernel& kern, const uint8_t* bt, int64_t n, int64_t k,
+                                 int64_t row_stride, uint8_t* dst);
 
 // C (m x n, row stride ldc) = init + A B from packed A and B; tasks are
 // column panels, split across ctx's threads.

@@ -45,6 +45,16 @@ struct Int8OutputKernel {
     // The same from sums held exactly as floats (the int8 paths on float kernels).
     void (*requantize_even_floats)(const float* sums, int64_t n, int32_t offset, float scale, int32_t zero_point,
                                    int32_t lo, int32_t hi, uint8_t* q);
+    // The same with an offset and a scale per value (a row of a quantized
+    // matrix product: one per output column).
+    void (*requantize_even_columns)(const int32_t* sums, int64_t n, const int32_t* offsets, const float* scales,
+                                    int32_t zero_point, int32_t lo, int32_t hi, uint8_t* q);
+    // ONNX's QuantizeLinear of floats to bytes: q[i] = min(max(round_half_even(x[i] / scale) +
+    // zero_point, lo), hi) (a division, as ONNX Runtime), NaN to 0.
+    void (*quantize_even)(const float* x, int64_t n, float scale, int32_t zero_point, int32_t lo, int32_t hi,
+                          uint8_t* q);
+    // ONNX's DequantizeLinear of uint8 (or, is_signed, int8) bytes: y[i] = float(q[i] - zero_point) * scale.
+    void (*dequantize_bytes)(const uint8_t* q, int64_t n, bool is_signed, int32_t zero_point, float scale, float* y);
 };
 
 // The fastest kernel this CPU runs (capped by KESTREL_ISA), and all of them

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/int8_output.h"
 #include "kernels/vector_of.h"
@@ -17,6 +18,7 @@ template <class V> struct Int8Lanes {
     // int32 lanes: the type of a comparison (gcc drops the vector attribute
     // of a typedef that depends on a template parameter in some uses).
     using ivec = decltype(vec{} < vec{});
+    typedef uint32_t uvec __attribute__((vector_size(V::width * 4)));
     typedef int8_t bytes __attribute__((vector_size(V::width)));
     static constexpr int W = V::width;
 
@@ -181,9 +183,11 @@ template <class V> void int8_quantize_offset_quads(const float* const* src, int6
     });
 }
 
-template <class V, class Sum>
-void int8_requantize_even(const Sum* sums, int64_t n, int32_t offset, float scale, int32_t zero_point, int32_t lo,
-                          int32_t hi, uint8_t* q)
+// ONNX's requantization with each lane's offset and scale from per(i, count)
+// (a pair of the lanes' int32 offsets and float scales).
+template <class V, class Sum, class Per>
+void int8_requantize_even_with(const Sum* sums, int64_t n, Per per, int32_t zero_point, int32_t lo, int32_t hi,
+                               uint8_t* q)
 {
     using L = Int8Lanes<V>;
     using vec = typename V::vec;
@@ -191,20 +195,81 @@ void int8_requantize_even(const Sum* sums, int64_t n, int32_t offset, float scal
     // Clamped first to the range the zero point leaves (integers, so the
     // clamp and the rounding commute), then rounded half to even by adding
     // and taking away 1.5 * 2^23, exact for |v| < 2^22.
-    const vec s = V::set1(scale), low = V::set1(static_cast<float>(lo - zero_point)),
-              high = V::set1(static_cast<float>(hi - zero_point)), magic = V::set1(12582912.f);
+    const vec low = V::set1(static_cast<float>(lo - zero_point)), high = V::set1(static_cast<float>(hi - zero_point)),
+              magic = V::set1(12582912.f);
     L::each_vector(n, [&](int64_t i, int64_t count) {
         const auto loaded = L::template load<Sum, SumLanes<V, Sum>>(sums + i, count);
         ivec t;
         if constexpr (std::is_same_v<Sum, float>) t = __builtin_convertvector(loaded, ivec);
         else t = loaded;
-        t += offset;
-        vec v = rounded(L::as_floats(t) * s);
+        const auto [offset, scale] = per(i, count);
+        t = (ivec)((typename L::uvec)t + (typename L::uvec)offset); // wrapping, as the accumulation
+        vec v = rounded(L::as_floats(t) * scale);
         v = v < low ? low : v;
         v = v > high ? high : v;
         v = rounded(v + magic) - magic;
         const ivec r = __builtin_convertvector(v, ivec) + zero_point;
         L::store(reinterpret_cast<int8_t*>(q + i), __builtin_convertvector(r, typename L::bytes), count);
+    });
+}
+
+template <class V, class Sum>
+void int8_requantize_even(const Sum* sums, int64_t n, int32_t offset, float scale, int32_t zero_point, int32_t lo,
+                          int32_t hi, uint8_t* q)
+{
+    using L = Int8Lanes<V>;
+    const typename L::ivec offsets = typename L::ivec{} + offset;
+    const typename V::vec scales = V::set1(scale);
+    int8_requantize_even_with<V>(sums, n, [&](int64_t, int64_t) { return std::pair(offsets, scales); }, zero_point, lo,
+                                 hi, q);
+}
+
+template <class V>
+void int8_requantize_even_columns(const int32_t* sums, int64_t n, const int32_t* offsets, const float* scales,
+                                  int32_t zero_point, int32_t lo, int32_t hi, uint8_t* q)
+{
+    using L = Int8Lanes<V>;
+    int8_requantize_even_with<V>(
+        sums, n,
+        [&](int64_t i, int64_t count) {
+            return std::pair(L::template load<int32_t, typename L::ivec>(offsets + i, count),
+                             L::template load<float, typename V::vec>(scales + i, count));
+        },
+        zero_point, lo, hi, q);
+}
+
+// ONNX's QuantizeLinear of floats: x / scale (a division, as ONNX Runtime),
+// clamped to the range the zero point leaves, rounded half to even, plus the
+// zero point; NaN gives 0.
+template <class V>
+void int8_quantize_even(const float* x, int64_t n, float scale, int32_t zero_point, int32_t lo, int32_t hi, uint8_t* q)
+{
+    using L = Int8Lanes<V>;
+    using vec = typename V::vec;
+    const vec s = V::set1(scale), low = V::set1(static_cast<float>(lo - zero_point)),
+              high = V::set1(static_cast<float>(hi - zero_point)), magic = V::set1(12582912.f),
+              nan_value = V::set1(static_cast<float>(-zero_point));
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        vec v = L::template load<float, vec>(x + i, count) / s;
+        v = v < low ? low : v;
+        v = v > high ? high : v;
+        v = v == v ? v : nan_value;
+        v = rounded(v + magic) - magic;
+        const typename L::ivec r = __builtin_convertvector(v, typename L::ivec) + zero_point;
+        L::store(reinterpret_cast<int8_t*>(q + i), __builtin_convertvector(r, typename L::bytes), count);
+    });
+}
+
+// ONNX's DequantizeLinear of bytes: float(q - zero_point) * scale.
+template <class V>
+void int8_dequantize_bytes(const uint8_t* q, int64_t n, bool is_signed, int32_t zero_point, float scale, float* y)
+{
+    using L = Int8Lanes<V>;
+    const typename V::vec s = V::set1(scale);
+    L::each_vector(n, [&](int64_t i, int64_t count) {
+        typename L::ivec b = L::widened_bytes(reinterpret_cast<const int8_t*>(q + i), count);
+        if (is_signed) b = (b ^ 0x80) - 0x80;
+        L::store(y + i, L::as_floats(b - zero_point) * s, count);
     });
 }
 
@@ -219,7 +284,10 @@ template <class V> const Int8OutputKernel& int8_output_kernel_of(const char* isa
                                     int8_offset_quads<V>,
                                     int8_quantize_offset_quads<V>,
                                     int8_requantize_even<V, int32_t>,
-                                    int8_requantize_even<V, float>};
+                                    int8_requantize_even<V, float>,
+                                    int8_requantize_even_columns<V>,
+                                    int8_quantize_even<V>,
+                                    int8_dequantize_bytes<V>};
     return k;
 }
 

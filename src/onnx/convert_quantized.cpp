@@ -1,4 +1,9 @@
-// ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul, lowered to the float
+// ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul and ONNX Runtime's
+// QGemm (com.microsoft). With constant int8 weights of zero zero point and
+// constant scales and zero points, as ONNX Runtime's quantizer writes them,
+// they become our int8 Convolution / InnerProduct in ONNX's form
+// (ops/quant/onnx_form.h): the integer sums on the int8 kernels, ONNX
+// Runtime's requantization. Otherwise they are lowered to the float
 // ops: each quantized input is dequantized ((q - zero_point) * scale, exact in
 // float32; at conversion time for constant weights), the float Conv / MatMul
 // converter does the rest, and the result is cast to int32 (the *Integer ops)
@@ -78,15 +83,16 @@ std::string dequantized(NodeContext& n, const Quantized& q)
 }
 
 // The float op standing in for this node: `op_type` with this node's
-// attributes over `inputs`, writing a fresh blob (returned).
-std::string float_stand_in(NodeContext& n, const std::string& op_type, const std::vector<std::string>& inputs)
+// attributes over `inputs`, writing `out` (a fresh blob when empty; returned).
+std::string float_stand_in(NodeContext& n, const std::string& op_type, const std::vector<std::string>& inputs,
+                           std::string out = "")
 {
     onnx::NodeProto stand_in = n.node();
     stand_in.set_op_type(op_type);
     stand_in.clear_input();
     stand_in.clear_output();
     for (const std::string& in : inputs) stand_in.add_input(in);
-    const std::string out = n.temp("float");
+    if (out.empty()) out = n.temp("float");
     stand_in.add_output(out);
     n.convert_stand_in(stand_in);
     return out;
@@ -121,13 +127,14 @@ int matmul_axis(NodeContext& n, int operand, int scale, int from_end)
     return rank - from_end;
 }
 
-// QLinearConv's int32 bias: float bias = B * x_scale * w_scale (per output channel).
-std::string conv_bias(NodeContext& n)
+// An int32 bias (input `bias`) in units of x_scale * w_scale (inputs
+// `x_scale`, `w_scale`, per output channel) as floats: QLinearConv's, QGemm's.
+std::string int32_bias(NodeContext& n, int bias, int x_scale_input, int w_scale_input)
 {
-    const Tensor* b = n.constant(8);
-    const Tensor* x_scale = n.constant(1);
-    const Tensor* w_scale = n.constant(4);
-    n.check(b && x_scale && w_scale, "a bias (input 8) needs B, x_scale and w_scale known at conversion time");
+    const Tensor* b = n.constant(bias);
+    const Tensor* x_scale = n.constant(x_scale_input);
+    const Tensor* w_scale = n.constant(w_scale_input);
+    n.check(b && x_scale && w_scale, "a bias (input ", bias, ") needs it, x_scale and w_scale known at conversion time");
     n.check(b->dtype() == DType::I32 && b->shape().size() == 1, "the bias must be 1-D int32");
     const std::vector<float> xs = tensor_to_floats(*x_scale), ws = tensor_to_floats(*w_scale);
     n.check(xs.size() == 1, "x_scale must be one value");
@@ -149,16 +156,57 @@ const Tensor* constant_scalar(NodeContext& n, int input)
 
 bool quantized_type(const Tensor* zero_point) { return zero_point && (zero_point->dtype() == DType::U8 || zero_point->dtype() == DType::I8); }
 
-// Int8 weights with zero zero points (absent, or all zeros).
-bool symmetric_int8_weights(NodeContext& n, const Tensor* w, int zero_point_input)
+// Int8 weights of rank `rank` with zero zero points (absent, or all zeros).
+bool symmetric_int8_weights(NodeContext& n, const Tensor* w, int zero_point_input, int64_t rank)
 {
-    if (!w || w->dtype() != DType::I8 || w->rank() != 4) return false;
+    if (!w || w->dtype() != DType::I8 || w->rank() != rank) return false;
     if (!n.has_input(zero_point_input)) return true;
     const Tensor* zp = n.constant(zero_point_input);
     if (!zp) return false;
     for (int64_t v : tensor_to_int64s(*zp))
         if (v != 0) return false;
     return true;
+}
+
+// The output params of ONNX's form (28-30) for a quantized output with zero point y_zp.
+ParamDict quantized_output(const Tensor& y_zp, bool bias)
+{
+    ParamDict output;
+    output.set_int(28, static_cast<int>(tensor_to_int64s(y_zp)[0]));
+    output.set_int(29, y_zp.dtype() == DType::U8 ? 1 : 0);
+    if (bias) output.set_int(30, 1);
+    return output;
+}
+
+// The weights after the int8 ones in ONNX's form, for `outputs` outputs:
+// per-output w_scales (from one or `outputs` values), x_scale, y_scale, and
+// the int32 bias b when given. False when the counts do not fit.
+bool requantization_weights(const Tensor& x_scale, const Tensor& w_scale, const Tensor& y_scale, const Tensor* b,
+                            int64_t outputs, std::vector<Tensor>& weights)
+{
+    const std::vector<float> ws = tensor_to_floats(w_scale);
+    if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != outputs) return false;
+    if (b && (b->dtype() != DType::I32 || b->numel() != outputs)) return false;
+    Tensor scales({outputs}, DType::F32);
+    for (int64_t c = 0; c < outputs; ++c) scales.data<float>()[c] = ws[ws.size() == 1 ? 0 : static_cast<size_t>(c)];
+    weights = {scales, x_scale.to(DType::F32).reshaped({1}), y_scale.to(DType::F32).reshaped({1})};
+    if (b) weights.push_back(b->reshaped({outputs}));
+    return true;
+}
+
+// The output params and weights of an int32 output (the *Integer ops): scales unused.
+std::vector<Tensor> unit_scales(int64_t outputs)
+{
+    Tensor ones({outputs}, DType::F32);
+    std::fill(ones.data<float>(), ones.data<float>() + outputs, 1.f);
+    return {ones, scalar_tensor(1.f).reshaped({1}), scalar_tensor(1.f).reshaped({1})};
+}
+
+ParamDict int32_output()
+{
+    ParamDict output;
+    output.set_int(29, 2);
+    return output;
 }
 
 // Emits the int8 Convolution in ONNX's form (convolution.cpp, params 25-30)
@@ -187,14 +235,8 @@ bool int8_conv_integer(NodeContext& n)
 {
     const Tensor* x_zp = constant_scalar(n, 2);
     const Tensor* w = n.constant(1);
-    if (!quantized_type(x_zp) || !symmetric_int8_weights(n, w, 3)) return false;
-    const int64_t outch = w->dim(0);
-    Tensor ones({outch}, DType::F32); // the scales, unused with an int32 output
-    std::fill(ones.data<float>(), ones.data<float>() + outch, 1.f);
-    ParamDict output;
-    output.set_int(29, 2);
-    emit_int8_onnx_conv(n, 1, *w, *x_zp, output,
-                        {ones, scalar_tensor(1.f).reshaped({1}), scalar_tensor(1.f).reshaped({1})});
+    if (!quantized_type(x_zp) || !symmetric_int8_weights(n, w, 3, 4)) return false;
+    emit_int8_onnx_conv(n, 1, *w, *x_zp, int32_output(), unit_scales(w->dim(0)));
     return true;
 }
 
@@ -220,22 +262,13 @@ bool int8_qlinear_conv(NodeContext& n)
     const Tensor* y_scale = constant_scalar(n, 6);
     const Tensor* y_zp = constant_scalar(n, 7);
     const Tensor* b = n.has_input(8) ? n.constant(8) : nullptr;
-    if (!x_scale || !quantized_type(x_zp) || !symmetric_int8_weights(n, w, 5) || !w_scale || !y_scale ||
+    if (!x_scale || !quantized_type(x_zp) || !symmetric_int8_weights(n, w, 5, 4) || !w_scale || !y_scale ||
         !quantized_type(y_zp) || (n.has_input(8) && !b))
         return false;
     const int64_t outch = w->dim(0);
-    const std::vector<float> ws = tensor_to_floats(*w_scale);
-    if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != outch) return false;
-    if (b && (b->dtype() != DType::I32 || b->numel() != outch)) return false;
-    Tensor scales({outch}, DType::F32);
-    for (int64_t c = 0; c < outch; ++c) scales.data<float>()[c] = ws[ws.size() == 1 ? 0 : static_cast<size_t>(c)];
-    ParamDict output;
-    output.set_int(28, static_cast<int>(tensor_to_int64s(*y_zp)[0]));
-    output.set_int(29, y_zp->dtype() == DType::U8 ? 1 : 0);
-    if (b) output.set_int(30, 1);
-    std::vector<Tensor> weights = {scales, x_scale->to(DType::F32).reshaped({1}), y_scale->to(DType::F32).reshaped({1})};
-    if (b) weights.push_back(b->reshaped({outch}));
-    emit_int8_onnx_conv(n, 3, *w, *x_zp, output, weights);
+    std::vector<Tensor> weights;
+    if (!requantization_weights(*x_scale, *w_scale, *y_scale, b, outch, weights)) return false;
+    emit_int8_onnx_conv(n, 3, *w, *x_zp, quantized_output(*y_zp, b != nullptr), weights);
     return true;
 }
 
@@ -244,24 +277,134 @@ void convert_qlinear_conv(NodeContext& n)
 {
     if (int8_qlinear_conv(n)) return;
     std::vector<std::string> inputs = {dequantized(n, {0, 1, 2, 1}), dequantized(n, {3, 4, 5, 0})};
-    if (n.has_input(8)) inputs.push_back(conv_bias(n));
+    if (n.has_input(8)) inputs.push_back(int32_bias(n, 8, 1, 4));
     quantize_output(n, float_stand_in(n, "Conv", inputs), 6, 7);
+}
+
+// Emits the int8 InnerProduct in ONNX's form (inner_product.cpp) for this
+// node: input 0's rows (its last axis) times the int8 weights b, (K, N), or
+// (N, K) with trans_b; a's zero point, the output params (28-30) and the
+// weights after the int8 ones.
+void emit_int8_onnx_inner_product(NodeContext& n, const Tensor& b, bool trans_b, const Tensor& a_zp,
+                                  const ParamDict& output, std::vector<Tensor> weights)
+{
+    const int64_t k = trans_b ? b.dim(1) : b.dim(0), outputs = trans_b ? b.dim(0) : b.dim(1);
+    Tensor w({outputs * k}, DType::I8); // [N][K]
+    for (int64_t o = 0; o < outputs; ++o)
+        for (int64_t i = 0; i < k; ++i)
+            w.data<int8_t>()[o * k + i] = trans_b ? b.data<int8_t>()[o * k + i] : b.data<int8_t>()[i * outputs + o];
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(outputs));
+    pd.set_int(2, static_cast<int>(outputs * k));
+    pd.set_int(8, 2);
+    pd.set_int(25, 1);
+    pd.set_int(26, static_cast<int>(tensor_to_int64s(a_zp)[0]));
+    pd.set_int(27, a_zp.dtype() == DType::U8 ? 1 : 0);
+    for (int id : output.ids()) pd.set_int(id, output.get_int(id, 0));
+    weights.insert(weights.begin(), w);
+    n.emit("InnerProduct", {n.input(0)}, {n.output(0)}, pd, weights);
+}
+
+// B of a quantized matrix product on the int8 kernels: constant 2-D int8 of
+// zero zero point, of at most INT32_MAX values (ncnn's param 2).
+const Tensor* int8_matmul_weights(NodeContext& n, int input, int zero_point_input)
+{
+    const Tensor* b = n.constant(input);
+    return symmetric_int8_weights(n, b, zero_point_input, 2) && b->numel() <= INT32_MAX ? b : nullptr;
+}
+
+// MatMulInteger with constant int8 B of zero zero point and a constant (or
+// absent) A zero point as our int8 InnerProduct in ONNX's form, int32 output.
+bool int8_matmul_integer(NodeContext& n)
+{
+    const Tensor* b = int8_matmul_weights(n, 1, 3);
+    const DType* a_type = n.input_dtype(0);
+    if (!b || !a_type) return false;
+    const Tensor zero = Tensor::zeros({1}, *a_type);
+    const Tensor* a_zp = n.has_input(2) ? constant_scalar(n, 2) : &zero;
+    if (!quantized_type(a_zp)) return false;
+    emit_int8_onnx_inner_product(n, *b, false, *a_zp, int32_output(), unit_scales(b->dim(1)));
+    return true;
 }
 
 // MatMulInteger(A, B, [a_zero_point], [b_zero_point]) -> int32.
 void convert_matmul_integer(NodeContext& n)
 {
+    if (int8_matmul_integer(n)) return;
     const std::string a = dequantized(n, {0, -1, 2, matmul_axis(n, 0, 2, 2)});
     const std::string b = dequantized(n, {1, -1, 3, matmul_axis(n, 1, 3, 1)});
     cast_to_int32(n, float_stand_in(n, "MatMul", {a, b}));
 }
 
+// A quantized product's inputs where our int8 InnerProduct in ONNX's form
+// takes it: (a, a_scale, a_zp, b, b_scale, b_zp) at `first`, y_scale and
+// y_zp at `y`, all constant but a, scalars but b_scale (one or N values).
+struct Int8Product {
+    const Tensor *a_scale = nullptr, *a_zp = nullptr, *b = nullptr, *b_scale = nullptr, *y_scale = nullptr,
+                 *y_zp = nullptr;
+};
+
+bool int8_product(NodeContext& n, int y, Int8Product& p)
+{
+    p.a_scale = constant_scalar(n, 1);
+    p.a_zp = constant_scalar(n, 2);
+    p.b = int8_matmul_weights(n, 3, 5);
+    p.b_scale = n.constant(4);
+    p.y_scale = constant_scalar(n, y);
+    p.y_zp = constant_scalar(n, y + 1);
+    return p.a_scale && quantized_type(p.a_zp) && p.b && p.b_scale && p.y_scale && quantized_type(p.y_zp);
+}
+
+// QLinearMatMul as our int8 InnerProduct in ONNX's form (see int8_product).
+bool int8_qlinear_matmul(NodeContext& n)
+{
+    Int8Product p;
+    std::vector<Tensor> weights;
+    if (!int8_product(n, 6, p) ||
+        !requantization_weights(*p.a_scale, *p.b_scale, *p.y_scale, nullptr, p.b->dim(1), weights))
+        return false;
+    emit_int8_onnx_inner_product(n, *p.b, false, *p.a_zp, quantized_output(*p.y_zp, false), weights);
+    return true;
+}
+
 // QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
 void convert_qlinear_matmul(NodeContext& n)
 {
+    if (int8_qlinear_matmul(n)) return;
     const std::string a = dequantized(n, {0, 1, 2, matmul_axis(n, 0, 1, 2)});
     const std::string b = dequantized(n, {3, 4, 5, matmul_axis(n, 3, 4, 1)});
     quantize_output(n, float_stand_in(n, "MatMul", {a, b}), 6, 7);
+}
+
+// QGemm with alpha 1, transA 0, a quantized output and an int32 bias C of N
+// values (or none) as our int8 InnerProduct in ONNX's form (see int8_product).
+bool int8_qgemm(NodeContext& n)
+{
+    Int8Product p;
+    if (n.attr_float("alpha", 1.f) != 1.f || n.attr_int("transA", 0) != 0 || !int8_product(n, 7, p))
+        return false;
+    const bool trans_b = n.attr_int("transB", 0) != 0;
+    const int64_t outputs = p.b->dim(trans_b ? 0 : 1);
+    const Tensor* c = n.has_input(6) ? n.constant(6) : nullptr;
+    if (n.has_input(6) && (!c || c->numel() != outputs || c->shape().back() != outputs)) return false;
+    std::vector<Tensor> weights;
+    if (!requantization_weights(*p.a_scale, *p.b_scale, *p.y_scale, c, outputs, weights)) return false;
+    emit_int8_onnx_inner_product(n, *p.b, trans_b, *p.a_zp, quantized_output(*p.y_zp, c != nullptr), weights);
+    return true;
+}
+
+// ONNX Runtime's QGemm (com.microsoft; what it runs a QDQ Gemm as):
+// (A, a_scale, a_zp, B, b_scale, b_zp, [C int32 in units of a_scale *
+// b_scale], [y_scale, y_zp]) with alpha, transA, transB; a float output
+// without y_scale.
+void convert_qgemm(NodeContext& n)
+{
+    if (int8_qgemm(n)) return;
+    const bool trans_b = n.attr_int("transB", 0) != 0;
+    std::vector<std::string> inputs = {dequantized(n, {0, 1, 2, 0}), dequantized(n, {3, 4, 5, trans_b ? 0 : 1})};
+    if (n.has_input(6)) inputs.push_back(int32_bias(n, 6, 1, 4));
+    if (!n.has_input(7)) return static_cast<void>(float_stand_in(n, "Gemm", inputs, n.output(0)));
+    quantize_output(n, float_stand_in(n, "Gemm", inputs), 7, 8);
 }
 
 } // namespace
@@ -273,6 +416,7 @@ std::vector<ConverterEntry> quantized_converters()
         {"QLinearConv", convert_qlinear_conv},
         {"MatMulInteger", convert_matmul_integer},
         {"QLinearMatMul", convert_qlinear_matmul},
+        {"com.microsoft.QGemm", convert_qgemm},
     };
 }
 

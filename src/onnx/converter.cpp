@@ -388,9 +388,12 @@ void ModelConverter::convert()
     for (int i = 0; i < g.node_size(); ++i) {
         const onnx::NodeProto& node = g.node(i);
         NodeContext ctx(*this, node, i, opset_);
-        if (!node.domain().empty() && node.domain() != "ai.onnx")
-            fail(source_, ": ", ctx.where(), ": operators of domain '", node.domain(), "' are not supported");
-        auto it = table.find(node.op_type());
+        // ONNX Runtime's contrib ops we take are in the table as com.microsoft.<type>.
+        const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+        auto it = table.find(standard ? node.op_type() : node.domain() + "." + node.op_type());
+        if (!standard && it == table.end())
+            fail(source_, ": ", ctx.where(), ": operator '", node.op_type(), "' of domain '", node.domain(),
+                 "' is not supported");
         if (it == table.end()) fail(source_, ": ", ctx.where(), ": unsupported operator type '", node.op_type(), "'");
         try {
             it->second(ctx);
@@ -443,7 +446,7 @@ void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_di
                    const OnnxImportOptions& options)
 {
     check_and_infer(model, source);
-    if (options.optimize) onnx_import::fuse_qdq_convolutions(*model.mutable_graph());
+    if (options.optimize) onnx_import::fuse_qdq_nodes(*model.mutable_graph());
     // The graph keeps the weights while the optimizer rewrites it; dropped
     // after, when the Net's load options say so.
     const LoadOptions wanted = net.load_options();

@@ -11,19 +11,10 @@
 //    scale (unless it already is I8), padded with (int8)pad_value, accumulated
 //    in int32, dequantized per output channel, bias, activation, and with
 //    int8_scale_term > 100 requantized to an I8 output with the top scale.
-//  * ONNX's quantized form (25 = 1, Kestrel's, for QLinearConv): 8 = 2, an
-//    int8 (27 = 0) or uint8 (27 = 1) input holding quantized values with
-//    zero point 26, int8 weights with a scale per output channel, output
-//    uint8 (29 = 1) or int8 (29 = 0) with zero point 28: round half to even
-//    of (int32 sum + int32 bias) * x_scale * w_scale / y_scale, plus the zero
-//    point, saturated (ONNX's QLinearConv, as ONNX Runtime computes it); or
-//    int32 (29 = 2): the sums as they are (ConvInteger; scales unused).
-//    Weights: weight (int8), the w_scales, x_scale, y_scale, and with 30 = 1
-//    the int32 bias. (Ids 21-24 are Convolution3D's.) The input's padding is
-//    its zero point. A uint8 value u is read as the int8 value u - 128 (its
-//    zero point likewise), so every int8 path serves it; the sums then take
-//    the bias and the zero point's share as one integer offset per output
-//    channel.
+//  * ONNX's quantized form (25 = 1, Kestrel's, for QLinearConv and
+//    ConvInteger: ops/quant/onnx_form.h, params 25-30; 8 = 2): uint8 or int8
+//    input and output with zero points, or int32 sums. (Ids 21-24 are
+//    Convolution3D's.) The input's padding is its zero point.
 //  * dynamic weight (19 = 1): inputs [x, W, (bias)], W our shape
 //    (outch, inch/group, kh, kw) = ncnn [w=kw, h=kh, d=inch/group, c=outch].
 //  * Convolution with a 1-D input and a 1x1 kernel: ncnn's deprecated path,
@@ -77,6 +68,7 @@
 #include "ops/conv/pad_planes.h"
 #include "ops/conv/conv_params.h"
 #include "ops/quant/int8.h"
+#include "ops/quant/onnx_form.h"
 #include "ops/common/op_util.h"
 #include "ops/common/packed_weights.h"
 
@@ -126,26 +118,12 @@ public:
     // ONNX's quantized form (params 25-30, see the top of this file).
     void load_onnx_form(const ParamDict& pd)
     {
-        onnx_ = pd.get_int(25, 0) != 0;
-        if (!onnx_) return;
+        onnx_.load_param(pd);
+        if (!onnx_.on) return;
         check(rank_ == 2 && int8_scale_term_ == 2 && !residual_ && !p_.bias_term &&
                   p_.activation.type == Activation::None,
               "ONNX's quantized form (param 25) needs 8=2 and no bias term, residual or activation");
-        x_uint8_ = pd.get_int(27, 0) != 0;
-        const int y_type = pd.get_int(29, 0);
-        check(y_type >= 0 && y_type <= 2, "the output type (param 29) must be 0 (int8), 1 (uint8) or 2 (int32), got ",
-              y_type);
-        y_uint8_ = y_type == 1;
-        y_int32_ = y_type == 2;
-        const int x_zero = pd.get_int(26, 0), y_zero = pd.get_int(28, 0);
-        check(x_uint8_ ? x_zero >= 0 && x_zero <= 255 : x_zero >= -128 && x_zero <= 127,
-              "the input zero point (param 26) is out of the input type's range: ", x_zero);
-        check(y_int32_ || (y_uint8_ ? y_zero >= 0 && y_zero <= 255 : y_zero >= -128 && y_zero <= 127),
-              "the output zero point (param 28) is out of the output type's range: ", y_zero);
-        x_zero_ = x_uint8_ ? x_zero - 128 : x_zero; // as the int8 value it is read as
-        y_zero_ = y_zero;
-        onnx_bias_ = pd.get_int(30, 0) != 0;
-        pad_value_ = static_cast<float>(x_zero_); // ONNX pads with the zero point
+        pad_value_ = static_cast<float>(onnx_.x_zero); // ONNX pads with the zero point
     }
 
     void load_model(WeightReader& wr) override
@@ -160,9 +138,13 @@ public:
         check(weight.dtype() == DType::F32 || int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
         if (int8_scale_term_ != 0) {
             // ConvolutionDepthWise: 1/101 one weight scale per group, 2/102 a single one.
-            const int64_t n = !depthwise_ || onnx_ ? p_.num_output : (int8_scale_term_ % 100 == 1 ? p_.group : 1);
-            const Int8Scales scales = Int8Scales::load(wr, n, int8_scale_term_ > 100 || onnx_);
-            if (onnx_) load_onnx_requantization(wr, scales, weight);
+            const int64_t n = !depthwise_ || onnx_.on ? p_.num_output : (int8_scale_term_ % 100 == 1 ? p_.group : 1);
+            const Int8Scales scales = Int8Scales::load(wr, n, int8_scale_term_ > 100 || onnx_.on);
+            if (onnx_.on) {
+                check(weight.dtype() == DType::I8, "ONNX's quantized form (param 25) takes int8 weights");
+                onnx_.load_requantization(wr, scales, weight.data<int8_t>(), p_.num_output,
+                                          weight.numel() / p_.num_output);
+            }
             weight = int8_weights(weight, scales.weight);
             bottom_scale_ = scales.bottom;
             top_scale_ = scales.top;
@@ -196,30 +178,6 @@ public:
         }
     }
 
-    // ONNX's form: per output channel, the factor of its sums, x_scale *
-    // w_scale / y_scale in float32 (as ONNX Runtime), and its integer offset:
-    // the int32 bias less the input zero point times the channel's weight sum.
-    void load_onnx_requantization(WeightReader& wr, const Int8Scales& scales, const Tensor& weight)
-    {
-        check(weight.dtype() == DType::I8, "ONNX's quantized form (param 25) takes int8 weights");
-        const int64_t outch = p_.num_output, per = weight.numel() / outch;
-        std::vector<int32_t> bias(static_cast<size_t>(outch), 0);
-        if (onnx_bias_) {
-            const Tensor b = wr.load_typed({outch}, DType::I32);
-            std::copy(b.data<int32_t>(), b.data<int32_t>() + outch, bias.begin());
-        }
-        onnx_scale_.resize(static_cast<size_t>(outch));
-        onnx_offset_.resize(static_cast<size_t>(outch));
-        for (int64_t oc = 0; oc < outch; ++oc) {
-            int64_t sum = 0;
-            for (int64_t i = 0; i < per; ++i) sum += weight.data<int8_t>()[oc * per + i];
-            onnx_scale_[oc] = scales.bottom * scales.weight[static_cast<size_t>(oc)] / scales.top;
-            // Wrapping as the int32 accumulation does.
-            onnx_offset_[oc] = static_cast<int32_t>(static_cast<uint32_t>(bias[oc]) -
-                                                    static_cast<uint32_t>(static_cast<int64_t>(x_zero_) * sum));
-        }
-    }
-
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         const size_t inputs = p_.input_count() + (residual_ ? 1 : 0);
@@ -235,8 +193,8 @@ public:
     TensorDesc output_desc(const std::vector<TensorDesc>& in) const
     {
         const TensorDesc& x = in[0];
-        if (onnx_) {
-            const DType want = x_uint8_ ? DType::U8 : DType::I8;
+        if (onnx_.on) {
+            const DType want = onnx_.input_dtype();
             check(x.dtype == want && !is_flat_path(x.shape), "ONNX's quantized form takes a ", dtype_name(want),
                   " (c,h,w) input, got ", dtype_name(x.dtype), " ", shape_str(x.shape));
         } else {
@@ -259,7 +217,7 @@ public:
         const Shape& s = x.shape;
         const KernelDims k = dims_of(conv_kernel_for_input(p_, in, 2, false));
         const ConvGeometry g = geometry(s[1], s[2], k);
-        const DType y = onnx_ ? (y_int32_ ? DType::I32 : y_uint8_ ? DType::U8 : DType::I8)
+        const DType y = onnx_.on ? onnx_.output_dtype()
                               : int8_scale_term_ > 100 ? DType::I8 : DType::F32;
         return make_desc({k.outch, g.rows.out, g.cols.out}, y);
     }
@@ -370,7 +328,7 @@ public:
                 st->dynamic_packed = ctx.request_scratch(conv2d_gemm_packed_floats(gemm_kernel(), st->gg) * 4);
             return st;
         }
-        st->requant = onnx_ || out[0].dtype == DType::I8; // a quantized output (int8; ONNX form: uint8, int32)
+        st->requant = onnx_.on || out[0].dtype == DType::I8; // a quantized output (int8; ONNX form: uint8, int32)
         st->top_scale = int8_scale_term_ > 100 ? top_scale_ : out[0].int8_scale;
         st->dg.pad_value = int8_pad_value(pad_value_);
         if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
@@ -493,14 +451,14 @@ private:
     // with static weights that the direct tile suits (prefers_blocked).
     float int8_input_scale() const override
     {
-        return rank_ == 2 && int8_scale_term_ != 0 && !onnx_ ? bottom_scale_ : -1.f;
+        return rank_ == 2 && int8_scale_term_ != 0 && !onnx_.on ? bottom_scale_ : -1.f;
     }
 
     // An int8 layer that dequantizes its output can requantize it instead
     // (planes, not ncnn's flat 1-D path; no residual input).
     bool can_write_int8(const std::vector<TensorDesc>& in) const override
     {
-        return rank_ == 2 && int8_scale_term_ != 0 && int8_scale_term_ < 100 && !onnx_ && in.size() == 1 &&
+        return rank_ == 2 && int8_scale_term_ != 0 && int8_scale_term_ < 100 && !onnx_.on && in.size() == 1 &&
                !is_flat_path(in[0].shape);
     }
 
@@ -1298,20 +1256,21 @@ private:
     {
         constexpr bool ints = std::is_same_v<Sum, int32_t>;
         const Int8OutputKernel& out = int8_output_kernel();
-        if (onnx_ && y_int32_) { // ConvInteger: the sums and the offset, as they are
+        if (onnx_.on && onnx_.y_int32) { // ConvInteger: the sums and the offset, as they are
             int32_t* out32 = reinterpret_cast<int32_t*>(q);
             for (int64_t i = 0; i < n; ++i)
                 out32[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int32_t>(sums[i])) +
-                                                static_cast<uint32_t>(onnx_offset_[oc]));
+                                                static_cast<uint32_t>(onnx_.offset[oc]));
             return;
         }
-        if (onnx_) {
-            const int32_t lo = y_uint8_ ? 0 : -128, hi = y_uint8_ ? 255 : 127;
+        if (onnx_.on) {
+            const int32_t lo = onnx_.lowest(), hi = onnx_.highest();
             uint8_t* bytes = reinterpret_cast<uint8_t*>(q);
             if constexpr (ints)
-                out.requantize_even(sums, n, onnx_offset_[oc], onnx_scale_[oc], y_zero_, lo, hi, bytes);
+                out.requantize_even(sums, n, onnx_.offset[oc], onnx_.scale[oc], onnx_.y_zero, lo, hi, bytes);
             else
-                out.requantize_even_floats(sums, n, onnx_offset_[oc], onnx_scale_[oc], y_zero_, lo, hi, bytes);
+                out.requantize_even_floats(sums, n, onnx_.offset[oc], onnx_.scale[oc], onnx_.y_zero, lo, hi,
+                                           bytes);
             return;
         }
         const float scale = dequant_[oc];
@@ -1404,13 +1363,7 @@ private:
     Conv2dInt8Gemm int8_gemm_;                  // int8 on the float GEMM (chunk_channels 0: not used)
     Conv2dInt8Dot int8_dot_;                    // int8 on dot-product instructions (empty: not used)
     float bottom_scale_ = 0.f, top_scale_ = 0.f;
-    // ONNX's quantized form (load_onnx_form): zero points (the input's as the
-    // int8 value it is read as), types, and per output channel the sums'
-    // factor and integer offset.
-    bool onnx_ = false, x_uint8_ = false, y_uint8_ = false, y_int32_ = false, onnx_bias_ = false;
-    int x_zero_ = 0, y_zero_ = 0;
-    std::vector<float> onnx_scale_;
-    std::vector<int32_t> onnx_offset_;
+    OnnxQuantizedForm onnx_; // ONNX's quantized form (params 25-30)
 };
 
 } // namespace

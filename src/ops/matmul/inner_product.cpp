@@ -9,6 +9,15 @@
 // 1/(bottom*weight scale), then bias and activation. The output is always
 // float32: ncnn's InnerProduct has no requantized output and loads no top
 // scale, whatever the value of param 8.
+//
+// ONNX's quantized form (25 = 1, Kestrel's, for QLinearMatMul and
+// MatMulInteger: ops/quant/onnx_form.h, params 25-30; 8 = 2): an input of any
+// rank >= 1 whose last axis holds num_input values, uint8 or int8 with a zero
+// point -> the same shape with num_output values last, uint8 / int8 with a
+// zero point or int32 sums. A few rows take the row dot products; more, the
+// int8 GEMM with the input rows as A (the weights, offset by 128, packed as B
+// by the first prepare that wants them): each output row then is a run of
+// columns, requantized with a scale and an offset per column.
 #include <algorithm>
 #include <vector>
 
@@ -22,6 +31,7 @@
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
 #include "ops/quant/int8.h"
+#include "ops/quant/onnx_form.h"
 #include "ops/common/op_util.h"
 
 namespace kestrel {
@@ -41,6 +51,9 @@ public:
         check(weight_data_size_ % num_output_ == 0, "weight_data_size (param 2) ", weight_data_size_,
               " is not a multiple of num_output ", num_output_);
         num_input_ = weight_data_size_ / num_output_;
+        onnx_.load_param(pd);
+        check(!onnx_.on || (int8_scale_term_ == 2 && !bias_term_ && activation_.type == Activation::None),
+              "ONNX's quantized form (param 25) needs 8=2 and no bias term or activation");
     }
 
     void load_model(WeightReader& wr) override
@@ -49,13 +62,15 @@ public:
         bias_ = bias_term_ ? wr.load(num_output_, WeightEncoding::Raw) : Tensor();
         check(weight.dtype() == DType::F32 || int8_scale_term_ != 0, "int8 weights need int8_scale_term (param 8)");
         if (int8_scale_term_ != 0) {
-            const Int8Scales scales = Int8Scales::load(wr, num_output_, false); // no top scale (see the header)
+            // No top scale but in ONNX's form (see the header).
+            const Int8Scales scales = Int8Scales::load(wr, num_output_, onnx_.on);
+            if (onnx_.on) load_onnx_requantization(wr, scales, weight);
             weight = int8_weights(weight, scales.weight);
             bottom_scale_ = scales.bottom;
             dequant_ = scales.dequant_factors(num_output_);
         }
         dot_starts_.clear();
-        if (int8_scale_term_ != 0 && int8_gemm_has_dot_instructions()) {
+        if (int8_scale_term_ != 0 && !onnx_.on && int8_gemm_has_dot_instructions()) {
             // The dot-product kernel reads the input + 128 (unsigned): each
             // sum starts from -128 * its row's sum (wrapping as the sums do).
             for (int64_t sum : int8_gemm_row_sums(weight.data<int8_t>(), num_output_, num_input_, num_input_))
@@ -65,6 +80,7 @@ public:
         gemm_weights_.reset();
         bf16_weights_.reset();
         bf16_gemm_b_.reset();
+        onnx_gemm_b_.reset();
         half_weights_.clear();
         if (int8_scale_term_ == 0 && wr.options.fp16_weights) {
             // Half floats only: the float copy goes.
@@ -79,6 +95,10 @@ public:
     {
         expect_input_count(in, 1, 1);
         expect_output_count(out, 1);
+        if (onnx_.on) {
+            out[0] = onnx_output_desc(in[0]);
+            return;
+        }
         const DType dt = in[0].dtype;
         check(dt == DType::F32 || dt == DType::I8, "input must be float32 or int8, got ", dtype_name(dt));
         check(dt == DType::F32 || int8_scale_term_ != 0, "an int8 input needs int8_scale_term (param 8)");
@@ -103,7 +123,8 @@ public:
         return static_cast<int64_t>(weight_.nbytes() +
                                     (half_weights_.size() + bf16_weights_.floats() + bf16_gemm_b_.floats()) * sizeof(uint16_t) +
                                     (bias_.defined() ? bias_.nbytes() : 0) +
-                                    (dequant_.size() + gemm_weights_.floats()) * sizeof(float));
+                                    (dequant_.size() + gemm_weights_.floats() + onnx_.scale.size()) * sizeof(float) +
+                                    onnx_gemm_b_.floats() + onnx_dot_offset_.size() * sizeof(int32_t));
     }
 
     // From this many input rows, a GEMM (kernels/gemm.h) beats one dot product
@@ -127,6 +148,7 @@ public:
                                      PrepareContext& ctx) const override
     {
         const int64_t rows = shape_numel(in[0].shape) / num_input_;
+        if (onnx_.on) return prepare_onnx(in[0], rows, ctx);
         if (ctx.bf16() && int8_scale_term_ == 0 && half_weights_.empty()) {
             auto st = std::make_unique<Bf16Weights>();
             const Bf16GemmKernel& kern = bf16_gemm_kernel();
@@ -190,6 +212,7 @@ public:
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const int64_t rows = in[0].numel() / num_input_;
+        if (onnx_.on) return forward_onnx(in[0], rows, out[0], ctx);
         const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
         float* y = out[0].data<float>();
         if (ctx.state() && ctx.state_as<Bf16Weights>().gemm) {
@@ -248,6 +271,138 @@ public:
     }
 
 private:
+    // ONNX's quantized form (see the header).
+    void load_onnx_requantization(WeightReader& wr, const Int8Scales& scales, const Tensor& weight)
+    {
+        check(weight.dtype() == DType::I8, "ONNX's quantized form (param 25) takes int8 weights");
+        onnx_.load_requantization(wr, scales, weight.data<int8_t>(), num_output_, num_input_);
+        // The row dot products read the input + 128: each sum carries 128 * its weight row's sum.
+        const std::vector<int64_t> sums = int8_gemm_row_sums(weight.data<int8_t>(), num_output_, num_input_, num_input_);
+        onnx_dot_offset_.resize(sums.size());
+        for (size_t o = 0; o < sums.size(); ++o)
+            onnx_dot_offset_[o] = static_cast<int32_t>(static_cast<uint32_t>(onnx_.offset[o]) -
+                                                       static_cast<uint32_t>(128 * sums[o]));
+    }
+
+    TensorDesc onnx_output_desc(const TensorDesc& x) const
+    {
+        check(x.dtype == onnx_.input_dtype() && !x.shape.empty() && x.shape.back() == num_input_,
+              "ONNX's quantized form takes a ", dtype_name(onnx_.input_dtype()), " input of ", num_input_,
+              " values on its last axis, got ", dtype_name(x.dtype), " ", shape_str(x.shape));
+        Shape s = x.shape;
+        s.back() = num_output_;
+        return make_desc(s, onnx_.output_dtype());
+    }
+
+    // From this many rows, the int8 GEMM beats row dot products.
+    static constexpr int64_t kOnnxGemmRows = 4;
+
+    // ONNX's form: the kernel and the scratch buffers (-1: none).
+    struct OnnxRows : OpState {
+        const Int8GemmKernel* kern = nullptr;
+        bool gemm = false;
+        int packed = -1, init = -1, sums = -1, flipped = -1;
+    };
+
+    std::unique_ptr<OpState> prepare_onnx(const TensorDesc& x, int64_t rows, PrepareContext& ctx) const
+    {
+        auto st = std::make_unique<OnnxRows>();
+        st->kern = &int8_gemm_kernel_for_runs(num_input_);
+        st->gemm = rows >= kOnnxGemmRows;
+        if (st->gemm) {
+            st->packed = ctx.request_scratch(int8_gemm_packed_a_bytes(*st->kern, rows, num_input_));
+            st->init = ctx.request_scratch(rows * 4);
+            if (!onnx_.y_int32) st->sums = ctx.request_scratch(rows * num_output_ * 4);
+            onnx_packed_weights(*st->kern);
+        } else if (x.dtype == DType::I8) {
+            st->flipped = ctx.request_scratch(rows * num_input_);
+        }
+        return st;
+    }
+
+    // The weights + 128 as the int8 GEMM's B (W^T), packed for kern.
+    const uint8_t* onnx_packed_weights(const Int8GemmKernel& kern) const
+    {
+        return onnx_gemm_b_.get([&] {
+            std::vector<uint8_t> offset(static_cast<size_t>(weight_.numel()));
+            const int8_t* w = weight_.data<int8_t>();
+            for (size_t i = 0; i < offset.size(); ++i) offset[i] = static_cast<uint8_t>(w[i]) ^ 0x80u;
+            std::vector<uint8_t> b(static_cast<size_t>(int8_gemm_packed_b_bytes(kern, num_output_, num_input_)));
+            int8_gemm_pack_b_transposed(kern, offset.data(), num_output_, num_input_, num_input_, b.data());
+            return b;
+        });
+    }
+
+    // Output values [o0, o0 + count) of a row from their int32 sums and offsets.
+    void finish_onnx(const int32_t* sums, int64_t o0, int64_t count, const int32_t* offsets, void* y) const
+    {
+        if (onnx_.y_int32) {
+            int32_t* y32 = static_cast<int32_t*>(y);
+            for (int64_t o = 0; o < count; ++o)
+                y32[o] = static_cast<int32_t>(static_cast<uint32_t>(sums[o]) + static_cast<uint32_t>(offsets[o0 + o]));
+            return;
+        }
+        int8_output_kernel().requantize_even_columns(sums, count, offsets + o0, onnx_.scale.data() + o0, onnx_.y_zero,
+                                                     onnx_.lowest(), onnx_.highest(), static_cast<uint8_t*>(y));
+    }
+
+    void forward_onnx(const Tensor& x, int64_t rows, Tensor& y, const ExecContext& ctx) const
+    {
+        const OnnxRows& st = ctx.state_as<OnnxRows>();
+        const int64_t out_size = dtype_size(y.dtype());
+        uint8_t* out = static_cast<uint8_t*>(y.raw());
+        if (st.gemm) return forward_onnx_gemm(st, x, rows, out, out_size, ctx);
+        // Row dot products: the input bytes + 128 (uint8 ones are that already).
+        const uint8_t* xu = x.data<uint8_t>();
+        if (x.dtype() == DType::I8) {
+            uint8_t* flipped = ctx.scratch_as<uint8_t>(st.flipped);
+            ctx.parallel_for(rows * num_input_, [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) flipped[i] = xu[i] ^ 0x80u;
+            });
+            xu = flipped;
+        }
+        const int8_t* w = weight_.data<int8_t>();
+        const int64_t chunk = weight_chunk_rows(1);
+        over_weight_chunks(chunk, rows, ctx, [&](int64_t o0, int64_t count, int64_t r) {
+            thread_local std::vector<int32_t> sums;
+            sums.resize(std::max(sums.size(), static_cast<size_t>(chunk)));
+            st.kern->row_dots(w + o0 * num_input_, xu + r * num_input_, num_input_, count, sums.data());
+            finish_onnx(sums.data(), o0, count, onnx_dot_offset_.data(), out + (r * num_output_ + o0) * out_size);
+        });
+    }
+
+    // The int8 GEMM, A = the input rows as int8 values, B = the weights +
+    // 128: each sum carries 128 * its input row's sum, taken off by init.
+    void forward_onnx_gemm(const OnnxRows& st, const Tensor& x, int64_t rows, uint8_t* out, int64_t out_size,
+                           const ExecContext& ctx) const
+    {
+        const Int8GemmKernel& kern = *st.kern;
+        int8_t* a = ctx.scratch_as<int8_t>(st.packed);
+        int8_gemm_pack_a(kern, x.data<int8_t>(), rows, num_input_, num_input_, a);
+        const bool uint8 = x.dtype() == DType::U8;
+        if (uint8) { // u as u - 128 (the packing's zeros too: B is zero there)
+            const int64_t n = int8_gemm_packed_a_bytes(kern, rows, num_input_);
+            for (int64_t i = 0; i < n; ++i) a[i] = static_cast<int8_t>(static_cast<uint8_t>(a[i]) ^ 0x80u);
+        }
+        int32_t* init = ctx.scratch_as<int32_t>(st.init);
+        for (int64_t r = 0; r < rows; ++r) {
+            int64_t sum = 0;
+            for (int64_t k = 0; k < num_input_; ++k) {
+                const int64_t v = uint8 ? int64_t{x.data<uint8_t>()[r * num_input_ + k]} - 128
+                                        : int64_t{x.data<int8_t>()[r * num_input_ + k]};
+                sum += v;
+            }
+            init[r] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));
+        }
+        int32_t* sums = onnx_.y_int32 ? reinterpret_cast<int32_t*>(out) : ctx.scratch_as<int32_t>(st.sums);
+        int8_gemm(kern, rows, num_output_, num_input_, a, init, onnx_packed_weights(kern), sums, num_output_, ctx);
+        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r)
+                finish_onnx(sums + r * num_output_, 0, num_output_, onnx_.offset.data(),
+                            out + r * num_output_ * out_size);
+        });
+    }
+
     // Int8 on the CPU's dot-product instructions: the input quantized and
     // offset by 128 into scratch, then row dot products over chunks of weight
     // rows, as forward_rows.
@@ -325,6 +480,9 @@ private:
     std::vector<float> dequant_; // int8: per output, 1 / (bottom scale * weight scale)
     std::vector<int32_t> dot_starts_; // int8 on dot-product instructions (empty: not used)
     float bottom_scale_ = 0.f;
+    OnnxQuantizedForm onnx_;                // ONNX's quantized form (params 25-30)
+    std::vector<int32_t> onnx_dot_offset_;  // its offsets for the row dot products' sums
+    PackedWeightsOf<uint8_t> onnx_gemm_b_;  // its weights as the int8 GEMM's B
 };
 
 } // namespace

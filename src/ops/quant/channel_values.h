@@ -18,13 +18,19 @@ struct ChannelGroups {
     int64_t channels = 1, inner = 1;
 };
 
-// Runs fn(channel, begin, end) over the blocks of an n-element tensor, in parallel.
+// Runs fn(channel, begin, end) over the blocks of an n-element tensor, in
+// parallel: a large block (one value for the whole tensor) in spans of it.
 template <class Fn> void for_each_block(const ChannelGroups& g, int64_t n, const ExecContext& ctx, const Fn& fn)
 {
     if (n == 0) return;
+    constexpr int64_t kSpan = 16384;
     const int64_t inner = std::max<int64_t>(g.inner, 1), blocks = n / inner;
-    ctx.parallel_for(blocks, [&](int64_t begin, int64_t end) {
-        for (int64_t b = begin; b < end; ++b) fn(b % g.channels, b * inner, (b + 1) * inner);
+    const int64_t spans_per_block = (inner + kSpan - 1) / kSpan, span = (inner + spans_per_block - 1) / spans_per_block;
+    ctx.parallel_for(blocks * spans_per_block, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const int64_t b = i / spans_per_block, from = b * inner + i % spans_per_block * span;
+            fn(b % g.channels, from, std::min(from + span, (b + 1) * inner));
+        }
     });
 }
 

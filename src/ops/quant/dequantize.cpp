@@ -6,6 +6,7 @@
 // ONNX's form (20=1): y = (x - zero_point) * scale, y of scale's dtype.
 //   Inputs x (integer), scale (one value or per-axis), optional zero_point
 //   (x's dtype). 21=axis (default 1) of a per-axis scale.
+#include "kernels/int8_output.h"
 #include "ops/quant/channel_values.h"
 
 namespace kestrel {
@@ -65,6 +66,17 @@ private:
         const std::vector<float> scale = values_as_floats(in[1]);
         const std::vector<float> zp =
             onnx_input_present(in, 2) ? values_as_floats(in[2]) : std::vector<float>(scale.size(), 0.f);
+        const DType xt = in[0].dtype();
+        if ((xt == DType::U8 || xt == DType::I8) && out[0].dtype() == DType::F32) {
+            // Floats from bytes: the vector kernel (the same bits).
+            const Int8OutputKernel& kern = int8_output_kernel();
+            for_each_block(g, in[0].numel(), ctx, [&](int64_t c, int64_t begin, int64_t end) {
+                const size_t k = static_cast<size_t>(c);
+                kern.dequantize_bytes(static_cast<const uint8_t*>(in[0].raw()) + begin, end - begin, xt == DType::I8,
+                                      static_cast<int32_t>(zp[k]), scale[k], out[0].data<float>() + begin);
+            });
+            return;
+        }
         const std::vector<float> x = values_as_floats(in[0]);
         visit_dtype(out[0].dtype(), [&](auto tag) {
             using Y = typename decltype(tag)::type;

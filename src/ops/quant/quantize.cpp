@@ -16,6 +16,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/int8_output.h"
 #include "ops/quant/channel_values.h"
 #include "ops/quant/int8.h"
 
@@ -33,6 +34,17 @@ template <class Q> Q onnx_quantized(float x, float scale, float zero_point)
 void onnx_quantize(const Tensor& x, const std::vector<float>& scale, const std::vector<float>& zero_point,
                    const ChannelGroups& g, Tensor& y, const ExecContext& ctx)
 {
+    if (x.dtype() == DType::F32 && (y.dtype() == DType::U8 || y.dtype() == DType::I8)) {
+        // Bytes from floats: the vector kernel (the same bits).
+        const bool u8 = y.dtype() == DType::U8;
+        const Int8OutputKernel& kern = int8_output_kernel();
+        for_each_block(g, x.numel(), ctx, [&](int64_t c, int64_t begin, int64_t end) {
+            const int32_t zp = zero_point.empty() ? 0 : static_cast<int32_t>(zero_point[static_cast<size_t>(c)]);
+            kern.quantize_even(x.data<float>() + begin, end - begin, scale[static_cast<size_t>(c)], zp, u8 ? 0 : -128,
+                               u8 ? 255 : 127, static_cast<uint8_t*>(y.raw()) + begin);
+        });
+        return;
+    }
     const std::vector<float> xs = values_as_floats(x);
     visit_dtype(y.dtype(), [&](auto tag) {
         using Q = typename decltype(tag)::type;
