@@ -60,6 +60,7 @@
 #include "kernels/conv2d_int8_gemm.h"
 #include "kernels/conv2d_winograd.h"
 #include "kernels/depthwise_conv2d.h"
+#include "kernels/depthwise_int8.h"
 #include "kernels/int8_output.h"
 #include "ops/activation/activation.h"
 #include "ops/registry.h"
@@ -334,6 +335,7 @@ public:
         if (!int8_depthwise_weights_.empty() && st->dg.supported()) {
             // Requantized planes are finished one at a time by the thread that summed them.
             st->path = Path::Int8Depthwise;
+            st->depthwise_int8 = depthwise_int8_kernel(st->dg);
             return st;
         }
         if (st->requant && int8_dot_.packed.empty()) st->requant_sums = ctx.request_scratch(outputs * 4);
@@ -424,6 +426,7 @@ private:
         int padded = -1;       // the padded input (none: no padding)
         std::vector<int64_t> quad_offsets; // Int8Dot, Bf16: the laid-out input's words per depth step
         const Conv2dBf16* bf16 = nullptr;  // Bf16: the packed weights
+        const DepthwiseInt8Kernel* depthwise_int8 = nullptr; // Int8Depthwise on byte dot products
         int quantized = -1;    // int8: the input quantized (when it is float)
         int as_float = -1;     // int8 float kernels: the input's int8 values as floats
         int requant_sums = -1; // int8 with an int8 output: the float sums before requantizing
@@ -1027,6 +1030,10 @@ private:
         const Conv2dGemmGeometry gg = gemm_geometry(k, {});
         if (k.inch_g == 1 && k.outch == p_.group) {
             int8_depthwise_weights_.assign(w, w + weights_.weight.numel());
+            // The byte dot products read the input + 128: each channel's sums start from -128 * its weight sum.
+            int8_depthwise_starts_.clear();
+            for (int64_t sum : int8_gemm_row_sums(w, k.outch, k.kh * k.kw, k.kh * k.kw))
+                int8_depthwise_starts_.push_back(static_cast<int32_t>(static_cast<uint32_t>(-128 * sum)));
             int8_depthwise_block_weights_ = depthwise_block_weights(int8_depthwise_weights_.data(), k.outch,
                                                                     k.kh * k.kw, depthwise_kernel().block);
         } else if (uses_gemm(k.outch / p_.group) && (int8_gemm_has_dot_instructions() || Conv2dInt8Gemm::supported(gg))) {
@@ -1103,6 +1110,7 @@ private:
                         const ExecContext& ctx) const
     {
         const Depthwise2dGeometry& dg = st.dg;
+        if (st.depthwise_int8) return int8_depthwise_bytes(x, st, bias, res, y, ctx);
         const bool requant = st.requant;
         const DepthwiseKernel& kern = depthwise_kernel();
         const int64_t in_plane = dg.in_h * dg.in_w, out_plane = dg.out_h * dg.out_w, taps = dg.kh * dg.kw;
@@ -1137,6 +1145,68 @@ private:
         });
     }
 
+    // Int8 depthwise on byte dot products (kernels/depthwise_int8.h): each
+    // channel's plane padded as unsigned bytes, summed in int32, finished as
+    // the dot-product kernel's sums are.
+    void int8_depthwise_bytes(const Tensor& x, const ConvState& st, const float* bias, const Residual& res, Tensor& y,
+                              const ExecContext& ctx) const
+    {
+        const Depthwise2dGeometry& dg = st.dg;
+        const int64_t row_bytes = depthwise_int8_row_bytes(dg), out_plane = dg.out_h * dg.out_w;
+        const int8_t* w = weights_.weight.data<int8_t>();
+        ctx.parallel_for(p_.group, [&](int64_t begin, int64_t end) {
+            thread_local std::vector<uint8_t> padded;
+            thread_local std::vector<int32_t> sums;
+            padded.resize(std::max(padded.size(), static_cast<size_t>(dg.padded_h() * row_bytes)));
+            sums.resize(std::max(sums.size(), static_cast<size_t>(out_plane)));
+            for (int64_t c = begin; c < end; ++c) {
+                padded_channel_bytes(x, c, dg, row_bytes, padded.data());
+                st.depthwise_int8->plane(dg, padded.data(), row_bytes, w + c * dg.kh * dg.kw, int8_depthwise_starts_[c],
+                                         sums.data());
+                finish_int32_sums(st, bias, res, y, c, c * out_plane, sums.data(), out_plane);
+            }
+        });
+    }
+
+    // Channel c of x as the int8 depthwise kernel reads it: dg.padded_h() rows
+    // of row_bytes unsigned bytes (int8 values + 128), the padding as dg's pad value.
+    void padded_channel_bytes(const Tensor& x, int64_t c, const Depthwise2dGeometry& dg, int64_t row_bytes,
+                              uint8_t* dst) const
+    {
+        const uint8_t pad = static_cast<uint8_t>(static_cast<int8_t>(dg.pad_value)) ^ 0x80u;
+        std::fill(dst, dst + dg.padded_h() * row_bytes, pad);
+        const int64_t plane = dg.in_h * dg.in_w, width = std::min(dg.in_w, dg.padded_w() - dg.pad_left);
+        const int64_t rows = std::min(dg.in_h, dg.padded_h() - dg.pad_top);
+        for (int64_t r = 0; r < rows; ++r) {
+            uint8_t* d = dst + (r + dg.pad_top) * row_bytes + dg.pad_left;
+            const int64_t at = c * plane + r * dg.in_w;
+            if (x.dtype() == DType::U8) { // ONNX's uint8: the unsigned operand as it is
+                std::copy(x.data<uint8_t>() + at, x.data<uint8_t>() + at + width, d);
+                continue;
+            }
+            if (x.dtype() == DType::I8)
+                std::copy(x.data<int8_t>() + at, x.data<int8_t>() + at + width, reinterpret_cast<int8_t*>(d));
+            else
+                int8_output_kernel().quantize(x.data<float>() + at, width, bottom_scale_, reinterpret_cast<int8_t*>(d));
+            for (int64_t i = 0; i < width; ++i) d[i] ^= 0x80u;
+        }
+    }
+
+    // Output channel oc's int32 sums for the n outputs from `at` (of the
+    // output's flat index), through the int8 output kernel straight into the
+    // output: dequantized (ReLU/Clip as its clamp, a residual), or requantized.
+    void finish_int32_sums(const ConvState& st, const float* bias, const Residual& res, Tensor& y, int64_t oc,
+                           int64_t at, const int32_t* sums, int64_t n) const
+    {
+        float* out = y.data<float>() + at;
+        if (!st.requant) return finish_sums(oc, bias, sums, n, out, nullptr, res.at(out), 0.f);
+        int8_t* q = output_at(y, at);
+        if (activation_in_output_kernel()) return finish_sums(oc, bias, sums, n, nullptr, q, nullptr, st.top_scale);
+        thread_local std::vector<float> row; // a requantized piece's floats, for the activation
+        row.resize(std::max(row.size(), static_cast<size_t>(n)));
+        finish_sums(oc, bias, sums, n, row.data(), q, nullptr, st.top_scale);
+    }
+
     // The dot-product kernel's int32 sums go through the int8 output kernel
     // straight into the output: dequantized (ReLU/Clip as its clamp), or
     // requantized to int8 without a float plane in between.
@@ -1155,17 +1225,9 @@ private:
         else
             conv2d_int8_dot_input(kern, st.gg, x.data<float>(), bottom_scale_, x.dim(1), x.dim(2),
                                   st.g.rows.pad_begin, st.g.cols.pad_begin, pad, input, ctx);
-        const bool requant = st.requant;
         const int64_t plane = st.g.rows.out * st.g.cols.out;
         conv2d_int8_dot(kern, int8_dot_, st.gg, st.quad_offsets, input, [&](int64_t oc, int64_t pixel, const int32_t* sums, int64_t n) {
-            const int64_t at = oc * plane + pixel;
-            float* out = y.data<float>() + at;
-            if (!requant) return finish_sums(oc, bias, sums, n, out, nullptr, res.at(out), 0.f);
-            int8_t* q = output_at(y, at);
-            if (activation_in_output_kernel()) return finish_sums(oc, bias, sums, n, nullptr, q, nullptr, st.top_scale);
-            thread_local std::vector<float> row; // a requantized piece's floats, for the activation
-            row.resize(std::max(row.size(), static_cast<size_t>(n)));
-            finish_sums(oc, bias, sums, n, row.data(), q, nullptr, st.top_scale);
+            finish_int32_sums(st, bias, res, y, oc, oc * plane + pixel, sums, n);
         }, ctx);
     }
 
@@ -1359,6 +1421,7 @@ private:
     // bfloat16 weights, built by the first prepare with PrepareContext::bf16.
     mutable std::shared_ptr<const Conv2dBf16> bf16_weights_;
     std::vector<float> int8_depthwise_weights_; // int8 depthwise: the weights as floats
+    std::vector<int32_t> int8_depthwise_starts_; // and each channel's start on byte dot products
     std::vector<float> int8_depthwise_block_weights_; // and in channel blocks (depthwise_block_weights)
     Conv2dInt8Gemm int8_gemm_;                  // int8 on the float GEMM (chunk_channels 0: not used)
     Conv2dInt8Dot int8_dot_;                    // int8 on dot-product instructions (empty: not used)
