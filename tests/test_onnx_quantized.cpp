@@ -574,6 +574,52 @@ TEST(OnnxQuantized, MatMulIntegerWithSymmetricWeightsRunsOnTheInt8InnerProduct)
         }
 }
 
+// ONNX Runtime's dynamic quantization: DynamicQuantizeLinear(x) ->
+// MatMulInteger(x_q, int8 B, x_zero_point): the zero point known only at run
+// time is the int8 InnerProduct's second input. Exact against the integer
+// sums of the x_q and zero point the graph gives (few and many rows), and
+// with the zero point a graph input.
+TEST(OnnxQuantized, MatMulIntegerWithRunTimeZeroPointRunsOnTheInt8InnerProduct)
+{
+    const int64_t k = 40, n = 12;
+    const Tensor b = random_ints<int8_t>({k, n}, DType::I8, -128, 127, 91);
+    for (const int64_t rows : {int64_t(2), int64_t(9)}) {
+        SCOPED_TRACE(std::to_string(rows) + " rows");
+        Tensor x({rows, k}, DType::F32);
+        std::mt19937 rng(92);
+        std::uniform_real_distribution<float> d(-3.f, 5.f);
+        for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = d(rng);
+        OnnxGraph g(13);
+        g.input("x", x.shape());
+        g.raw_init("b", b, onnx::TensorProto::INT8);
+        g.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+        g.node("MatMulInteger", {"xq", "b", "xz"}, {"y"});
+        g.output("y", 2, onnx::TensorProto::INT32);
+        g.output("xq", 2, onnx::TensorProto::UINT8);
+        g.output("xz", 0, onnx::TensorProto::UINT8);
+        const Net net = g.load(true);
+        EXPECT_TRUE(has_int8_onnx_form(net));
+        Session session(net);
+        session.set_input("x", x);
+        const Tensor xq = session.get("xq"), xz = session.get("xz");
+        ASSERT_GT(value_at<uint8_t>(xz, 0), 0) << "a zero point other than 0 (x has negative values)";
+        expect_int32_sums(session.get("y"), product_reference(xq, b, value_at<uint8_t>(xz, 0), nullptr));
+    }
+    const Tensor a = random_ints<int8_t>({5, k}, DType::I8, -128, 127, 93), a_zp = random_ints<int8_t>({}, DType::I8, -9, 9, 94);
+    OnnxGraph g(10);
+    g.input("a", a.shape(), onnx::TensorProto::INT8);
+    g.input("a_zp", {}, onnx::TensorProto::INT8);
+    g.raw_init("b", b, onnx::TensorProto::INT8);
+    g.node("MatMulInteger", {"a", "b", "a_zp"}, {"y"});
+    g.output("y", 2, onnx::TensorProto::INT32);
+    const Net net = g.load(true);
+    EXPECT_TRUE(has_int8_onnx_form(net));
+    Session session(net);
+    session.set_input("a", a);
+    session.set_input("a_zp", a_zp);
+    expect_int32_sums(session.get("y"), product_reference(a, b, value_at<int8_t>(a_zp, 0), nullptr));
+}
+
 // The QDQ graph of a MatMul or a Gemm (transB, an int32 bias per output in
 // units of a_scale * w_scale) as ONNX Runtime's quantizer writes it runs as
 // the QLinearMatMul / QGemm ONNX Runtime fuses it into: on the int8

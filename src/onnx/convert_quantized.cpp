@@ -283,10 +283,10 @@ void convert_qlinear_conv(NodeContext& n)
 
 // Emits the int8 InnerProduct in ONNX's form (inner_product.cpp) for this
 // node: input 0's rows (its last axis) times the int8 weights b, (K, N), or
-// (N, K) with trans_b; a's zero point, the output params (28-30) and the
-// weights after the int8 ones.
+// (N, K) with trans_b; a's zero point (or, run_time_zp, input 2 read at run
+// time), the output params (28-30) and the weights after the int8 ones.
 void emit_int8_onnx_inner_product(NodeContext& n, const Tensor& b, bool trans_b, const Tensor& a_zp,
-                                  const ParamDict& output, std::vector<Tensor> weights)
+                                  const ParamDict& output, std::vector<Tensor> weights, bool run_time_zp = false)
 {
     const int64_t k = trans_b ? b.dim(1) : b.dim(0), outputs = trans_b ? b.dim(0) : b.dim(1);
     Tensor w({outputs * k}, DType::I8); // [N][K]
@@ -302,7 +302,9 @@ void emit_int8_onnx_inner_product(NodeContext& n, const Tensor& b, bool trans_b,
     pd.set_int(27, a_zp.dtype() == DType::U8 ? 1 : 0);
     for (int id : output.ids()) pd.set_int(id, output.get_int(id, 0));
     weights.insert(weights.begin(), w);
-    n.emit("InnerProduct", {n.input(0)}, {n.output(0)}, pd, weights);
+    std::vector<std::string> bottoms = {n.input(0)};
+    if (run_time_zp) bottoms.push_back(n.input(2));
+    n.emit("InnerProduct", bottoms, {n.output(0)}, pd, weights);
 }
 
 // B of a quantized matrix product on the int8 kernels: constant 2-D int8 of
@@ -313,8 +315,10 @@ const Tensor* int8_matmul_weights(NodeContext& n, int input, int zero_point_inpu
     return symmetric_int8_weights(n, b, zero_point_input, 2) && b->numel() <= INT32_MAX ? b : nullptr;
 }
 
-// MatMulInteger with constant int8 B of zero zero point and a constant (or
-// absent) A zero point as our int8 InnerProduct in ONNX's form, int32 output.
+// MatMulInteger with constant int8 B of zero zero point as our int8
+// InnerProduct in ONNX's form, int32 output; A's zero point constant,
+// absent, or one value given at run time (DynamicQuantizeLinear's: the
+// layer's second input).
 bool int8_matmul_integer(NodeContext& n)
 {
     const Tensor* b = int8_matmul_weights(n, 1, 3);
@@ -322,8 +326,11 @@ bool int8_matmul_integer(NodeContext& n)
     if (!b || !a_type) return false;
     const Tensor zero = Tensor::zeros({1}, *a_type);
     const Tensor* a_zp = n.has_input(2) ? constant_scalar(n, 2) : &zero;
-    if (!quantized_type(a_zp)) return false;
-    emit_int8_onnx_inner_product(n, *b, false, *a_zp, int32_output(), unit_scales(b->dim(1)));
+    const Shape* zp_shape = n.has_input(2) ? n.input_shape(2) : nullptr;
+    const bool run_time_zp = n.has_input(2) && !n.constant(2) && zp_shape && shape_numel(*zp_shape) == 1;
+    if (!quantized_type(run_time_zp ? &zero : a_zp)) return false;
+    emit_int8_onnx_inner_product(n, *b, false, run_time_zp ? zero : *a_zp, int32_output(), unit_scales(b->dim(1)),
+                                 run_time_zp);
     return true;
 }
 

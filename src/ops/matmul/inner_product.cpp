@@ -93,10 +93,10 @@ public:
 
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
-        expect_input_count(in, 1, 1);
+        expect_input_count(in, 1, onnx_.on ? 2 : 1);
         expect_output_count(out, 1);
         if (onnx_.on) {
-            out[0] = onnx_output_desc(in[0]);
+            out[0] = onnx_output_desc(in);
             return;
         }
         const DType dt = in[0].dtype;
@@ -124,7 +124,8 @@ public:
                                     (half_weights_.size() + bf16_weights_.floats() + bf16_gemm_b_.floats()) * sizeof(uint16_t) +
                                     (bias_.defined() ? bias_.nbytes() : 0) +
                                     (dequant_.size() + gemm_weights_.floats() + onnx_.scale.size()) * sizeof(float) +
-                                    onnx_gemm_b_.floats() + onnx_dot_offset_.size() * sizeof(int32_t));
+                                    onnx_gemm_b_.floats() + onnx_dot_offset_.size() * sizeof(int32_t) +
+                                    onnx_weight_sums_.size() * sizeof(int64_t));
     }
 
     // From this many input rows, a GEMM (kernels/gemm.h) beats one dot product
@@ -148,7 +149,7 @@ public:
                                      PrepareContext& ctx) const override
     {
         const int64_t rows = shape_numel(in[0].shape) / num_input_;
-        if (onnx_.on) return prepare_onnx(in[0], rows, ctx);
+        if (onnx_.on) return prepare_onnx(in, rows, ctx);
         if (ctx.bf16() && int8_scale_term_ == 0 && half_weights_.empty()) {
             auto st = std::make_unique<Bf16Weights>();
             const Bf16GemmKernel& kern = bf16_gemm_kernel();
@@ -212,7 +213,7 @@ public:
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const int64_t rows = in[0].numel() / num_input_;
-        if (onnx_.on) return forward_onnx(in[0], rows, out[0], ctx);
+        if (onnx_.on) return forward_onnx(in, rows, out[0], ctx);
         const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
         float* y = out[0].data<float>();
         if (ctx.state() && ctx.state_as<Bf16Weights>().gemm) {
@@ -277,18 +278,22 @@ private:
         check(weight.dtype() == DType::I8, "ONNX's quantized form (param 25) takes int8 weights");
         onnx_.load_requantization(wr, scales, weight.data<int8_t>(), num_output_, num_input_);
         // The row dot products read the input + 128: each sum carries 128 * its weight row's sum.
-        const std::vector<int64_t> sums = int8_gemm_row_sums(weight.data<int8_t>(), num_output_, num_input_, num_input_);
-        onnx_dot_offset_.resize(sums.size());
-        for (size_t o = 0; o < sums.size(); ++o)
+        onnx_weight_sums_ = int8_gemm_row_sums(weight.data<int8_t>(), num_output_, num_input_, num_input_);
+        onnx_dot_offset_.resize(onnx_weight_sums_.size());
+        for (size_t o = 0; o < onnx_weight_sums_.size(); ++o)
             onnx_dot_offset_[o] = static_cast<int32_t>(static_cast<uint32_t>(onnx_.offset[o]) -
-                                                       static_cast<uint32_t>(128 * sums[o]));
+                                                       static_cast<uint32_t>(128 * onnx_weight_sums_[o]));
     }
 
-    TensorDesc onnx_output_desc(const TensorDesc& x) const
+    TensorDesc onnx_output_desc(const std::vector<TensorDesc>& in) const
     {
+        const TensorDesc& x = in[0];
         check(x.dtype == onnx_.input_dtype() && !x.shape.empty() && x.shape.back() == num_input_,
               "ONNX's quantized form takes a ", dtype_name(onnx_.input_dtype()), " input of ", num_input_,
               " values on its last axis, got ", dtype_name(x.dtype), " ", shape_str(x.shape));
+        if (in.size() > 1)
+            check(in[1].dtype == x.dtype && shape_numel(in[1].shape) == 1, "the input's zero point (input 1) must be one ",
+                  dtype_name(x.dtype), " value, got ", dtype_name(in[1].dtype), " ", shape_str(in[1].shape));
         Shape s = x.shape;
         s.back() = num_output_;
         return make_desc(s, onnx_.output_dtype());
@@ -302,11 +307,14 @@ private:
         const Int8GemmKernel* kern = nullptr;
         bool gemm = false;
         int packed = -1, init = -1, sums = -1, flipped = -1;
+        int offsets = -1; // with the input's zero point at run time (input 1): the offsets it gives
     };
 
-    std::unique_ptr<OpState> prepare_onnx(const TensorDesc& x, int64_t rows, PrepareContext& ctx) const
+    std::unique_ptr<OpState> prepare_onnx(const std::vector<TensorDesc>& in, int64_t rows, PrepareContext& ctx) const
     {
+        const TensorDesc& x = in[0];
         auto st = std::make_unique<OnnxRows>();
+        if (in.size() > 1) st->offsets = ctx.request_scratch(num_output_ * 4);
         st->kern = &int8_gemm_kernel_for_runs(num_input_);
         st->gemm = rows >= kOnnxGemmRows;
         if (st->gemm) {
@@ -346,12 +354,30 @@ private:
                                                      onnx_.lowest(), onnx_.highest(), static_cast<uint8_t*>(y));
     }
 
-    void forward_onnx(const Tensor& x, int64_t rows, Tensor& y, const ExecContext& ctx) const
+    // The offsets with the input's zero point given at run time (`zero`, one
+    // value of the input's type): `base` (the load-time offsets, made with
+    // param 26's zero point) less the difference times each weight row's sum.
+    const int32_t* run_time_offsets(const OnnxRows& st, const Tensor& zero, const std::vector<int32_t>& base,
+                                    const ExecContext& ctx) const
+    {
+        const int64_t read_as = zero.dtype() == DType::U8 ? int64_t{zero.data<uint8_t>()[0]} - 128 : zero.data<int8_t>()[0];
+        const int64_t zp = read_as - onnx_.x_zero;
+        int32_t* offsets = ctx.scratch_as<int32_t>(st.offsets);
+        for (size_t o = 0; o < base.size(); ++o)
+            offsets[o] = static_cast<int32_t>(static_cast<uint32_t>(base[o]) -
+                                              static_cast<uint32_t>(zp * onnx_weight_sums_[o]));
+        return offsets;
+    }
+
+    void forward_onnx(const std::vector<Tensor>& in, int64_t rows, Tensor& y, const ExecContext& ctx) const
     {
         const OnnxRows& st = ctx.state_as<OnnxRows>();
+        const Tensor& x = in[0];
         const int64_t out_size = dtype_size(y.dtype());
         uint8_t* out = static_cast<uint8_t*>(y.raw());
-        if (st.gemm) return forward_onnx_gemm(st, x, rows, out, out_size, ctx);
+        const std::vector<int32_t>& base = st.gemm ? onnx_.offset : onnx_dot_offset_;
+        const int32_t* offsets = in.size() > 1 ? run_time_offsets(st, in[1], base, ctx) : base.data();
+        if (st.gemm) return forward_onnx_gemm(st, x, rows, offsets, out, out_size, ctx);
         // Row dot products: the input bytes + 128 (uint8 ones are that already).
         const uint8_t* xu = x.data<uint8_t>();
         if (x.dtype() == DType::I8) {
@@ -367,14 +393,14 @@ private:
             thread_local std::vector<int32_t> sums;
             sums.resize(std::max(sums.size(), static_cast<size_t>(chunk)));
             st.kern->row_dots(w + o0 * num_input_, xu + r * num_input_, num_input_, count, sums.data());
-            finish_onnx(sums.data(), o0, count, onnx_dot_offset_.data(), out + (r * num_output_ + o0) * out_size);
+            finish_onnx(sums.data(), o0, count, offsets, out + (r * num_output_ + o0) * out_size);
         });
     }
 
     // The int8 GEMM, A = the input rows as int8 values, B = the weights +
     // 128: each sum carries 128 * its input row's sum, taken off by init.
-    void forward_onnx_gemm(const OnnxRows& st, const Tensor& x, int64_t rows, uint8_t* out, int64_t out_size,
-                           const ExecContext& ctx) const
+    void forward_onnx_gemm(const OnnxRows& st, const Tensor& x, int64_t rows, const int32_t* offsets, uint8_t* out,
+                           int64_t out_size, const ExecContext& ctx) const
     {
         const Int8GemmKernel& kern = *st.kern;
         int8_t* a = ctx.scratch_as<int8_t>(st.packed);
@@ -398,8 +424,7 @@ private:
         int8_gemm(kern, rows, num_output_, num_input_, a, init, onnx_packed_weights(kern), sums, num_output_, ctx);
         ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r)
-                finish_onnx(sums + r * num_output_, 0, num_output_, onnx_.offset.data(),
-                            out + r * num_output_ * out_size);
+                finish_onnx(sums + r * num_output_, 0, num_output_, offsets, out + r * num_output_ * out_size);
         });
     }
 
@@ -482,6 +507,7 @@ private:
     float bottom_scale_ = 0.f;
     OnnxQuantizedForm onnx_;                // ONNX's quantized form (params 25-30)
     std::vector<int32_t> onnx_dot_offset_;  // its offsets for the row dot products' sums
+    std::vector<int64_t> onnx_weight_sums_; // its weight rows' sums (a zero point given at run time)
     PackedWeightsOf<uint8_t> onnx_gemm_b_;  // its weights as the int8 GEMM's B
 };
 
