@@ -39,6 +39,13 @@ struct Layer {
     int line = 0; // line in the .param text (0 when not from text)
     bool batched() const { return (params.get_int(31, 0) & kFeatmaskBatched) != 0; }
     bool batch_input0_only() const { return (params.get_int(31, 0) & kFeatmaskSharedInputs) != 0; }
+    // The weights' decoded values, in order (to rebuild or copy the layer).
+    std::vector<Tensor> weight_values() const
+    {
+        std::vector<Tensor> v;
+        for (const StoredWeight& w : weights) v.push_back(w.value);
+        return v;
+    }
 };
 
 struct Blob {

@@ -162,13 +162,6 @@ std::map<std::string, TensorDesc> declared_inputs(const Net& net)
     return inputs;
 }
 
-std::vector<Tensor> weight_values(const Layer& l)
-{
-    std::vector<Tensor> weights;
-    for (const StoredWeight& w : l.weights) weights.push_back(w.value);
-    return weights;
-}
-
 // The layers the outputs need, in order, with their shapes; the Input
 // layers (which the runtime does not run) with their declared shapes.
 std::vector<LayerReport> layers_with_shapes(const Net& net)
@@ -220,7 +213,7 @@ Net ncnn_form(const Net& net)
             else bottoms.push_back(taken.back()), taken.pop_back();
         }
         for (int t : l.tops) tops.push_back(g.blobs[static_cast<size_t>(t)].name);
-        out.add_layer(l.type, l.name, bottoms, tops, params, weight_values(l));
+        out.add_layer(l.type, l.name, bottoms, tops, params, l.weight_values());
         for (int t : l.tops) {
             const int n = reads[t];
             if (n < 2) continue;

@@ -85,13 +85,6 @@ bool small_enough_to_fold(const std::vector<Tensor>& in, const std::vector<Tenso
     return out_bytes <= std::max(in_bytes, kSmall * 4);
 }
 
-std::vector<Tensor> weight_values(const Layer& l)
-{
-    std::vector<Tensor> v;
-    for (const StoredWeight& w : l.weights) v.push_back(w.value);
-    return v;
-}
-
 bool is_conv_like(const Layer& l)
 {
     return l.type == "Convolution" || l.type == "ConvolutionDepthWise" || l.type == "InnerProduct";
@@ -348,7 +341,7 @@ int fuse_activation_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
         Layer& conv = g.layers[li];
         conv.params.set_int(9, type);
         if (!args.empty()) conv.params.set_floats(10, args);
-        if (with_ops) rebuild_layer(g, static_cast<int>(li), weight_values(conv));
+        if (with_ops) rebuild_layer(g, static_cast<int>(li), conv.weight_values());
         report.applied.push_back("fused " + a.type + " '" + a.name + "' into " + conv.type + " '" + conv.name + "'");
         absorb_follower(g, static_cast<int>(li), act);
         ++n;
@@ -407,7 +400,7 @@ int fuse_padding_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
         for (int i = 0; i < 4; ++i) conv.params.set_int(kConvPadIds[i], own[i] + extra[i]);
         conv.params.set_float(18, value);
         conv.bottoms[0] = g.layers[li].bottoms[0];
-        if (with_ops) rebuild_layer(g, ci, weight_values(conv));
+        if (with_ops) rebuild_layer(g, ci, conv.weight_values());
         report.applied.push_back("fused Padding '" + g.layers[li].name + "' into " + conv.type + " '" + conv.name + "'");
         erase_layer(g.layers[li]);
         compact(g);
@@ -475,7 +468,7 @@ int fuse_residual_into_conv(Graph& g, OptimizeReport& report, bool with_ops, con
         Layer& c = g.layers[conv];
         c.bottoms.push_back(other);
         c.params.set_int(kResidualParam, 1);
-        if (with_ops) rebuild_layer(g, conv, weight_values(c));
+        if (with_ops) rebuild_layer(g, conv, c.weight_values());
         report.applied.push_back("fused " + g.layers[si].type + " '" + g.layers[si].name + "' into " + c.type + " '" +
                                  c.name + "' as its residual");
         absorb_follower(g, conv, sum);

@@ -52,6 +52,15 @@ void interior_maxes(const T* r, int64_t kernel_w, int64_t stride, bool first, in
         for (int64_t ox = lo; ox < hi; ++ox) orow[ox] = std::max(orow[ox], row_max<KW>(r + ox * sw, kernel_w));
 }
 
+// The maximum of a row r's (w values) window of kw taps from x0, the taps
+// outside the row skipped (a window over the padding).
+template <class T> T clipped_max(const T* r, int64_t w, int64_t x0, int64_t kw)
+{
+    T m = lowest<T>();
+    for (int64_t x = std::max<int64_t>(0, x0); x < std::min(w, x0 + kw); ++x) m = std::max(m, r[x]);
+    return m;
+}
+
 // Max pooling, one window row at a time: each output row takes the max of
 // its windows' rows (padding rows are the lowest value, so they are skipped),
 // and within a row the windows inside the input run without bounds checks.
@@ -63,12 +72,6 @@ template <int KW, class T> void max_plane_rows(const T* p, T* o, const Pool2dGeo
     // Outputs [ox_lo, ox_hi) have windows wholly inside the row.
     const int64_t ox_lo = std::min(g.out_w, (pl + sw - 1) / sw);
     const int64_t ox_hi = std::max(ox_lo, std::min(g.out_w, w + pl - kw >= 0 ? (w + pl - kw) / sw + 1 : 0));
-    auto clipped_max = [&](const T* r, int64_t x0) {
-        T m = lowest<T>();
-        for (int64_t kx = 0; kx < kw; ++kx)
-            if (x0 + kx >= 0 && x0 + kx < w) m = std::max(m, r[x0 + kx]);
-        return m;
-    };
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
         const int64_t y0 = oy * g.stride_h - g.pad_top;
         const int64_t ky_begin = std::max<int64_t>(0, -y0), ky_end = std::min(g.kernel_h, h - y0);
@@ -78,11 +81,11 @@ template <int KW, class T> void max_plane_rows(const T* p, T* o, const Pool2dGeo
             const T* r = p + (y0 + ky) * w;
             const bool first = ky == ky_begin && ky_end - ky_begin == g.kernel_h;
             auto put = [&](int64_t ox, T m) { orow[ox] = first ? m : std::max(orow[ox], m); };
-            for (int64_t ox = 0; ox < ox_lo; ++ox) put(ox, clipped_max(r, ox * sw - pl));
+            for (int64_t ox = 0; ox < ox_lo; ++ox) put(ox, clipped_max(r, w, ox * sw - pl, kw));
             with_constant_stride(sw, [&](auto stride) {
                 interior_maxes<KW, decltype(stride)::value>(r - pl, kw, sw, first, ox_lo, ox_hi, orow);
             });
-            for (int64_t ox = ox_hi; ox < g.out_w; ++ox) put(ox, clipped_max(r, ox * sw - pl));
+            for (int64_t ox = ox_hi; ox < g.out_w; ++ox) put(ox, clipped_max(r, w, ox * sw - pl, kw));
         }
     }
 }
@@ -176,18 +179,13 @@ template <int KW> void max_plane_columns_first(const int8_t* p, int8_t* o, const
         }
         std::copy(p + y_begin * w, p + (y_begin + 1) * w, m);
         for (int64_t y = y_begin + 1; y < y_end; ++y) max_into(m, p + y * w, w);
-        auto clipped = [&](int64_t ox) {
-            int8_t v = lowest<int8_t>();
-            for (int64_t x = std::max<int64_t>(0, ox * sw - pl); x < std::min(w, ox * sw - pl + kw); ++x) v = std::max(v, m[x]);
-            orow[ox] = v;
-        };
-        for (int64_t ox = 0; ox < ox_lo; ++ox) clipped(ox);
+        for (int64_t ox = 0; ox < ox_lo; ++ox) orow[ox] = clipped_max(m, w, ox * sw - pl, kw);
         int64_t ox = ox_lo;
         if (KW == 3 && sw == 2) ox = windows_3_stride_2(m - pl, ox_lo, ox_hi, orow);
         with_constant_stride(sw, [&](auto stride) {
             interior_maxes<KW, decltype(stride)::value>(m - pl, kw, sw, true, ox, ox_hi, orow);
         });
-        for (int64_t ox = ox_hi; ox < g.out_w; ++ox) clipped(ox);
+        for (int64_t ox = ox_hi; ox < g.out_w; ++ox) orow[ox] = clipped_max(m, w, ox * sw - pl, kw);
     }
 }
 

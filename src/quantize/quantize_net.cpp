@@ -98,8 +98,7 @@ int quantize_net(const Net& net, const std::map<std::string, float>& input_scale
         for (int b : l.bottoms) bottoms.push_back(g.blobs[static_cast<size_t>(b)].name);
         for (int t : l.tops) tops.push_back(g.blobs[static_cast<size_t>(t)].name);
         ParamDict params = l.params;
-        std::vector<Tensor> weights;
-        for (const StoredWeight& w : l.weights) weights.push_back(w.value);
+        std::vector<Tensor> weights = l.weight_values();
         const auto scale = bottoms.empty() ? input_scales.end() : input_scales.find(bottoms[0]);
         if (scale != input_scales.end() && quantizable_layer(net, static_cast<int>(li))) {
             const float* output_scale = requantize ? next_conv_scale(net, static_cast<int>(li), input_scales) : nullptr;

@@ -286,6 +286,25 @@ void Session::Impl::infer_shapes(Plan& p) const
     p.steps = executed;
 }
 
+namespace {
+
+// Blobs tied into groups (union-find, paths halved as they are walked).
+struct BlobGroups {
+    std::vector<int> parent;
+    explicit BlobGroups(int n) : parent(static_cast<size_t>(n))
+    {
+        for (int b = 0; b < n; ++b) parent[b] = b;
+    }
+    int find(int b)
+    {
+        for (; parent[b] != b; b = parent[b]) parent[b] = parent[parent[b]];
+        return b;
+    }
+    void join(int a, int b) { parent[find(a)] = find(b); }
+};
+
+} // namespace
+
 // Int8 activations (Op::int8_input_scale, can_write_int8, int8_passthrough):
 // float blobs tied into groups by the pass-through layers between them
 // (split, concatenation, max pooling); a group becomes int8 when each of its
@@ -297,9 +316,7 @@ void Session::Impl::choose_int8_blobs(Plan& p, const std::vector<int>& targets) 
 {
     if (callbacks_see_plain) return;
     const int nblobs = static_cast<int>(graph->blobs.size());
-    std::vector<int> parent(nblobs);
-    for (int b = 0; b < nblobs; ++b) parent[b] = b;
-    std::function<int(int)> find = [&](int b) { return parent[b] == b ? b : parent[b] = find(parent[b]); };
+    BlobGroups tied(nblobs);
     std::vector<bool> bad(nblobs, true); // until a step writes it as int8 can be
     std::vector<float> reader_scale(nblobs, -1.f); // the readers' one scale (>= 0; a zero-weight model's are 0)
     auto read_with = [&](int b, float scale) {
@@ -315,12 +332,12 @@ void Session::Impl::choose_int8_blobs(Plan& p, const std::vector<int>& targets) 
         for (size_t i = 0; i < l.tops.size(); ++i) {
             written[l.tops[i]] = true;
             bad[l.tops[i]] = l.batched() || !(through || (i == 0 && l.op->can_write_int8(in)));
-            if (through) parent[find(l.tops[i])] = find(l.bottoms.at(0));
+            if (through) tied.join(l.tops[i], l.bottoms.at(0));
         }
         for (size_t i = 0; i < l.bottoms.size(); ++i) {
             const int b = l.bottoms[i];
             if (through) {
-                parent[find(b)] = find(l.bottoms[0]);
+                tied.join(b, l.bottoms[0]);
                 continue;
             }
             if (i == 0 && !l.batched()) read_with(b, l.op->int8_input_scale());
@@ -332,14 +349,14 @@ void Session::Impl::choose_int8_blobs(Plan& p, const std::vector<int>& targets) 
     std::vector<float> group_scale(nblobs, -1.f);
     for (int b = 0; b < nblobs; ++b) {
         const TensorDesc& d = p.blobs[b].desc;
-        const int g = find(b);
+        const int g = tied.find(b);
         if (!written[b] || bad[b] || d.dtype != DType::F32 || p.data_dependent[b]) bad_group[g] = true;
         if (reader_scale[b] < 0.f) continue;
         if (group_scale[g] >= 0.f && group_scale[g] != reader_scale[b]) bad_group[g] = true;
         group_scale[g] = reader_scale[b];
     }
     for (int b = 0; b < nblobs; ++b) {
-        const int g = find(b);
+        const int g = tied.find(b);
         if (bad_group[g] || group_scale[g] < 0.f) continue;
         p.blobs[b].desc.dtype = DType::I8;
         p.blobs[b].desc.int8_scale = group_scale[g];
@@ -357,9 +374,7 @@ void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) con
     p.elementwise.assign(p.steps.size(), false);
     if (!options.blocked_layouts || callbacks_see_plain) return;
     const int nblobs = static_cast<int>(graph->blobs.size());
-    std::vector<int> parent(nblobs);
-    for (int b = 0; b < nblobs; ++b) parent[b] = b;
-    std::function<int(int)> find = [&](int b) { return parent[b] == b ? b : parent[b] = find(parent[b]); };
+    BlobGroups tied(nblobs);
     std::vector<bool> plain(nblobs, false);
     // Fewer channels than a block: most of its lanes would be padding (the
     // kernels' work and the blob's memory doubled or more).
@@ -383,7 +398,7 @@ void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) con
                     continue;
                 }
                 auto [it, fresh] = first_of_group.emplace(group, blobs[i]);
-                if (!fresh) parent[find(blobs[i])] = find(it->second);
+                if (!fresh) tied.join(blobs[i], it->second);
             }
         };
         tie(l.bottoms, bl.inputs);
@@ -391,9 +406,9 @@ void Session::Impl::choose_layouts(Plan& p, const std::vector<int>& targets) con
     }
     std::vector<bool> plain_group(nblobs, false);
     for (int b = 0; b < nblobs; ++b)
-        if (plain[b]) plain_group[find(b)] = true;
+        if (plain[b]) plain_group[tied.find(b)] = true;
     for (int b = 0; b < nblobs; ++b)
-        if (!plain_group[find(b)]) p.blobs[b].desc.layout = Layout::ChannelBlocks;
+        if (!plain_group[tied.find(b)]) p.blobs[b].desc.layout = Layout::ChannelBlocks;
 }
 
 // Op::blocked_layouts with the layer's shapes (per sample for a batched layer).

@@ -1010,13 +1010,13 @@ private:
         if (x.dtype() == DType::I8) return x;
         Tensor q = Tensor::wrap(ctx.scratch(buffer), x.shape(), DType::I8);
         const int64_t c = x.dim(0), plane = x.numel() / c;
-        if (x.dtype() == DType::U8) { // u read as u - 128
-            for (int64_t i = 0; i < x.numel(); ++i) q.data<uint8_t>()[i] = x.data<uint8_t>()[i] ^ 0x80;
-            return q;
-        }
         ctx.parallel_for(c, [&](int64_t begin, int64_t end) {
-            int8_output_kernel().quantize(x.data<float>() + begin * plane, (end - begin) * plane, bottom_scale_,
-                                          q.data<int8_t>() + begin * plane);
+            const int64_t from = begin * plane, n = (end - begin) * plane;
+            if (x.dtype() == DType::U8) { // u read as u - 128
+                for (int64_t i = from; i < from + n; ++i) q.data<uint8_t>()[i] = x.data<uint8_t>()[i] ^ 0x80u;
+                return;
+            }
+            int8_output_kernel().quantize(x.data<float>() + from, n, bottom_scale_, q.data<int8_t>() + from);
         });
         return q;
     }
