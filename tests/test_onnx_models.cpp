@@ -8,6 +8,7 @@
 
 #include "kernels/bf16_gemm.h"
 #include "kestrel/onnx.h"
+#include "onnx_test_graph.h"
 #include "reference_util.h"
 
 namespace kestrel {
@@ -115,6 +116,43 @@ TEST(OnnxImport, UnsupportedOperatorNamesNodeTypeAndOpset)
         EXPECT_NE(msg.find("opset 17"), std::string::npos) << msg;
         EXPECT_NE(msg.find("unsupported operator type"), std::string::npos) << msg;
     }
+}
+
+// A graph input or output without a shape (its rank unknown), as some
+// writers leave it and ONNX Runtime takes it: loads and runs.
+TEST(OnnxImport, InputsAndOutputsWithoutAShapeLoad)
+{
+    layer_test::OnnxGraph g(13);
+    g.input("x", {2, 3});
+    g.node("Relu", {"x"}, {"y"});
+    g.output("y", 2);
+    g.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    g.graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    const Net net = g.load(true);
+    Session session(net);
+    session.set_input("x", layer_test::f32({2, 3}, {-1.f, 2.f, -3.f, 4.f, 0.5f, -0.5f}));
+    const Tensor y = session.get("y");
+    ASSERT_EQ(y.shape(), (Shape{2, 3}));
+    const float want[] = {0.f, 2.f, 0.f, 4.f, 0.5f, 0.f};
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], want[i]) << i;
+    layer_test::OnnxGraph bad(13); // other checks still hold: a node reading an unknown tensor
+    bad.input("x", {2});
+    bad.node("Relu", {"nowhere"}, {"y"});
+    bad.output("y", 1);
+    bad.graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    EXPECT_THROW(bad.load(true), Error);
+}
+
+// ONNX Runtime's contrib operators other than the ones we take are named in the error.
+TEST(OnnxImport, UnknownContribOperatorIsNamedWithItsDomain)
+{
+    layer_test::OnnxGraph g(13);
+    g.import_domain("com.microsoft", 1);
+    g.input("x", {2});
+    g.node("FusedGemm", {"x"}, {"y"})->set_domain("com.microsoft");
+    g.output("y", 1);
+    const std::string msg = layer_test::error_of([&] { g.load(true); });
+    EXPECT_NE(msg.find("'FusedGemm' of domain 'com.microsoft' is not supported"), std::string::npos) << msg;
 }
 
 } // namespace

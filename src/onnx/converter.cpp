@@ -432,6 +432,15 @@ namespace {
 
 void check_and_infer(onnx::ModelProto& model, const std::string& source)
 {
+    // ONNX's checker wants a shape on every graph input and output; ONNX
+    // Runtime takes a tensor without one (its rank unknown), as writers that
+    // leave it out expect: those get an empty shape while the checker runs.
+    std::vector<onnx::TypeProto_Tensor*> shapeless;
+    for (auto* values : {model.mutable_graph()->mutable_input(), model.mutable_graph()->mutable_output()})
+        for (onnx::ValueInfoProto& v : *values)
+            if (v.type().has_tensor_type() && !v.type().tensor_type().has_shape())
+                shapeless.push_back(v.mutable_type()->mutable_tensor_type());
+    for (onnx::TypeProto_Tensor* t : shapeless) t->mutable_shape();
     try {
         onnx::checker::check_model(model);
     } catch (const std::exception& e) {
@@ -439,6 +448,7 @@ void check_and_infer(onnx::ModelProto& model, const std::string& source)
         if (const size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
         fail(source, ": invalid ONNX model: ", msg);
     }
+    for (onnx::TypeProto_Tensor* t : shapeless) t->clear_shape();
     onnx_import::infer_shapes_safely(model, source);
 }
 
