@@ -393,7 +393,7 @@ bool int8_qgemm(NodeContext& n)
     const bool trans_b = n.attr_int("transB", 0) != 0;
     const int64_t outputs = p.b->dim(trans_b ? 0 : 1);
     const Tensor* c = n.has_input(6) ? n.constant(6) : nullptr;
-    if (n.has_input(6) && (!c || c->numel() != outputs || c->shape().back() != outputs)) return false;
+    if (n.has_input(6) && (!c || c->numel() != outputs || c->rank() == 0 || c->shape().back() != outputs)) return false;
     std::vector<Tensor> weights;
     if (!requantization_weights(*p.a_scale, *p.b_scale, *p.y_scale, c, outputs, weights)) return false;
     emit_int8_onnx_inner_product(n, *p.b, trans_b, *p.a_zp, quantized_output(*p.y_zp, c != nullptr), weights);
