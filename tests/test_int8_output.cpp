@@ -277,5 +277,30 @@ TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
                     }
 }
 
+// Requantization where NaN can arise (a NaN or infinite bias, an infinite
+// product times a zero output scale) takes NaN to 0 as float2int8 does; the
+// kernel skips that step only where every value is finite.
+TEST(Int8Output, RequantizeOfNonFiniteValuesMatchesTheFloatSteps)
+{
+    const std::vector<int32_t> sums = {0, 1, -1, 5000, -70000, 2147483647, -2147483647 - 1, 12, -3, 99, 100000,
+                                       -100000, 7, 8, 9, 10, 11};
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    struct Case {
+        float scale, bias, out_scale;
+    };
+    for (const Int8OutputKernel* kern : int8_output_kernels_available())
+        for (const Case& c : {Case{0.01f, nan, 1.f}, Case{0.01f, inf, 1.f}, Case{0.01f, -inf, 2.f},
+                              Case{1e30f, 0.f, 0.f}, Case{3e38f, 1.f, 1.f}, Case{0.01f, 1.f, inf}}) {
+            std::vector<int8_t> q(sums.size(), 99);
+            kern->requantize(sums.data(), static_cast<int64_t>(sums.size()), c.scale, &c.bias, nullptr, c.out_scale,
+                             q.data());
+            for (size_t i = 0; i < sums.size(); ++i)
+                ASSERT_EQ(q[i], reference_int8(reference_dequantized(sums[i], c.scale, &c.bias, nullptr, nullptr) *
+                                               c.out_scale))
+                    << kern->isa << " scale " << c.scale << " bias " << c.bias << " out " << c.out_scale << " sum "
+                    << sums[i];
+        }
+}
+
 } // namespace
 } // namespace kestrel

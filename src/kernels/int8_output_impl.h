@@ -2,6 +2,7 @@
 // under kernels/<isa>/ instantiates int8_output_kernel_of<VectorOf<width>>.
 #pragma once
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -26,20 +27,46 @@ template <class V> struct Int8Lanes {
     // half away from zero as a truncation after adding 0.5 - 2^-25 with the
     // value's sign: an exact half then rounds up to the next integer, a value
     // just under one stays under (checked for every float in [-127, 127]).
-    static bytes to_int8(vec v) { return __builtin_convertvector(to_int32(v), bytes); }
-
-    // float2int8 (ops/quant/int8.h) lane by lane, in int32 lanes: clamp (NaN
-    // to 0), then half away from zero as a truncation after adding 0.5 -
-    // 2^-25 with the value's sign: an exact half then rounds up to the next
-    // integer, a value just under one stays under (checked for every float
-    // in [-127, 127]).
-    static ivec to_int32(vec v)
+    // NaNs = false: the caller knows v has none (two instructions less).
+    template <bool NaNs = true> static bytes to_int8(vec v)
     {
-        const vec hi = V::set1(127.f), lo = V::set1(-127.f);
-        vec c = v > hi ? hi : (v < lo ? lo : v);
-        c = rounded(c == c ? c : V::set1(0.f)); // a product before it stays rounded
-        const vec half = c < V::set1(0.f) ? V::set1(-0.49999997f) : V::set1(0.49999997f);
-        return __builtin_convertvector(c + half, ivec);
+        return __builtin_convertvector(to_int32<NaNs>(v), bytes);
+    }
+
+    // The same in int32 lanes. NaN first, then the clamp as two steps (each
+    // one max / min instruction; as one nested choice the compiler keeps
+    // NaN's path and blends), the half as the value's sign bit on 0.49999997
+    // (one bitwise instruction, not a compare and a blend).
+    template <bool NaNs = true> static ivec to_int32(vec v)
+    {
+        v = rounded(v); // a product before it stays rounded
+        if constexpr (NaNs) v = v == v ? v : V::set1(0.f);
+        const vec c = clamped(v, 127.f);
+        return __builtin_convertvector(c + with_sign_of(c, 0.49999997f), ivec);
+    }
+
+    // c (no NaN) clamped to [-limit, limit]: one max and one min.
+    static vec clamped(vec c, float limit)
+    {
+#if defined(__AVX512F__)
+        if constexpr (W == 16) return vec(_mm512_min_ps(_mm512_max_ps(__m512(c), _mm512_set1_ps(-limit)), _mm512_set1_ps(limit)));
+#endif
+#if defined(__AVX__)
+        if constexpr (W == 8) return vec(_mm256_min_ps(_mm256_max_ps(__m256(c), _mm256_set1_ps(-limit)), _mm256_set1_ps(limit)));
+#endif
+        c = c < V::set1(-limit) ? V::set1(-limit) : c;
+        return c > V::set1(limit) ? V::set1(limit) : c;
+    }
+
+    // `magnitude` with c's sign bit (one ternary-logic instruction on AVX-512).
+    static vec with_sign_of(vec c, float magnitude)
+    {
+#if defined(__AVX512F__)
+        if constexpr (W == 16)
+            return vec(_mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(__m512(c)), _mm512_set1_epi32(static_cast<int32_t>(0x80000000u)),
+                                                                     _mm512_castps_si512(_mm512_set1_ps(magnitude)), 0xEA)));
+#endif
+        return (vec)(((ivec)c & static_cast<int32_t>(0x80000000u)) | (ivec)V::set1(magnitude));
     }
 
     // The first `count` bytes at p as int32 lanes (0..255; the rest 0).
@@ -147,10 +174,19 @@ void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias,
 {
     using L = Int8Lanes<V>;
     const typename V::vec s = V::set1(scale), out = V::set1(out_scale);
-    L::each_vector(n, [&](int64_t i, int64_t count) {
-        const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, nullptr, clamp);
-        L::store(q + i, L::to_int8(v * out), count);
-    });
+    const auto run = [&](auto nans) {
+        L::each_vector(n, [&](int64_t i, int64_t count) {
+            const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, nullptr, clamp);
+            L::store(q + i, L::template to_int8<decltype(nans)::value>(v * out), count);
+        });
+    };
+    // No NaN can arise when every dequantized value is finite (|sum| <= 2^31)
+    // and so is the output scale: a product overflowing to infinity clamps.
+    const float largest = std::fabs(scale) * 2147483648.f + (bias ? std::fabs(*bias) : 0.f);
+    if (std::isfinite(largest) && std::isfinite(out_scale))
+        run(std::false_type{});
+    else
+        run(std::true_type{});
 }
 
 // Four lane vectors of bytes (in int32 lanes) as words of four bytes, XOR flip.
