@@ -743,6 +743,50 @@ TEST(NormsConverters, ReduceMinOfInt64)
     EXPECT_EQ(y.data<int64_t>()[0], v[1]);
     EXPECT_EQ(y.data<int64_t>()[1], -4);
 }
+// BatchNormalization with training_mode=1 on a rank-3 input (N, C, L): Y
+// from the batch's own statistics over N and L, the running mean and
+// (population) variance updated with momentum, against the formulas.
+TEST(OnnxBatchNorm, TrainingModeOnRank3)
+{
+    const int64_t n = 2, c = 3, l = 5;
+    layer_test::OnnxGraph g(15);
+    g.input("x", {n, c, l});
+    g.init("scale", layer_test::f32({c}, {1.5f, -0.5f, 2.f}));
+    g.init("b", layer_test::f32({c}, {0.1f, 0.2f, -0.3f}));
+    g.init("mean", layer_test::f32({c}, {0.5f, -1.f, 2.f}));
+    g.init("var", layer_test::f32({c}, {1.f, 4.f, 0.25f}));
+    onnx::NodeProto* bn = g.node("BatchNormalization", {"x", "scale", "b", "mean", "var"}, {"y", "rm", "rv"});
+    layer_test::OnnxGraph::attr_int(bn, "training_mode", 1);
+    layer_test::OnnxGraph::attr_float(bn, "momentum", 0.8f);
+    layer_test::OnnxGraph::attr_float(bn, "epsilon", 1e-3f);
+    g.output("y", 3);
+    g.output("rm", 1);
+    g.output("rv", 1);
+    Tensor x({n, c, l});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.7f * static_cast<float>(i)) * 3.f + 0.1f * static_cast<float>(i % 4);
+    const Net net = g.load(true);
+    Session s(net);
+    s.set_input("x", x);
+    const Tensor y = s.get("y"), rm = s.get("rm"), rv = s.get("rv");
+    const float scale[] = {1.5f, -0.5f, 2.f}, b[] = {0.1f, 0.2f, -0.3f}, mean0[] = {0.5f, -1.f, 2.f}, var0[] = {1.f, 4.f, 0.25f};
+    for (int64_t ch = 0; ch < c; ++ch) {
+        double sum = 0, sq = 0;
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t k = 0; k < l; ++k) sum += x.data<float>()[(i * c + ch) * l + k];
+        const double mean = sum / (n * l);
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t k = 0; k < l; ++k) sq += std::pow(x.data<float>()[(i * c + ch) * l + k] - mean, 2);
+        const double var = sq / (n * l);
+        EXPECT_NEAR(rm.data<float>()[ch], mean0[ch] * 0.8 + mean * 0.2, 1e-5) << ch;
+        EXPECT_NEAR(rv.data<float>()[ch], var0[ch] * 0.8 + var * 0.2, 1e-5) << ch;
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t k = 0; k < l; ++k) {
+                const int64_t at = (i * c + ch) * l + k;
+                EXPECT_NEAR(y.data<float>()[at], (x.data<float>()[at] - mean) / std::sqrt(var + 1e-3) * scale[ch] + b[ch], 1e-4)
+                    << at;
+            }
+    }
+}
 #endif
 
 } // namespace

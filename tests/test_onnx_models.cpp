@@ -118,6 +118,7 @@ TEST(OnnxImport, UnsupportedOperatorNamesNodeTypeAndOpset)
     }
 }
 
+#ifdef KESTREL_HAVE_ONNX
 // A graph input or output without a shape (its rank unknown), as some
 // writers leave it and ONNX Runtime takes it: loads and runs.
 TEST(OnnxImport, InputsAndOutputsWithoutAShapeLoad)
@@ -154,6 +155,7 @@ TEST(OnnxImport, UnknownContribOperatorIsNamedWithItsDomain)
     const std::string msg = layer_test::error_of([&] { g.load(true); });
     EXPECT_NE(msg.find("'FusedGemm' of domain 'com.microsoft' is not supported"), std::string::npos) << msg;
 }
+#endif // KESTREL_HAVE_ONNX
 
 } // namespace
 } // namespace kestrel

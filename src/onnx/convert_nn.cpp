@@ -110,7 +110,8 @@ void convert_matmul(NodeContext& n)
 
 void convert_batch_norm(NodeContext& n)
 {
-    n.check(n.num_outputs() == 1 || !n.has_output(1), "training-mode outputs are not supported");
+    if (n.attr_int("training_mode", 0) != 0) return convert_batch_norm_training(n);
+    n.check(n.num_outputs() == 1 || !n.has_output(1), "the running statistics outputs need training_mode=1");
     for (int i = 1; i <= 4; ++i)
         if (!n.constant(i)) return convert_batch_norm_nd(n); // runtime weights
     const Tensor scale = constant_weight(n, 1, "scale"), bias = constant_weight(n, 2, "B"),

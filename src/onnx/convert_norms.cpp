@@ -2,9 +2,10 @@
 // (src/ops/norm/normalization.cpp):
 // InstanceNormalization, MeanVarianceNormalization, and the forms of
 // LayerNormalization and BatchNormalization that ncnn's layers cannot take
-// (runtime weights, the Mean/InvStdDev outputs, any axis). Reductions with
-// run-time axes or non-float32 inputs onto Reduction's axes-input form
-// (src/ops/reduce/reduction.cpp).
+// (runtime weights, the Mean/InvStdDev outputs, any axis); BatchNormalization
+// in training mode lowered to the reductions and arithmetic ONNX defines it
+// with. Reductions with run-time axes or non-float32 inputs onto Reduction's
+// axes-input form (src/ops/reduce/reduction.cpp).
 #include "onnx/converter.h"
 
 namespace kestrel::onnx_import {
@@ -54,6 +55,34 @@ void convert_mean_variance_norm(NodeContext& n)
     n.emit("LayerNorm", {n.input(0)}, {n.output(0)}, pd);
 }
 
+// An ONNX node of op over inputs writing outputs, converted in n's place;
+// `axes`, when given, its axes (the attribute, or from opset 18 ReduceMean's input).
+void stand_in(NodeContext& n, const std::string& op, std::vector<std::string> inputs,
+              const std::vector<std::string>& outputs, const std::vector<int64_t>* axes = nullptr)
+{
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    if (axes && n.opset() >= 18) inputs.push_back(n.constant_name(int64_tensor(*axes), "axes"));
+    for (const std::string& in : inputs) node.add_input(in);
+    for (const std::string& out : outputs) node.add_output(out);
+    if (axes && n.opset() < 18) {
+        onnx::AttributeProto* a = node.add_attribute();
+        a->set_name("axes");
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t v : *axes) a->add_ints(v);
+    }
+    n.convert_stand_in(node);
+}
+
+// The blob of op(inputs), a fresh name (`what`).
+std::string stand_in_value(NodeContext& n, const std::string& op, const std::vector<std::string>& inputs,
+                           const char* what, const std::vector<int64_t>* axes = nullptr)
+{
+    const std::string out = n.temp(what);
+    stand_in(n, op, inputs, {out}, axes);
+    return out;
+}
+
 } // namespace
 
 void convert_layer_norm_nd(NodeContext& n)
@@ -79,6 +108,46 @@ void convert_batch_norm_nd(NodeContext& n)
     ParamDict pd = normalize_params({}, n.attr_float("epsilon", 1e-5f), kPerChannel);
     pd.set_int(25, 1); // statistics given as inputs 3 and 4
     n.emit("LayerNorm", present_inputs(n), {n.output(0)}, pd);
+}
+
+// BatchNormalization with training_mode=1 (opset 14+), as ONNX's definition
+// spells it: Y normalized with the batch's own mean and (population)
+// variance over every axis but the channels', then scale and B; the running
+// mean and variance outputs the inputs' times momentum plus the batch's
+// times 1 - momentum. Lowered to the ops that definition names.
+void convert_batch_norm_training(NodeContext& n)
+{
+    n.check(n.opset() >= 14, "training mode needs opset 14 or later, got ", n.opset());
+    const int rank = n.input_rank(0);
+    n.check(rank >= 2, "training mode needs the input's rank (>= 2) known");
+    std::vector<int64_t> axes = {0};
+    for (int64_t a = 2; a < rank; ++a) axes.push_back(a);
+    const std::string x = n.input(0);
+    const std::string mean = stand_in_value(n, "ReduceMean", {x}, "batch_mean", &axes);
+    const std::string centred = stand_in_value(n, "Sub", {x, mean}, "centred");
+    const std::string var = stand_in_value(n, "ReduceMean", {stand_in_value(n, "Mul", {centred, centred}, "squares")},
+                                           "batch_var", &axes);
+    const std::string eps = n.constant_name(scalar_tensor(n.attr_float("epsilon", 1e-5f)), "epsilon");
+    const std::string normed =
+        stand_in_value(n, "Div", {centred, stand_in_value(n, "Sqrt", {stand_in_value(n, "Add", {var, eps}, "var_eps")}, "std")},
+                       "normalized");
+    std::vector<int64_t> channel_shape(static_cast<size_t>(rank - 1), 1);
+    channel_shape[0] = -1;
+    const std::string per_channel = n.constant_name(int64_tensor(channel_shape), "channel_shape");
+    const std::string scale = stand_in_value(n, "Reshape", {n.input(1), per_channel}, "scale");
+    const std::string bias = stand_in_value(n, "Reshape", {n.input(2), per_channel}, "bias");
+    stand_in(n, "Add", {stand_in_value(n, "Mul", {normed, scale}, "scaled"), bias}, {n.output(0)});
+    const float momentum = n.attr_float("momentum", 0.9f);
+    const std::string keep = n.constant_name(scalar_tensor(momentum), "momentum");
+    const std::string take = n.constant_name(scalar_tensor(1.f - momentum), "one_minus_momentum");
+    const std::string flat = n.constant_name(int64_tensor({-1}), "flat");
+    for (int out = 1; out <= 2; ++out) {
+        if (!n.has_output(out)) continue;
+        const std::string batch = stand_in_value(n, "Reshape", {out == 1 ? mean : var, flat}, "batch_statistic");
+        stand_in(n, "Add",
+                 {stand_in_value(n, "Mul", {n.input(2 + out), keep}, "kept"), stand_in_value(n, "Mul", {batch, take}, "taken")},
+                 {n.output(out)});
+    }
 }
 
 void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input)

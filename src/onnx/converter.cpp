@@ -238,7 +238,9 @@ Net NodeContext::convert_subgraph(const onnx::GraphProto& graph, const std::vect
 
 void NodeContext::convert_stand_in(onnx::NodeProto stand_in)
 {
-    stand_in.set_name(name_ + "/" + stand_in.op_type());
+    // Named after this node; the second and later stand-ins numbered.
+    stand_in.set_name(name_ + "/" + stand_in.op_type() + (stand_ins_ > 0 ? "_" + std::to_string(stand_ins_) : ""));
+    ++stand_ins_;
     NodeContext sub(model_, stand_in, 0, opset_);
     const auto it = converter_table().find(stand_in.op_type());
     check(it != converter_table().end(), "no converter for the stand-in ", stand_in.op_type());

@@ -92,6 +92,7 @@ private:
     std::string name_;
     int opset_;
     int emitted_ = 0;
+    int stand_ins_ = 0;
 };
 
 using NodeConverter = void (*)(NodeContext&);
@@ -130,6 +131,7 @@ std::string constant_blob(NodeContext& n, const Tensor& t, const std::string& wh
 // runtime weights, the Mean/InvStdDev outputs, run-time axes, non-float32 inputs.
 void convert_layer_norm_nd(NodeContext& n);
 void convert_batch_norm_nd(NodeContext& n);
+void convert_batch_norm_training(NodeContext& n);
 void convert_reduce_nd(NodeContext& n, int operation, bool axes_as_input);
 // A Conv-family node's ncnn convolution params (window from its attributes
 // and its weight input's shape, output channels when the weight is constant,
