@@ -1,6 +1,6 @@
 // Softmax family (Softmax, LogSoftmax, Hardmax), losses
 // (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), Dropout, windows
-// (Hann, Hamming, Blackman), ReverseSequence, Det, Unique.
+// (Hann, Hamming, Blackman), DFT, ReverseSequence, Det, Unique.
 #include <climits>
 
 #include "onnx/converter.h"
@@ -162,6 +162,21 @@ void convert_window(NodeContext& n)
     n.emit(n.op_type(), {n.input(0)}, {n.output(0)}, pd);
 }
 
+// DFT (opset 17: axis an attribute; dft_length an optional input).
+void convert_dft(NodeContext& n)
+{
+    ParamDict pd;
+    pd.set_int(0, int_attr(n, "axis", 1));
+    pd.set_int(1, n.attr_int("inverse", 0) != 0 ? 1 : 0);
+    pd.set_int(2, n.attr_int("onesided", 0) != 0 ? 1 : 0);
+    std::vector<std::string> inputs = {n.input(0)};
+    if (n.has_input(1)) {
+        inputs.push_back(n.input(1));
+        if (n.constant(1) == nullptr) pd.set_int(kDynamicParam, 1);
+    }
+    n.emit("DFT", inputs, {n.output(0)}, pd);
+}
+
 void convert_reverse_sequence(NodeContext& n)
 {
     ParamDict pd;
@@ -203,6 +218,7 @@ std::vector<ConverterEntry> losses_converters()
         {"HannWindow", convert_window},
         {"HammingWindow", convert_window},
         {"BlackmanWindow", convert_window},
+        {"DFT", convert_dft},
         {"ReverseSequence", convert_reverse_sequence},
         {"Det", convert_det},
         {"Unique", convert_unique},

@@ -110,7 +110,7 @@ std::vector<ConverterEntry> extra_converters();        // Resize, reductions, de
 std::vector<ConverterEntry> elementwise_converters();  // Add, Equal, And, Where, Mod, Erf, Sum, ... over all dtypes
 std::vector<ConverterEntry> norms_converters();        // InstanceNormalization, MeanVarianceNormalization
 std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSuppression, Quantize/DequantizeLinear, Einsum, GridSample, RoiAlign
-std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SCE losses, Dropout, windows, Det, ...
+std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SCE losses, Dropout, windows, DFT, Det, ...
 std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
 std::vector<ConverterEntry> quantized_converters();    // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul
 std::vector<ConverterEntry> control_converters();      // If

@@ -1,5 +1,5 @@
 // The signal family. Signal processing: the Hann, Hamming and Blackman windows (window_functions.h),
-// ncnn's Spectrogram and InverseSpectrogram (STFT by direct DFT).
+// ncnn's Spectrogram and InverseSpectrogram (STFT by direct DFT), ONNX's DFT.
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -9,6 +9,7 @@ std::unique_ptr<Op> make_hamming_window();
 std::unique_ptr<Op> make_blackman_window();
 std::unique_ptr<Op> make_spectrogram();
 std::unique_ptr<Op> make_inverse_spectrogram();
+std::unique_ptr<Op> make_dft();
 
 std::vector<BuiltinOp> signal_family()
 {
@@ -18,6 +19,7 @@ std::vector<BuiltinOp> signal_family()
         {"BlackmanWindow", make_blackman_window},
         {"Spectrogram", make_spectrogram},
         {"InverseSpectrogram", make_inverse_spectrogram},
+        {"DFT", make_dft},
     };
 }
 

@@ -1,0 +1,144 @@
+// ONNX's DFT against the definition written out here with std::complex:
+// real and complex inputs, the axis first, in the middle and from the back,
+// dft_length padding and cutting (constant and given at run time), onesided
+// bins, the inverse, and the inverse of the transform giving the signal back.
+#include <complex>
+#include <random>
+
+#include "layer_test_util.h"
+#include "onnx_test_graph.h"
+
+#ifdef KESTREL_HAVE_ONNX
+namespace kestrel {
+namespace {
+
+using layer_test::OnnxGraph;
+using cd = std::complex<double>;
+
+// The transform of x (shape s, last axis 1 or 2) along `axis` with n points.
+std::vector<cd> reference_dft(const Tensor& x, int axis, int64_t n, bool inverse, bool onesided, Shape& out)
+{
+    const Shape& s = x.shape();
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= s[static_cast<size_t>(d)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d + 1 < s.size(); ++d) inner *= s[d];
+    const int64_t len = s[static_cast<size_t>(axis)], lanes = s.back(), bins = onesided ? n / 2 + 1 : n;
+    out = s;
+    out[static_cast<size_t>(axis)] = bins;
+    out.back() = 2;
+    std::vector<cd> y(static_cast<size_t>(outer * bins * inner));
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t k = 0; k < bins; ++k)
+            for (int64_t m = 0; m < inner; ++m) {
+                cd sum = 0;
+                for (int64_t j = 0; j < std::min(len, n); ++j) {
+                    const float* v = x.data<float>() + ((o * len + j) * inner + m) * lanes;
+                    const cd value(v[0], lanes == 2 ? v[1] : 0.f);
+                    const double angle = (inverse ? 2 : -2) * M_PI * static_cast<double>(k * j) / static_cast<double>(n);
+                    sum += value * std::polar(1.0, angle);
+                }
+                y[static_cast<size_t>((o * bins + k) * inner + m)] = inverse ? sum / static_cast<double>(n) : sum;
+            }
+    return y;
+}
+
+Tensor random_signal(const Shape& s, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-2.f, 2.f);
+    Tensor x(s);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = d(rng);
+    return x;
+}
+
+struct DftCase {
+    Shape shape;
+    int axis; // as the node gives it
+    int64_t dft_length; // 0: none
+    bool inverse, onesided, run_time_length;
+};
+
+TEST(OnnxDft, MatchesTheDefinition)
+{
+    const DftCase cases[] = {{{2, 8, 1}, 1, 0, false, false, false},  {{2, 7, 2}, 1, 0, false, false, false},
+                             {{3, 6, 1}, 1, 0, false, true, false},   {{2, 5, 2}, 1, 0, true, false, false},
+                             {{2, 4, 3, 1}, -2, 0, false, false, false}, {{5, 2, 3, 2}, 0, 7, false, false, false},
+                             {{2, 9, 1}, 1, 4, false, true, false},   {{2, 6, 2}, 1, 10, true, false, true}};
+    uint32_t seed = 1;
+    for (const DftCase& c : cases) {
+        SCOPED_TRACE("input " + shape_str(c.shape) + " axis " + std::to_string(c.axis) + " length " +
+                     std::to_string(c.dft_length) + (c.inverse ? " inverse" : "") + (c.onesided ? " onesided" : "") +
+                     (c.run_time_length ? " (length at run time)" : ""));
+        const Tensor x = random_signal(c.shape, seed++);
+        OnnxGraph g(17);
+        g.input("x", c.shape);
+        std::vector<std::string> inputs = {"x"};
+        if (c.dft_length > 0) {
+            inputs.push_back("n");
+            if (c.run_time_length) g.input("n", {}, onnx::TensorProto::INT64);
+            else g.raw_init("n", layer_test::i64({}, {c.dft_length}), onnx::TensorProto::INT64);
+        }
+        onnx::NodeProto* node = g.node("DFT", inputs, {"y"});
+        OnnxGraph::attr_int(node, "axis", c.axis);
+        OnnxGraph::attr_int(node, "inverse", c.inverse);
+        OnnxGraph::attr_int(node, "onesided", c.onesided);
+        g.output("y", static_cast<int>(c.shape.size()));
+        const Net net = g.load(true);
+        Session session(net);
+        session.set_input("x", x);
+        if (c.run_time_length) session.set_input("n", layer_test::i64({}, {c.dft_length}));
+        const Tensor y = session.get("y");
+        const int axis = c.axis < 0 ? c.axis + static_cast<int>(c.shape.size()) : c.axis;
+        const int64_t n = c.dft_length > 0 ? c.dft_length : c.shape[static_cast<size_t>(axis)];
+        Shape want_shape;
+        const std::vector<cd> want = reference_dft(x, axis, n, c.inverse, c.onesided, want_shape);
+        ASSERT_EQ(y.shape(), want_shape);
+        for (size_t i = 0; i < want.size(); ++i) {
+            EXPECT_NEAR(y.data<float>()[2 * i], want[i].real(), 1e-4) << "bin " << i << " (real)";
+            EXPECT_NEAR(y.data<float>()[2 * i + 1], want[i].imag(), 1e-4) << "bin " << i << " (imaginary)";
+        }
+    }
+}
+
+// The inverse of the transform gives the signal back.
+TEST(OnnxDft, InverseOfTheTransformIsTheSignal)
+{
+    const Tensor x = random_signal({3, 12, 2}, 9);
+    OnnxGraph g(17);
+    g.input("x", x.shape());
+    g.node("DFT", {"x"}, {"f"});
+    OnnxGraph::attr_int(g.node("DFT", {"f"}, {"y"}), "inverse", 1);
+    g.output("y", 3);
+    const Net net = g.load(true); // the session reads the net it runs
+    Session session(net);
+    session.set_input("x", x);
+    const Tensor y = session.get("y");
+    ASSERT_EQ(y.shape(), x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) EXPECT_NEAR(y.data<float>()[i], x.data<float>()[i], 1e-5) << i;
+}
+
+TEST(OnnxDft, BadAxisLengthOrOnesidedComplexIsAClearError)
+{
+    const auto error_with = [](int axis, int64_t length, bool onesided, int lanes) {
+        OnnxGraph g(17);
+        g.input("x", {2, 4, lanes});
+        g.raw_init("n", layer_test::i64({}, {length}), onnx::TensorProto::INT64);
+        onnx::NodeProto* node = g.node("DFT", {"x", "n"}, {"y"});
+        OnnxGraph::attr_int(node, "axis", axis);
+        OnnxGraph::attr_int(node, "onesided", onesided);
+        g.output("y", 3);
+        return layer_test::error_of([&] {
+            const Net net = g.load(true);
+            Session session(net);
+            session.set_input("x", random_signal({2, 4, lanes}, 3));
+            session.get("y");
+        });
+    };
+    EXPECT_TRUE(layer_test::contains(error_with(2, 4, false, 1), "out of range")) << error_with(2, 4, false, 1);
+    EXPECT_TRUE(layer_test::contains(error_with(1, 0, false, 1), "dft_length")) << error_with(1, 0, false, 1);
+    EXPECT_TRUE(layer_test::contains(error_with(1, 4, true, 2), "onesided")) << error_with(1, 4, true, 2);
+}
+
+} // namespace
+} // namespace kestrel
+#endif // KESTREL_HAVE_ONNX
