@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "graph/graph.h"
 #include "kestrel/npy.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
@@ -151,17 +152,16 @@ TEST(FuzzRegression, OnnxConvTransposeWeightRankBelowInputRank)
 
 // fuzz_onnx (ASan SEGV inside libonnx's STFT shape inference): no validator
 // knows this one; libonnx's inference now runs in a forked child, so the
-// crash costs only the hints and the import ends in its normal error.
+// crash costs only the hints and the import goes on (to the STFT layer,
+// since STFT is converted).
 TEST(FuzzRegression, OnnxInferenceCrashInLibonnxIsContained)
 {
     const std::string bytes = regression_file("onnx-stft-inference-crash.onnx");
     Net net;
-    try {
-        load_onnx_mem(net, bytes.data(), bytes.size(), "stft.onnx");
-        FAIL() << "expected an error";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("unsupported operator type 'STFT'"), std::string::npos) << e.what();
-    }
+    load_onnx_mem(net, bytes.data(), bytes.size(), "stft.onnx");
+    bool stft = false;
+    for (const Layer& l : net.graph().layers) stft = stft || l.type == "STFT";
+    EXPECT_TRUE(stft);
 }
 
 // fuzz_onnx (UBSan signed overflow in the ONNX Reshape's shape check): the

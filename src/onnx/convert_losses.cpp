@@ -1,6 +1,6 @@
 // Softmax family (Softmax, LogSoftmax, Hardmax), losses
 // (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), Dropout, windows
-// (Hann, Hamming, Blackman), DFT, ReverseSequence, Det, Unique.
+// (Hann, Hamming, Blackman), DFT, STFT, ReverseSequence, Det, Unique.
 #include <climits>
 
 #include "onnx/converter.h"
@@ -177,6 +177,15 @@ void convert_dft(NodeContext& n)
     n.emit("DFT", inputs, {n.output(0)}, pd);
 }
 
+// STFT (opset 17): signal, frame_step, [window], [frame_length]; onesided.
+void convert_stft(NodeContext& n)
+{
+    ParamDict pd;
+    pd.set_int(0, n.attr_int("onesided", 1) != 0 ? 1 : 0);
+    if (!n.constant(1) || (n.has_input(3) && !n.constant(3))) pd.set_int(kDynamicParam, 1);
+    n.emit("STFT", inputs_upto(n, 4), {n.output(0)}, pd);
+}
+
 void convert_reverse_sequence(NodeContext& n)
 {
     ParamDict pd;
@@ -219,6 +228,7 @@ std::vector<ConverterEntry> losses_converters()
         {"HammingWindow", convert_window},
         {"BlackmanWindow", convert_window},
         {"DFT", convert_dft},
+        {"STFT", convert_stft},
         {"ReverseSequence", convert_reverse_sequence},
         {"Det", convert_det},
         {"Unique", convert_unique},

@@ -7,13 +7,13 @@
 // dft_length n, one integer >= 1: the signal along the axis zero-padded or cut
 // to n samples (default: the axis' length). Output: the input's shape with
 // the axis n (n/2 + 1 onesided) long and the last axis 2.
-// Direct sums in double, the twiddles from a table of n cos/sin values.
+// Direct sums in double (dft_sums.h).
 #include <cmath>
 #include <vector>
 
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
-#include "ops/signal/window_functions.h"
+#include "ops/signal/dft_sums.h"
 
 namespace kestrel {
 
@@ -61,11 +61,7 @@ public:
         for (size_t d = 0; d < a; ++d) outer *= s[d];
         for (size_t d = a + 1; d + 1 < s.size(); ++d) inner *= s[d];
         const int64_t len = s[a], lanes = s.back(), bins = want[a];
-        std::vector<double> cos_n(static_cast<size_t>(n)), sin_n(static_cast<size_t>(n));
-        for (int64_t k = 0; k < n; ++k) {
-            cos_n[static_cast<size_t>(k)] = std::cos(2 * signal::kPi * static_cast<double>(k) / static_cast<double>(n));
-            sin_n[static_cast<size_t>(k)] = std::sin(2 * signal::kPi * static_cast<double>(k) / static_cast<double>(n));
-        }
+        const signal::Twiddles twiddles(n);
         const double sign = inverse_ ? 1.0 : -1.0, scale = inverse_ ? 1.0 / static_cast<double>(n) : 1.0;
         const float* x = in[0].data<float>();
         float* y = out[0].data<float>();
@@ -73,15 +69,12 @@ public:
         ctx.parallel_for(outer * inner * bins, [&](int64_t begin, int64_t end) {
             for (int64_t t = begin; t < end; ++t) {
                 const int64_t k = t % bins, line = t / bins, o = line / inner, m = line % inner;
-                double re = 0, im = 0;
-                for (int64_t j = 0; j < used; ++j) {
+                double re, im;
+                signal::dft_bin(twiddles, k, used, sign, [&](int64_t j, double& xr, double& xi) {
                     const float* v = x + ((o * len + j) * inner + m) * lanes;
-                    const double xr = v[0], xi = lanes == 2 ? v[1] : 0.0;
-                    const size_t w = static_cast<size_t>(k * j % n);
-                    const double c = cos_n[w], sn = sign * sin_n[w];
-                    re += xr * c - xi * sn;
-                    im += xr * sn + xi * c;
-                }
+                    xr = v[0];
+                    xi = lanes == 2 ? v[1] : 0.0;
+                }, re, im);
                 float* dst = y + ((o * bins + k) * inner + m) * 2;
                 dst[0] = static_cast<float>(re * scale);
                 dst[1] = static_cast<float>(im * scale);

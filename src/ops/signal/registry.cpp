@@ -1,5 +1,5 @@
 // The signal family. Signal processing: the Hann, Hamming and Blackman windows (window_functions.h),
-// ncnn's Spectrogram and InverseSpectrogram (STFT by direct DFT), ONNX's DFT.
+// ncnn's Spectrogram and InverseSpectrogram (STFT by direct DFT), ONNX's DFT and STFT (direct sums, dft_sums.h).
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -10,6 +10,7 @@ std::unique_ptr<Op> make_blackman_window();
 std::unique_ptr<Op> make_spectrogram();
 std::unique_ptr<Op> make_inverse_spectrogram();
 std::unique_ptr<Op> make_dft();
+std::unique_ptr<Op> make_stft();
 
 std::vector<BuiltinOp> signal_family()
 {
@@ -20,6 +21,7 @@ std::vector<BuiltinOp> signal_family()
         {"Spectrogram", make_spectrogram},
         {"InverseSpectrogram", make_inverse_spectrogram},
         {"DFT", make_dft},
+        {"STFT", make_stft},
     };
 }
 

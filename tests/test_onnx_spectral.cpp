@@ -1,7 +1,9 @@
-// ONNX's DFT against the definition written out here with std::complex:
-// real and complex inputs, the axis first, in the middle and from the back,
-// dft_length padding and cutting (constant and given at run time), onesided
-// bins, the inverse, and the inverse of the transform giving the signal back.
+// ONNX's DFT and STFT against their definitions written out here with
+// std::complex. DFT: real and complex inputs, the axis first, in the middle
+// and from the back, dft_length padding and cutting (constant and given at
+// run time), onesided bins, the inverse, and the inverse of the transform
+// giving the signal back. STFT: windows, frame lengths, steps, complex
+// signals.
 #include <complex>
 #include <random>
 
@@ -137,6 +139,59 @@ TEST(OnnxDft, BadAxisLengthOrOnesidedComplexIsAClearError)
     EXPECT_TRUE(layer_test::contains(error_with(2, 4, false, 1), "out of range")) << error_with(2, 4, false, 1);
     EXPECT_TRUE(layer_test::contains(error_with(1, 0, false, 1), "dft_length")) << error_with(1, 0, false, 1);
     EXPECT_TRUE(layer_test::contains(error_with(1, 4, true, 2), "onesided")) << error_with(1, 4, true, 2);
+}
+
+// STFT: frame f of signal b is samples [f * step, + n) times the window; its n-point DFT.
+TEST(OnnxStft, MatchesTheDefinition)
+{
+    struct Case {
+        int64_t batch, length, lanes, step, frame_length;
+        bool window, onesided, run_time;
+    };
+    const Case cases[] = {{2, 40, 1, 5, 16, true, true, false}, {1, 33, 1, 4, 9, false, true, true},
+                          {2, 21, 2, 3, 8, true, false, true}, {1, 10, 1, 1, 10, false, false, false}};
+    uint32_t seed = 20;
+    for (const Case& c : cases) {
+        SCOPED_TRACE("length " + std::to_string(c.length) + " lanes " + std::to_string(c.lanes) + " step " +
+                     std::to_string(c.step) + " frame " + std::to_string(c.frame_length) + (c.window ? " window" : "") +
+                     (c.onesided ? " onesided" : "") + (c.run_time ? " (step at run time)" : ""));
+        const Tensor x = random_signal({c.batch, c.length, c.lanes}, seed++);
+        const Tensor window = random_signal({c.frame_length}, seed++);
+        OnnxGraph g(17);
+        g.input("x", x.shape());
+        if (c.run_time) g.input("step", {}, onnx::TensorProto::INT64);
+        else g.raw_init("step", layer_test::i64({}, {c.step}), onnx::TensorProto::INT64);
+        std::vector<std::string> inputs = {"x", "step", c.window ? "w" : ""};
+        if (c.window) g.raw_init("w", window, onnx::TensorProto::FLOAT);
+        if (!c.window) {
+            g.raw_init("n", layer_test::i64({}, {c.frame_length}), onnx::TensorProto::INT64);
+            inputs.push_back("n");
+        }
+        OnnxGraph::attr_int(g.node("STFT", inputs, {"y"}), "onesided", c.onesided);
+        g.output("y", 4);
+        const Net net = g.load(true);
+        Session session(net);
+        session.set_input("x", x);
+        if (c.run_time) session.set_input("step", layer_test::i64({}, {c.step}));
+        const Tensor y = session.get("y");
+        const int64_t frames = (c.length - c.frame_length) / c.step + 1;
+        const int64_t bins = c.onesided ? c.frame_length / 2 + 1 : c.frame_length;
+        ASSERT_EQ(y.shape(), (Shape{c.batch, frames, bins, 2}));
+        for (int64_t b = 0; b < c.batch; ++b)
+            for (int64_t f = 0; f < frames; ++f)
+                for (int64_t k = 0; k < bins; ++k) {
+                    cd sum = 0;
+                    for (int64_t j = 0; j < c.frame_length; ++j) {
+                        const float* v = x.data<float>() + (b * c.length + f * c.step + j) * c.lanes;
+                        const double w = c.window ? window.data<float>()[j] : 1.0;
+                        sum += cd(v[0], c.lanes == 2 ? v[1] : 0.f) * w *
+                               std::polar(1.0, -2 * M_PI * static_cast<double>(k * j) / static_cast<double>(c.frame_length));
+                    }
+                    const float* got = y.data<float>() + ((b * frames + f) * bins + k) * 2;
+                    EXPECT_NEAR(got[0], sum.real(), 1e-4) << b << "," << f << "," << k;
+                    EXPECT_NEAR(got[1], sum.imag(), 1e-4) << b << "," << f << "," << k;
+                }
+    }
 }
 
 } // namespace
