@@ -3,7 +3,7 @@
 // and from the back, dft_length padding and cutting (constant and given at
 // run time), onesided bins, the inverse, and the inverse of the transform
 // giving the signal back. STFT: windows, frame lengths, steps, complex
-// signals.
+// signals. MelWeightMatrix: its triangles from ONNX's definition.
 #include <complex>
 #include <random>
 
@@ -192,6 +192,79 @@ TEST(OnnxStft, MatchesTheDefinition)
                     EXPECT_NEAR(got[1], sum.imag(), 1e-4) << b << "," << f << "," << k;
                 }
     }
+}
+
+// MelWeightMatrix against ONNX's definition: edges evenly spaced on the mel
+// scale, each on spectrum bin floor((n + 1) * hz / rate), band i rising from
+// edge i to i + 1 and falling to i + 2; sizes as constants and at run time,
+// a double output; edges past the spectrum are an error.
+TEST(OnnxMelWeightMatrix, MatchesTheDefinition)
+{
+    struct Case {
+        int64_t bands, dft_length, rate;
+        float lower, upper;
+        bool run_time;
+    };
+    for (const Case& c : {Case{10, 64, 16000, 20.f, 8000.f, false}, Case{6, 100, 8000, 0.f, 3900.f, true},
+                          Case{3, 512, 22050, 300.f, 2000.f, false}}) {
+        SCOPED_TRACE(std::to_string(c.bands) + " bands, n " + std::to_string(c.dft_length));
+        OnnxGraph g(17);
+        const auto int_input = [&](const char* name, int64_t v) {
+            if (c.run_time) g.input(name, {}, onnx::TensorProto::INT64);
+            else g.raw_init(name, layer_test::i64({}, {v}), onnx::TensorProto::INT64);
+        };
+        int_input("bands", c.bands);
+        int_input("n", c.dft_length);
+        g.raw_init("rate", layer_test::i64({}, {c.rate}), onnx::TensorProto::INT64);
+        g.raw_init("lo", layer_test::f32({}, {c.lower}), onnx::TensorProto::FLOAT);
+        g.raw_init("hi", layer_test::f32({}, {c.upper}), onnx::TensorProto::FLOAT);
+        OnnxGraph::attr_int(g.node("MelWeightMatrix", {"bands", "n", "rate", "lo", "hi"}, {"y"}), "output_datatype",
+                            onnx::TensorProto::DOUBLE);
+        g.output("y", 2, onnx::TensorProto::DOUBLE);
+        const Net net = g.load(true);
+        Session session(net);
+        if (c.run_time) {
+            session.set_input("bands", layer_test::i64({}, {c.bands}));
+            session.set_input("n", layer_test::i64({}, {c.dft_length}));
+        }
+        const Tensor y = session.get("y");
+        const int64_t bins = c.dft_length / 2 + 1;
+        ASSERT_EQ(y.shape(), (Shape{bins, c.bands}));
+        ASSERT_EQ(y.dtype(), DType::F64);
+        const auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+        const double step = (mel(c.upper) - mel(c.lower)) / static_cast<double>(c.bands + 2);
+        std::vector<int64_t> edge;
+        for (int64_t i = 0; i < c.bands + 2; ++i) {
+            const double hz = 700.0 * (std::pow(10.0, (mel(c.lower) + static_cast<double>(i) * step) / 2595.0) - 1.0);
+            edge.push_back(static_cast<int64_t>(std::floor(static_cast<double>(c.dft_length + 1) * hz / static_cast<double>(c.rate))));
+        }
+        int rising = 0;
+        for (int64_t i = 0; i < c.bands; ++i) {
+            const int64_t lo = edge[static_cast<size_t>(i)], mid = edge[static_cast<size_t>(i + 1)], hi = edge[static_cast<size_t>(i + 2)];
+            rising += mid - lo > 1;
+            for (int64_t j = 0; j < bins; ++j) {
+                double want = 0;
+                if (j >= mid && j < hi) want = static_cast<double>(hi - j) / static_cast<double>(hi - mid);
+                else if (mid > lo && j >= lo && j <= mid) want = static_cast<double>(j - lo) / static_cast<double>(mid - lo);
+                else if (mid == lo && j == mid) want = 1.0;
+                EXPECT_DOUBLE_EQ(y.data<double>()[j * c.bands + i], want) << "bin " << j << " band " << i;
+            }
+        }
+        EXPECT_GT(rising, 0) << "a band whose rise spans bins";
+    }
+    OnnxGraph bad(17); // an upper edge past the sample rate's half: edges past the spectrum
+    for (const auto& [name, v] : {std::pair<const char*, int64_t>{"bands", 4}, {"n", 16}, {"rate", 1000}})
+        bad.raw_init(name, layer_test::i64({}, {v}), onnx::TensorProto::INT64);
+    bad.raw_init("lo", layer_test::f32({}, {0.f}), onnx::TensorProto::FLOAT);
+    bad.raw_init("hi", layer_test::f32({}, {5000.f}), onnx::TensorProto::FLOAT);
+    bad.node("MelWeightMatrix", {"bands", "n", "rate", "lo", "hi"}, {"y"});
+    bad.output("y", 2);
+    const std::string msg = layer_test::error_of([&] {
+        const Net net = bad.load(true);
+        Session session(net);
+        session.get("y");
+    });
+    EXPECT_TRUE(layer_test::contains(msg, "outside the 9 bins")) << msg;
 }
 
 } // namespace

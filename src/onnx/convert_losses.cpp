@@ -1,6 +1,7 @@
 // Softmax family (Softmax, LogSoftmax, Hardmax), losses
 // (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), Dropout, windows
-// (Hann, Hamming, Blackman), DFT, STFT, ReverseSequence, Det, Unique.
+// (Hann, Hamming, Blackman), DFT, STFT, MelWeightMatrix, ReverseSequence, Det,
+// Unique.
 #include <climits>
 
 #include "onnx/converter.h"
@@ -186,6 +187,16 @@ void convert_stft(NodeContext& n)
     n.emit("STFT", inputs_upto(n, 4), {n.output(0)}, pd);
 }
 
+// MelWeightMatrix (opset 17): five one-value inputs; output_datatype.
+void convert_mel_weight_matrix(NodeContext& n)
+{
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(dtype_from_onnx(
+                      static_cast<int>(n.attr_int("output_datatype", onnx::TensorProto::FLOAT)), "output_datatype")));
+    if (!n.constant(0) || !n.constant(1)) pd.set_int(kDynamicParam, 1);
+    n.emit("MelWeightMatrix", inputs_upto(n, 5), {n.output(0)}, pd);
+}
+
 void convert_reverse_sequence(NodeContext& n)
 {
     ParamDict pd;
@@ -229,6 +240,7 @@ std::vector<ConverterEntry> losses_converters()
         {"BlackmanWindow", convert_window},
         {"DFT", convert_dft},
         {"STFT", convert_stft},
+        {"MelWeightMatrix", convert_mel_weight_matrix},
         {"ReverseSequence", convert_reverse_sequence},
         {"Det", convert_det},
         {"Unique", convert_unique},

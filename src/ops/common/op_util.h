@@ -97,6 +97,14 @@ inline Shape shape_from_ncnn(int dims, int64_t w, int64_t h, int64_t d, int64_t 
 }
 
 // A param that must be positive (kernel sizes, strides, ...).
+// A DType code param (id, default def): one of DType's codes.
+inline DType dtype_param(const ParamDict& pd, int id, DType def, const char* what)
+{
+    const int code = pd.get_int(id, static_cast<int>(def));
+    check(code >= 0 && code <= static_cast<int>(DType::Bool), what, " (param ", id, ") ", code, " is not 0..12");
+    return static_cast<DType>(code);
+}
+
 inline int positive_param(const ParamDict& pd, int id, int def, const char* what)
 {
     const int v = pd.get_int(id, def);

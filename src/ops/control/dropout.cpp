@@ -23,9 +23,7 @@ public:
     {
         onnx_ = onnx_form(pd, "Dropout");
         scale_ = onnx_ ? 1.f : pd.get_float(0, 1.f);
-        const int code = pd.get_int(21, static_cast<int>(DType::Bool));
-        check(code >= 0 && code <= static_cast<int>(DType::Bool), "mask dtype (param 21) ", code, " is not 0..12");
-        mask_dtype_ = static_cast<DType>(code);
+        mask_dtype_ = dtype_param(pd, 21, DType::Bool, "mask dtype");
     }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {

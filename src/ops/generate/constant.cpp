@@ -12,9 +12,7 @@ class Constant : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        const int code = pd.get_int(0, static_cast<int>(DType::F32));
-        check(code >= 0 && code <= static_cast<int>(DType::Bool), "dtype code (param 0) ", code, " is not 0..12");
-        dtype_ = static_cast<DType>(code);
+        dtype_ = dtype_param(pd, 0, DType::F32, "dtype code");
         shape_.clear();
         for (int d : pd.get_ints(1)) {
             check(d >= 0, "dims (param 1) must be >= 0, got ", d);

@@ -18,9 +18,7 @@ class ConstantOfShape : public Op {
 public:
     void load_param(const ParamDict& pd) override
     {
-        const int code = pd.get_int(0, static_cast<int>(DType::F32));
-        check(code >= 0 && code <= static_cast<int>(DType::Bool), "dtype (param 0) ", code, " is not 0..12");
-        dtype_ = static_cast<DType>(code);
+        dtype_ = dtype_param(pd, 0, DType::F32, "dtype");
         has_value_ = pd.get_int(1, 1) != 0;
         dynamic_ = pd.get_int(20, 0) != 0;
     }

@@ -1,5 +1,6 @@
 // The signal family. Signal processing: the Hann, Hamming and Blackman windows (window_functions.h),
-// ncnn's Spectrogram and InverseSpectrogram (STFT by direct DFT), ONNX's DFT and STFT (direct sums, dft_sums.h).
+// ncnn's Spectrogram and InverseSpectrogram (STFT by direct DFT), ONNX's DFT and STFT (direct sums, dft_sums.h) and
+// MelWeightMatrix.
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -11,6 +12,7 @@ std::unique_ptr<Op> make_spectrogram();
 std::unique_ptr<Op> make_inverse_spectrogram();
 std::unique_ptr<Op> make_dft();
 std::unique_ptr<Op> make_stft();
+std::unique_ptr<Op> make_mel_weight_matrix();
 
 std::vector<BuiltinOp> signal_family()
 {
@@ -22,6 +24,7 @@ std::vector<BuiltinOp> signal_family()
         {"InverseSpectrogram", make_inverse_spectrogram},
         {"DFT", make_dft},
         {"STFT", make_stft},
+        {"MelWeightMatrix", make_mel_weight_matrix},
     };
 }
 

@@ -27,9 +27,7 @@ public:
     void load_param(const ParamDict& pd) override
     {
         periodic_ = pd.get_int(0, 1) != 0;
-        const int code = pd.get_int(1, static_cast<int>(DType::F32));
-        check(code >= 0 && code <= static_cast<int>(DType::Bool), "output dtype (param 1) ", code, " is not 0..12");
-        dtype_ = static_cast<DType>(code);
+        dtype_ = dtype_param(pd, 1, DType::F32, "output dtype");
         dynamic_ = pd.get_int(20, 0) != 0;
     }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
