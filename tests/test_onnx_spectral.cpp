@@ -139,6 +139,18 @@ TEST(OnnxDft, BadAxisLengthOrOnesidedComplexIsAClearError)
     EXPECT_TRUE(layer_test::contains(error_with(2, 4, false, 1), "out of range")) << error_with(2, 4, false, 1);
     EXPECT_TRUE(layer_test::contains(error_with(1, 0, false, 1), "dft_length")) << error_with(1, 0, false, 1);
     EXPECT_TRUE(layer_test::contains(error_with(1, 4, true, 2), "onesided")) << error_with(1, 4, true, 2);
+    OnnxGraph big(17); // 2 lines x 65536 bins x 40000 samples: past the direct sums' bound
+    big.input("x", {2, 40000, 1});
+    big.raw_init("n", layer_test::i64({}, {65536}), onnx::TensorProto::INT64);
+    big.node("DFT", {"x", "n"}, {"y"});
+    big.output("y", 3);
+    const std::string msg = layer_test::error_of([&] {
+        const Net net = big.load(true);
+        Session session(net);
+        session.set_input("x", Tensor::zeros({2, 40000, 1}));
+        session.get("y");
+    });
+    EXPECT_TRUE(layer_test::contains(msg, "direct DFT sums would take")) << msg;
 }
 
 // STFT: frame f of signal b is samples [f * step, + n) times the window; its n-point DFT.

@@ -46,6 +46,12 @@ public:
             return;
         }
         out[0] = TensorDesc(output_shape(s, length(in, s[a])));
+        products(s, out[0].shape, length(in, s[a]));
+    }
+    int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out) const override
+    {
+        if (shape_numel(out[0].shape) == 0) return 0; // a placeholder: the length comes at run time
+        return products(in[0].shape, out[0].shape, length(in, in[0].shape[axis_of(in[0].shape)]));
     }
     bool dynamic_output_shape() const override { return dynamic_; }
     bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
@@ -61,6 +67,7 @@ public:
         for (size_t d = 0; d < a; ++d) outer *= s[d];
         for (size_t d = a + 1; d + 1 < s.size(); ++d) inner *= s[d];
         const int64_t len = s[a], lanes = s.back(), bins = want[a];
+        products(s, want, n);
         const signal::Twiddles twiddles(n);
         const double sign = inverse_ ? 1.0 : -1.0, scale = inverse_ ? 1.0 / static_cast<double>(n) : 1.0;
         const float* x = in[0].data<float>();
@@ -90,6 +97,13 @@ private:
         check(a >= 0 && a <= r - 2, "axis (param 0) ", axis_, " is out of range for rank ", r,
               " (the last axis holds the real and imaginary parts)");
         return static_cast<size_t>(a);
+    }
+
+    // Products of the direct sums: each output bin of each line over min(n, length) samples.
+    int64_t products(const Shape& s, const Shape& o, int64_t n) const
+    {
+        const size_t a = axis_of(s);
+        return signal::checked_dft_products(shape_numel(o) / 2 / o[a], o[a], std::min(n, s[a]));
     }
 
     int64_t length(const std::vector<TensorDesc>& in, int64_t axis_length) const

@@ -6,9 +6,23 @@
 #include <cstdint>
 #include <vector>
 
+#include "kestrel/error.h"
 #include "ops/signal/window_functions.h"
 
 namespace kestrel::signal {
+
+// At most this many products in one op's direct sums (a 10-second 16 kHz
+// STFT of 512-point frames takes 1.3e8): a model asking for more fails
+// clearly instead of running for minutes.
+constexpr int64_t kMaxDftProducts = int64_t(1) << 30;
+
+inline int64_t checked_dft_products(int64_t lines, int64_t bins, int64_t samples)
+{
+    const double products = static_cast<double>(lines) * static_cast<double>(bins) * static_cast<double>(samples);
+    check(products <= static_cast<double>(kMaxDftProducts), "the direct DFT sums would take ", products,
+          " products, more than ", kMaxDftProducts);
+    return lines * bins * samples;
+}
 
 struct Twiddles {
     std::vector<double> cos, sin;

@@ -48,6 +48,11 @@ public:
                                 has(in, 2) ? in[2].shape[0] : -1);
         out[0] = TensorDesc(Shape{s[0], f.count, f.bins, 2});
     }
+    int64_t macs(const std::vector<TensorDesc>&, const std::vector<TensorDesc>& out) const override
+    {
+        const Shape& o = out[0].shape;
+        return o.size() == 4 ? shape_numel(o) / 2 * frame_length_of(o) : 0; // a placeholder: 0
+    }
     bool dynamic_output_shape() const override { return dynamic_; }
     bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return shape_values_known(in); }
 
@@ -112,8 +117,12 @@ private:
         check(!onesided_ || s[2] == 1, "onesided (param 0) takes a real signal (last axis 1)");
         f.count = (s[1] - f.length) / f.step + 1;
         f.bins = onesided_ ? f.length / 2 + 1 : f.length;
+        signal::checked_dft_products(s[0] * f.count, f.bins, f.length);
         return f;
     }
+
+    // The frame length that gives an output of o's bins (one less for odd onesided lengths: for counting).
+    int64_t frame_length_of(const Shape& o) const { return onesided_ ? (o[2] - 1) * 2 : o[2]; }
 
     bool onesided_ = true, dynamic_ = false;
 };
