@@ -1,4 +1,4 @@
-// The direct DFT sums ONNX's DFT and STFT share: bin k of the n-point
+// The direct DFT sums ONNX's DFT and STFT and ncnn's Spectrogram share: bin k of the n-point
 // transform of `used` complex samples (those past them zeros), in double,
 // the twiddles exp(sign * 2 pi i k j / n) from a table of n cos/sin values.
 #pragma once

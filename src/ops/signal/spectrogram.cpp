@@ -1,6 +1,6 @@
 // Spectrogram and InverseSpectrogram (ncnn, torch.stft / torch.istft of a
-// batch-less signal), by direct DFT per frame with a cos/sin table of n_fft
-// entries made at load. Params: 0=n_fft 2=hoplen (n_fft/4) 3=winlen (n_fft)
+// batch-less signal), by direct DFT per frame (dft_sums.h, the twiddle table
+// made at load). Params: 0=n_fft 2=hoplen (n_fft/4) 3=winlen (n_fft)
 // 4=window_type (0 ones, 1 Hann, 2 Hamming 0.54; periodic, winlen long,
 // centred in n_fft zeros) 5=center (1) 7=normalized (0; 1: by 1/sqrt(n_fft),
 // 2: by 1/sqrt(sum of squared window)); float32.
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "ops/common/op_util.h"
-#include "ops/signal/window_functions.h"
+#include "ops/signal/dft_sums.h"
 
 namespace kestrel {
 
@@ -106,12 +106,7 @@ private:
         double squares = 0;
         for (float v : window_) squares += static_cast<double>(v) * v;
         norm_ = normalized_ == 1 ? 1.0 / std::sqrt(static_cast<double>(n_fft_)) : normalized_ == 2 ? 1.0 / std::sqrt(squares) : 1.0;
-        cos_.resize(static_cast<size_t>(n_fft_));
-        sin_.resize(static_cast<size_t>(n_fft_));
-        for (int k = 0; k < n_fft_; ++k) {
-            cos_[static_cast<size_t>(k)] = std::cos(2 * signal::kPi * k / n_fft_);
-            sin_[static_cast<size_t>(k)] = std::sin(2 * signal::kPi * k / n_fft_);
-        }
+        twiddles_ = signal::Twiddles(n_fft_);
     }
 
     int64_t inverse_length(int64_t frames) const
@@ -136,13 +131,11 @@ private:
         ctx.parallel_for(freqs, [&](int64_t begin, int64_t end) {
             for (int64_t f = begin; f < end; ++f)
                 for (int64_t t = 0; t < frames; ++t) {
-                    double re = 0, im = 0;
-                    for (int64_t k = 0; k < n_fft_; ++k) {
-                        const double v = static_cast<double>(padded_sample(x.data<float>(), n, t * hop_ + k)) * window_[static_cast<size_t>(k)];
-                        const size_t a = static_cast<size_t>(f * k % n_fft_);
-                        re += v * cos_[a];
-                        im -= v * sin_[a];
-                    }
+                    double re, im;
+                    signal::dft_bin(twiddles_, f, n_fft_, -1.0, [&](int64_t k, double& xr, double& xi) {
+                        xr = static_cast<double>(padded_sample(x.data<float>(), n, t * hop_ + k)) * window_[static_cast<size_t>(k)];
+                        xi = 0.0;
+                    }, re, im);
                     re *= norm_, im *= norm_;
                     float* o = y.data<float>() + (f * frames + t) * (mode_ == 0 ? 2 : 1);
                     if (mode_ == 0) o[0] = static_cast<float>(re), o[1] = static_cast<float>(im);
@@ -172,14 +165,9 @@ private:
             for (int64_t i = 0; i < n_fft_; ++i) {
                 const int64_t at = t * hop_ + i - (center_ ? n_fft_ / 2 : 0);
                 if (at < 0 || at >= length) continue;
-                double re = 0, im = 0;
-                for (int64_t k = 0; k < n_fft_; ++k) {
-                    double br, bi;
-                    bin(k, t, br, bi);
-                    const size_t a = static_cast<size_t>(i * k % n_fft_);
-                    re += br * cos_[a] - bi * sin_[a];
-                    im += br * sin_[a] + bi * cos_[a];
-                }
+                double re, im;
+                signal::dft_bin(twiddles_, i, n_fft_, 1.0, [&](int64_t k, double& br, double& bi) { bin(k, t, br, bi); },
+                                re, im);
                 const double w = window_[static_cast<size_t>(i)];
                 re = re / n_fft_ * w, im = im / n_fft_ * w;
                 weight[at] += static_cast<float>(w * w);
@@ -199,7 +187,7 @@ private:
     int n_fft_ = 0, mode_ = 0, hop_ = 1, pad_type_ = 2, normalized_ = 0;
     bool center_ = true, onesided_ = true;
     std::vector<float> window_;
-    std::vector<double> cos_, sin_;
+    signal::Twiddles twiddles_{1};
     double norm_ = 1.0;
 };
 
