@@ -244,13 +244,18 @@ TEST(Int8Output, DequantizeAndRequantizeMatchTheFloatSteps)
     std::vector<float> residuals;
     for (size_t i = 0; i < sums.size(); ++i) residuals.push_back(r(rng));
     const float* const residual_choices[2] = {nullptr, residuals.data()};
-    const float bias_value = -3.25f, relu[2] = {0.f, std::numeric_limits<float>::infinity()}, clip[2] = {-6.f, 6.f};
+    const float inf = std::numeric_limits<float>::infinity();
+    // Clamps: ReLU, Clip, and an upper bound alone (each side a step the kernels may leave out).
+    const float bias_value = -3.25f, relu[2] = {0.f, inf}, clip[2] = {-6.f, 6.f}, upper[2] = {-inf, 6.f};
     for (const Int8OutputKernel* kern : int8_output_kernels_available())
         for (const float* bias : {static_cast<const float*>(nullptr), &bias_value})
-            for (const float* clamp : {static_cast<const float*>(nullptr), relu, clip})
-                for (int64_t n : {int64_t(1), int64_t(7), int64_t(16), int64_t(33), int64_t(sums.size())})
+            for (const float* clamp : {static_cast<const float*>(nullptr), relu, clip, upper})
+                // Lengths across the 4-vector blocks and their tails; output scales saturating
+                // most values, none, and negative (a clamp >= 0 no longer keeps products >= 0).
+                for (int64_t n : {int64_t(1), int64_t(7), int64_t(16), int64_t(33), int64_t(71), int64_t(sums.size())})
+                    for (const float out_scale : {9.5f, 0.75f, -0.75f})
                     for (const float* residual : residual_choices) {
-                        const float scale = 1.f / 4096.f, out_scale = 9.5f;
+                        const float scale = 1.f / 4096.f;
                         // From int32 sums, and from the same sums held as floats.
                         std::vector<float> float_sums(sums.begin(), sums.end());
                         for (bool floats : {false, true}) {

@@ -9,6 +9,19 @@ PhasePlanes phase_planes(const Conv2dGemmGeometry& g)
 
 int64_t phase_gemm_columns(const Conv2dGemmGeometry& g) { return (g.out_h - 1) * phase_planes(g).w + g.out_w; }
 
+std::vector<PhaseRowPiece> phase_row_pieces(const Conv2dGemmGeometry& g, int64_t c0, int64_t cols)
+{
+    const int64_t row = phase_planes(g).w;
+    if (row == g.out_w) return {{0, c0, cols}}; // the phase rows are the output's
+    std::vector<PhaseRowPiece> pieces;
+    for (int64_t j = 0; j < cols;) {
+        const int64_t oy = (c0 + j) / row, ox = (c0 + j) % row, count = std::min(cols - j, row - ox);
+        if (ox < g.out_w) pieces.push_back({j, oy * g.out_w + ox, std::min(count, g.out_w - ox)});
+        j += count;
+    }
+    return pieces;
+}
+
 std::vector<int64_t> phase_plane_offsets(const Conv2dGemmGeometry& g, int64_t word_planes)
 {
     const PhasePlanes ph = phase_planes(g);

@@ -14,6 +14,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -46,12 +47,36 @@ void lay_out_phase_planes(const Conv2dGemmGeometry& g, int64_t planes, int64_t h
                           int64_t pad_left, uint32_t pad_word, int64_t tail_words, const PhaseRowWords& row,
                           uint32_t* dst, const ExecContext& ctx);
 
+// The kept columns of GEMM columns [c0, c0 + cols): pieces of phase rows
+// (the columns past out_w dropped), each its position in the task and the
+// output pixel of its first column. The pieces' pixels are consecutive.
+struct PhaseRowPiece {
+    int64_t column, pixel, count;
+};
+std::vector<PhaseRowPiece> phase_row_pieces(const Conv2dGemmGeometry& g, int64_t c0, int64_t cols);
+
+// A task's sums of `rows` channels (row stride ld) with the pieces moved
+// left over the dropped columns: each channel's pixels then lie in one run
+// from column 0.
+template <class Sum>
+void close_up_pieces(const std::vector<PhaseRowPiece>& pieces, Sum* sums, int64_t ld, int64_t rows)
+{
+    for (int64_t r = 0; r < rows; ++r) {
+        Sum* row = sums + r * ld;
+        int64_t kept = 0;
+        for (const PhaseRowPiece& piece : pieces) {
+            if (piece.column != kept) std::memmove(row + kept, row + piece.column, sizeof(Sum) * piece.count);
+            kept += piece.count;
+        }
+    }
+}
+
 // The GEMM of a laid-out input, in tasks of column panels (and of row panels
 // when few): tile(group, row_panel, column, sums, ldc, rows, cols) writes a
 // kernel-sized tile of sums for output channels [row_panel * mr, + rows) and
 // GEMM columns [column, + cols); finish(channel, pixel, sums, count) then
 // gets output channel `channel`'s pixels [pixel, pixel + count) (of out_h x
-// out_w), piece by piece, each piece once.
+// out_w), a task's at once, each pixel once.
 template <class Sum>
 using PhaseSumsFinished = std::function<void(int64_t channel, int64_t pixel, const Sum* sums, int64_t count)>;
 template <class Sum, class Tile>
@@ -59,12 +84,11 @@ void phase_planes_gemm(const Conv2dGemmGeometry& g, int mr, int nr, const Tile& 
                        const PhaseSumsFinished<Sum>& finish, const ExecContext& ctx)
 {
     constexpr int64_t kTaskSums = 16 * 1024; // a task's sums at most
-    const PhasePlanes ph = phase_planes(g);
     const int64_t columns = phase_gemm_columns(g);
     const int64_t col_panels = (columns + nr - 1) / nr, row_panels = (g.outch_g + mr - 1) / mr;
-    // Tasks of a few panels, so that finish() sees pieces of rows long
-    // enough to repay its call (a 3-channel first layer spent more there than
-    // in its sums), their sums within kTaskSums, and two per thread at least.
+    // Tasks of a few panels, so that finish() sees runs long enough to
+    // repay its call (a 3-channel first layer spent more there than in its
+    // sums), their sums within kTaskSums, and two per thread at least.
     const int64_t rows_held = row_panels * mr;
     const int64_t chunk = std::clamp<int64_t>(
         std::min(kTaskSums / (rows_held * nr), (col_panels + 2 * ctx.threads() - 1) / (2 * ctx.threads())), 1,
@@ -89,20 +113,13 @@ void phase_planes_gemm(const Conv2dGemmGeometry& g, int mr, int nr, const Tile& 
                     tile(grp, p, j0, sums.data() + p * mr * chunk_cols + (j0 - c0), chunk_cols, rows, panel_cols);
                 }
             }
-            // The columns as runs of output pixels: within a phase row, up to out_w.
-            for (int64_t j = 0; j < cols;) {
-                int64_t first = c0 + j, count = cols - j, skip = 0;
-                if (ph.w != g.out_w) { // else the phase rows are the output's
-                    const int64_t oy = (c0 + j) / ph.w, ox = (c0 + j) % ph.w;
-                    count = std::min<int64_t>(count, ph.w - ox);
-                    skip = ox >= g.out_w ? count : 0;
-                    if (!skip) first = oy * g.out_w + ox, count = std::min(count, g.out_w - ox);
-                }
-                if (!skip)
-                    for (int64_t oc = oc_begin; oc < oc_end; ++oc)
-                        finish(grp * g.outch_g + oc, first, sums.data() + oc * chunk_cols + j, count);
-                j += skip ? skip : count;
-            }
+            const std::vector<PhaseRowPiece> pieces = phase_row_pieces(g, c0, cols);
+            if (pieces.empty()) continue;
+            Sum* task_sums = sums.data() + oc_begin * chunk_cols;
+            close_up_pieces(pieces, task_sums, chunk_cols, oc_end - oc_begin);
+            const int64_t pixels = pieces.back().pixel + pieces.back().count - pieces.front().pixel;
+            for (int64_t oc = oc_begin; oc < oc_end; ++oc)
+                finish(grp * g.outch_g + oc, pieces.front().pixel, sums.data() + oc * chunk_cols, pixels);
         }
     });
 }

@@ -1,6 +1,7 @@
 // The int8 output kernels (int8_output.h), written once for every ISA: a file
 // under kernels/<isa>/ instantiates int8_output_kernel_of<VectorOf<width>>.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cmath>
 #include <cstring>
@@ -138,6 +139,37 @@ template <class V> struct Int8Lanes {
 #if defined(__AVX512F__)
     static __mmask16 tail_mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1); }
 #endif
+
+    // The first `count` lanes (values in [-128, 127]) stored as bytes.
+    static void store_bytes(int8_t* q, ivec v, int64_t count) { store(q, __builtin_convertvector(v, bytes), count); }
+
+    // Four vectors of lanes in [-128, 127] stored as 4 * W bytes: where
+    // AVX2 / AVX-512 have them, two saturating packs (exact in that range)
+    // and one permutation of the 4-byte groups they leave per 128-bit lane
+    // (lane L holds a, b, c, d's values 4L .. 4L+3), not a narrowing per vector.
+    static void store_bytes4(int8_t* q, ivec a, ivec b, ivec c, ivec d)
+    {
+#if defined(__AVX512BW__)
+        if constexpr (W == 16) {
+            const __m512i packed = _mm512_packs_epi16(_mm512_packs_epi32(__m512i(a), __m512i(b)),
+                                                      _mm512_packs_epi32(__m512i(c), __m512i(d)));
+            const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+            return _mm512_storeu_si512(q, _mm512_permutexvar_epi32(order, packed));
+        }
+#endif
+#if defined(__AVX2__)
+        if constexpr (W == 8) {
+            const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(__m256i(a), __m256i(b)),
+                                                      _mm256_packs_epi32(__m256i(c), __m256i(d)));
+            const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            return _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(packed, order));
+        }
+#endif
+        store_bytes(q, a, W);
+        store_bytes(q + W, b, W);
+        store_bytes(q + 2 * W, c, W);
+        store_bytes(q + 3 * W, d, W);
+    }
 };
 
 // The lanes of sums of type Sum (int32, or floats holding integers exactly).
@@ -168,25 +200,65 @@ template <class V> void int8_quantize(const float* x, int64_t n, float scale, in
     });
 }
 
+// The requantization when no NaN can arise, its constants hoisted (a byte
+// store may alias them, so the compiler reloads them per vector) and the
+// steps this layer does not take left out: Low / High, the clamp's bounds
+// (ReLU has no upper one); Nonnegative, every product >= 0 (a lower clamp >=
+// 0, a positive output scale), so the clamp to [-127, 127] and the half's
+// sign keep only their upper side. A missing bias adds 0, which changes only
+// a zero's sign. Bytes 4 vectors at a time (store_bytes4).
+template <class V, class Sum, bool Low, bool High, bool Nonnegative>
+void int8_requantize_finite(const Sum* sums, int64_t n, float scale, float bias, float low, float high,
+                            float out_scale, int8_t* q)
+{
+    using L = Int8Lanes<V>;
+    using vec = typename V::vec;
+    const vec s = V::set1(scale), b = V::set1(bias), lo = V::set1(low), hi = V::set1(high), out = V::set1(out_scale);
+    const auto lanes = [&](int64_t i, int64_t count) __attribute__((always_inline)) {
+        vec v = rounded(L::as_floats(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count)) * s) + b;
+        if constexpr (Low) v = v < lo ? lo : v;
+        if constexpr (High) v = hi < v ? hi : v;
+        v = rounded(v * out);
+        if constexpr (!Nonnegative) return L::template to_int32<false>(v);
+        const vec c = v > V::set1(127.f) ? V::set1(127.f) : v;
+        return __builtin_convertvector(c + V::set1(0.49999997f), typename L::ivec);
+    };
+    int64_t i = 0;
+    for (; i + 4 * L::W <= n; i += 4 * L::W)
+        L::store_bytes4(q + i, lanes(i, L::W), lanes(i + L::W, L::W), lanes(i + 2 * L::W, L::W),
+                        lanes(i + 3 * L::W, L::W));
+    for (; i < n; i += L::W) {
+        const int64_t count = std::min<int64_t>(L::W, n - i);
+        L::store_bytes(q + i, lanes(i, count), count);
+    }
+}
+
 template <class V, class Sum>
 void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias, const float* clamp, float out_scale,
                      int8_t* q)
 {
-    using L = Int8Lanes<V>;
-    const typename V::vec s = V::set1(scale), out = V::set1(out_scale);
-    const auto run = [&](auto nans) {
-        L::each_vector(n, [&](int64_t i, int64_t count) {
-            const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, nullptr, clamp);
-            L::store(q + i, L::template to_int8<decltype(nans)::value>(v * out), count);
-        });
-    };
     // No NaN can arise when every dequantized value is finite (|sum| <= 2^31)
     // and so is the output scale: a product overflowing to infinity clamps.
     const float largest = std::fabs(scale) * 2147483648.f + (bias ? std::fabs(*bias) : 0.f);
-    if (std::isfinite(largest) && std::isfinite(out_scale))
-        run(std::false_type{});
-    else
-        run(std::true_type{});
+    if (!std::isfinite(largest) || !std::isfinite(out_scale)) {
+        using L = Int8Lanes<V>;
+        const typename V::vec s = V::set1(scale), out = V::set1(out_scale);
+        return L::each_vector(n, [&](int64_t i, int64_t count) {
+            const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, nullptr, clamp);
+            L::store(q + i, L::to_int8(v * out), count);
+        });
+    }
+    const float b = bias ? *bias : 0.f;
+    const bool low = clamp && clamp[0] != -INFINITY, high = clamp && clamp[1] != INFINITY;
+    const float lo = clamp ? clamp[0] : 0.f, hi = clamp ? clamp[1] : 0.f;
+    const auto run = [&](auto has_low, auto has_high, auto nonnegative) {
+        int8_requantize_finite<V, Sum, has_low, has_high, nonnegative>(sums, n, scale, b, lo, hi, out_scale, q);
+    };
+    constexpr std::true_type yes{};
+    constexpr std::false_type no{};
+    if (low && lo >= 0.f && out_scale > 0.f) return high ? run(yes, yes, yes) : run(yes, no, yes);
+    if (low) return high ? run(yes, yes, no) : run(yes, no, no);
+    return high ? run(no, yes, no) : run(no, no, no);
 }
 
 // Four lane vectors of bytes (in int32 lanes) as words of four bytes, XOR flip.
