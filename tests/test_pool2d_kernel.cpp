@@ -6,9 +6,12 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.h"
+#include "kernels/max_pool_int8.h"
 #include "kernels/pool2d.h"
 #include "ops/common/sliding_window.h"
 
@@ -105,6 +108,42 @@ TEST(Pool2dKernel, Int8ThreeByThreeStrideTwoMatchesTheReference)
             window::max_pool(x, axes, window::PoolConvention::Ncnn, want, nullptr, 0, false, ctx);
             ASSERT_TRUE(same_bytes(got, want)) << "width " << w << " pad " << pad;
         }
+}
+
+// Every int8 max-pooling kernel this CPU has for the window (AVX-512's masked
+// 64-byte loads, the plain loops) against the reference: rows across several
+// chunks of 64 input bytes, windows over the edges and wholly in the padding.
+TEST(Pool2dKernel, EveryInt8MaxPoolKernelMatchesTheReference)
+{
+    std::mt19937 rng(33);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const ExecContext ctx(nullptr, 1);
+    int checked_avx512 = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+        Pool2dGeometry g;
+        g.in_h = pick(1, 8), g.in_w = pick(0, 1) ? pick(1, 20) : pick(60, 200);
+        g.kernel_h = pick(1, 4), g.kernel_w = pick(1, 4), g.stride_h = pick(1, 3), g.stride_w = pick(1, 3);
+        g.pad_top = pick(0, 3), g.pad_left = pick(0, 3);
+        const int64_t ph = g.in_h + g.pad_top + pick(0, 3), pw = g.in_w + g.pad_left + pick(0, 3);
+        if (ph < g.kernel_h || pw < g.kernel_w) continue;
+        g.out_h = (ph - g.kernel_h) / g.stride_h + 1, g.out_w = (pw - g.kernel_w) / g.stride_w + 1;
+        const Tensor x = random_planes({1, g.in_h, g.in_w}, DType::I8, rng);
+        std::vector<window::Axis> axes(2);
+        axes[0].kernel = g.kernel_h, axes[0].stride = g.stride_h, axes[0].pad_begin = g.pad_top, axes[0].out = g.out_h;
+        axes[1].kernel = g.kernel_w, axes[1].stride = g.stride_w, axes[1].pad_begin = g.pad_left, axes[1].out = g.out_w;
+        Tensor want({1, g.out_h, g.out_w}, DType::I8);
+        window::max_pool(x, axes, window::PoolConvention::Ncnn, want, nullptr, 0, false, ctx);
+        for (const Int8MaxPoolKernel* kern : int8_max_pool_kernels_available(g)) {
+            Tensor got({1, g.out_h, g.out_w}, DType::I8);
+            kern->plane(x.data<int8_t>(), got.data<int8_t>(), g);
+            ASSERT_TRUE(same_bytes(got, want)) << kern->isa << " trial " << trial << " in " << g.in_h << "x" << g.in_w
+                                               << " kernel " << g.kernel_h << "x" << g.kernel_w << " stride "
+                                               << g.stride_h << "x" << g.stride_w << " pads " << g.pad_top << ","
+                                               << g.pad_left << " out " << g.out_h << "x" << g.out_w;
+            checked_avx512 += std::string(kern->isa) == "avx512";
+        }
+    }
+    if (cpu_has_avx512()) EXPECT_GT(checked_avx512, 100);
 }
 
 // Global pooling (one window over each whole plane): by blocks of planes

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/depthwise_conv2d.h"
+#include "kernels/max_pool_int8.h"
 
 namespace kestrel {
 
@@ -137,15 +138,15 @@ void max_into(int8_t* m, const int8_t* r, int64_t n)
     for (; x < n; ++x) m[x] = std::max(m[x], r[x]);
 }
 
-// orow[ox] = max(r[2ox], r[2ox+1], r[2ox+2]) for ox from lo, 8 at a time
-// while whole: the bytes as 16-bit lanes (even byte low, odd byte high), the
-// maxima taken in 16 bits and narrowed. Returns the first ox not written.
+// orow[ox] = max(r[2ox], r[2ox+1], r[2ox+2]) for ox from lo, 8 at a time:
+// the bytes as 16-bit lanes (even byte low, odd byte high), the maxima taken
+// in 16 bits and narrowed; a tail as the last 8, overlapping (the same
+// values written twice). Returns the first ox not written (lo when fewer than 8).
 int64_t windows_3_stride_2(const int8_t* r, int64_t lo, int64_t hi, int8_t* orow)
 {
     typedef int16_t lanes __attribute__((vector_size(16)));
     typedef int8_t bytes __attribute__((vector_size(8)));
-    int64_t ox = lo;
-    for (; ox + 8 <= hi; ox += 8) { // reads r[2ox .. 2ox + 17]
+    const auto windows8 = [&](int64_t ox) { // reads r[2ox .. 2ox + 17]
         lanes w, next;
         std::memcpy(&w, r + 2 * ox, 16);
         std::memcpy(&next, r + 2 * ox + 2, 16);
@@ -154,8 +155,11 @@ int64_t windows_3_stride_2(const int8_t* r, int64_t lo, int64_t hi, int8_t* orow
         v = v > after ? v : after;
         const bytes out = __builtin_convertvector(v, bytes);
         std::memcpy(orow + ox, &out, 8);
-    }
-    return ox;
+    };
+    if (hi - lo < 8) return lo;
+    for (int64_t ox = lo; ox + 8 <= hi; ox += 8) windows8(ox);
+    if ((hi - lo) % 8) windows8(hi - 8);
+    return hi;
 }
 
 // Columns first: each output row's window rows reduced to one row (whole
@@ -287,6 +291,15 @@ void each_plane(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecC
 }
 
 } // namespace
+
+namespace detail {
+// The plain loops as the int8 max-pooling kernel of CPUs without AVX-512 (kernels/max_pool_int8.h).
+const Int8MaxPoolKernel& int8_max_pool_kernel_generic()
+{
+    static const Int8MaxPoolKernel k{"generic", max_plane<int8_t>};
+    return k;
+}
+} // namespace detail
 
 namespace {
 
@@ -471,7 +484,7 @@ void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecC
     if (max_takes_rows(x, g)) return max_rows(x, g, y, ctx);
     if (takes_blocks(x, g)) return max_blocks(x, g, y, ctx);
     if (x.dtype() == DType::I8)
-        each_plane<int8_t>(x, g, y, ctx, max_plane<int8_t>);
+        each_plane<int8_t>(x, g, y, ctx, int8_max_pool_kernel(g).plane);
     else
         each_plane<float>(x, g, y, ctx, max_plane<float>);
 }
