@@ -244,8 +244,8 @@ void int8_requantize(const Sum* sums, int64_t n, float scale, const float* bias,
         using L = Int8Lanes<V>;
         const typename V::vec s = V::set1(scale), out = V::set1(out_scale);
         return L::each_vector(n, [&](int64_t i, int64_t count) {
-            const auto v = L::dequantized(L::template load<Sum, SumLanes<V, Sum>>(sums + i, count), s, bias, nullptr, clamp);
-            L::store(q + i, L::to_int8(v * out), count);
+            const auto sum = L::template load<Sum, SumLanes<V, Sum>>(sums + i, count);
+            L::store(q + i, L::to_int8(L::dequantized(sum, s, bias, nullptr, clamp) * out), count);
         });
     }
     const float b = bias ? *bias : 0.f;

@@ -1,10 +1,12 @@
-// Control flow: If. Each branch is converted into a Net of its own, whose
-// inputs are the values of the enclosing graph the branches read; the If
-// layer (src/ops/control/if.cpp) carries both as .param text and .bin bytes.
+// Control flow: If, Loop, Scan. Each branch or body is converted into a Net
+// of its own, whose inputs are its graph's inputs and then the values of the
+// enclosing graph it reads; the layer (src/ops/control/{if,loop,scan}.cpp)
+// carries it as .param text and .bin bytes (ops/control/subnet.h).
 #include <algorithm>
 #include <set>
 
 #include "onnx/converter.h"
+#include "onnx/onnx_tensor.h"
 
 namespace kestrel::onnx_import {
 
@@ -49,6 +51,30 @@ Tensor bytes_tensor(const void* data, size_t size)
     return t;
 }
 
+// Appends `graph` converted into a Net (its inputs, then `captured`) to an
+// If / Loop / Scan layer: its .param text and .bin lengths as params id and
+// id + 1, the bytes as two weights.
+void add_subnet(NodeContext& n, const onnx::GraphProto& graph, const std::vector<std::string>& captured,
+                const std::string& what, int id, ParamDict& pd, std::vector<Tensor>& weights)
+{
+    const Net net = n.convert_subgraph(graph, captured, what);
+    const std::string text = net.param_text();
+    const std::vector<uint8_t> bin = net.model_bytes();
+    n.check(text.size() < static_cast<size_t>(INT32_MAX) && bin.size() < static_cast<size_t>(INT32_MAX),
+            "a ", what, " over 2 GB");
+    pd.set_int(id, static_cast<int>(text.size()));
+    pd.set_int(id + 1, static_cast<int>(bin.size()));
+    weights.push_back(bytes_tensor(text.data(), text.size()));
+    weights.push_back(bytes_tensor(bin.data(), bin.size()));
+}
+
+std::vector<std::string> node_outputs(NodeContext& n)
+{
+    std::vector<std::string> tops;
+    for (int i = 0; i < n.num_outputs(); ++i) tops.push_back(n.output(i));
+    return tops;
+}
+
 void convert_if(NodeContext& n)
 {
     const onnx::GraphProto& then_graph = branch(n, "then_branch");
@@ -63,25 +89,110 @@ void convert_if(NodeContext& n)
     for (const std::string& name : captured) bottoms.push_back(n.outer_blob(name));
     ParamDict pd;
     std::vector<Tensor> weights;
-    int id = 0;
-    for (const auto* graph : {&then_graph, &else_graph}) {
-        const Net net = n.convert_subgraph(*graph, captured, graph == &then_graph ? "then_branch" : "else_branch");
-        const std::string text = net.param_text();
-        const std::vector<uint8_t> bin = net.model_bytes();
-        n.check(text.size() < static_cast<size_t>(INT32_MAX) && bin.size() < static_cast<size_t>(INT32_MAX),
-                "a branch over 2 GB");
-        pd.set_int(id++, static_cast<int>(text.size()));
-        pd.set_int(id++, static_cast<int>(bin.size()));
-        weights.push_back(bytes_tensor(text.data(), text.size()));
-        weights.push_back(bytes_tensor(bin.data(), bin.size()));
+    add_subnet(n, then_graph, captured, "then_branch", 0, pd, weights);
+    add_subnet(n, else_graph, captured, "else_branch", 2, pd, weights);
+    n.emit("If", bottoms, node_outputs(n), pd, weights);
+}
+
+// `body` with the element type of each input that has none set: the body
+// inputs of Loop and Scan may leave theirs to the node's inputs (ONNX
+// infers them). No shape is set: a carried value's may change.
+onnx::GraphProto typed_body(const onnx::GraphProto& body, const std::vector<const DType*>& types)
+{
+    onnx::GraphProto typed = body;
+    for (int i = 0; i < typed.input_size() && i < static_cast<int>(types.size()); ++i) {
+        onnx::TypeProto* t = typed.mutable_input(i)->mutable_type();
+        if (t->has_tensor_type() && t->tensor_type().elem_type() != 0) continue;
+        if (!types[i]) continue; // left to the conversion's error
+        t->mutable_tensor_type()->set_elem_type(onnx_type_from_dtype(*types[i]));
     }
-    std::vector<std::string> tops;
-    for (int i = 0; i < n.num_outputs(); ++i) tops.push_back(n.output(i));
-    n.emit("If", bottoms, tops, pd, weights);
+    return typed;
+}
+
+// ONNX Loop -> our Loop (ops/control/loop.cpp): the optional trip count and
+// condition flagged by params 2 and 3, the body's outside values appended.
+void convert_loop(NodeContext& n)
+{
+    const onnx::GraphProto& body = branch(n, "body");
+    const int carried = n.num_inputs() - 2;
+    n.check(carried >= 0, "Loop needs the trip count and condition inputs (empty names when absent)");
+    n.check(body.input_size() == 2 + carried, "the body reads ", body.input_size(), " inputs; the node gives ",
+            carried, " carried values (the body needs 2 more: the iteration and the condition)");
+    n.check(body.output_size() == 1 + n.num_outputs(), "the body gives ", body.output_size(),
+            " outputs for the node's ", n.num_outputs(), " (and the condition)");
+    static const DType kI64 = DType::I64, kBool = DType::Bool;
+    std::vector<const DType*> types = {&kI64, &kBool};
+    for (int i = 0; i < carried; ++i) types.push_back(n.input_dtype(2 + i));
+    const onnx::GraphProto typed = typed_body(body, types);
+    std::vector<std::string> captured;
+    collect_outer_names(typed, {}, captured);
+    std::vector<std::string> bottoms;
+    for (int i = 0; i < n.num_inputs(); ++i)
+        if (n.has_input(i)) bottoms.push_back(n.input(i));
+        else n.check(i < 2, "Loop's carried value ", i - 2, " has no name");
+    for (const std::string& name : captured) bottoms.push_back(n.outer_blob(name));
+    ParamDict pd;
+    std::vector<Tensor> weights;
+    add_subnet(n, typed, captured, "body", 0, pd, weights);
+    pd.set_int(2, n.has_input(0) ? 1 : 0);
+    pd.set_int(3, n.has_input(1) ? 1 : 0);
+    pd.set_int(4, carried);
+    n.emit("Loop", bottoms, node_outputs(n), pd, weights);
+}
+
+std::vector<int> ints_of(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+
+// ONNX Scan -> our Scan (ops/control/scan.cpp). Opset 8: a first
+// sequence_lens input (optional) and a batch axis on everything, the scan
+// axis 1 (`directions` for the inputs); opset 9: axes and directions per
+// scan input and output.
+void convert_scan(NodeContext& n)
+{
+    const onnx::GraphProto& body = branch(n, "body");
+    const bool batched = n.opset() < 9;
+    const int first = batched ? 1 : 0, scan_inputs = static_cast<int>(n.attr_int("num_scan_inputs", -1));
+    const int states = n.num_inputs() - first - scan_inputs;
+    n.check(scan_inputs >= 1, "num_scan_inputs must be >= 1, got ", scan_inputs);
+    n.check(states >= 0, "num_scan_inputs ", scan_inputs, " exceeds the node's ", n.num_inputs() - first, " inputs");
+    n.check(body.input_size() == states + scan_inputs, "the body reads ", body.input_size(), " inputs; the node gives ",
+            states, " states and ", scan_inputs, " scan inputs");
+    n.check(body.output_size() == n.num_outputs(), "the body gives ", body.output_size(), " outputs for the node's ",
+            n.num_outputs());
+    std::vector<const DType*> types;
+    for (int i = first; i < n.num_inputs(); ++i) types.push_back(n.input_dtype(i));
+    const onnx::GraphProto typed = typed_body(body, types);
+    std::vector<std::string> captured;
+    collect_outer_names(typed, {}, captured);
+    std::vector<std::string> bottoms;
+    if (batched && n.has_input(0)) bottoms.push_back(n.input(0));
+    for (int i = first; i < n.num_inputs(); ++i) {
+        n.check(n.has_input(i), "Scan's input ", i, " has no name");
+        bottoms.push_back(n.input(i));
+    }
+    for (const std::string& name : captured) bottoms.push_back(n.outer_blob(name));
+    ParamDict pd;
+    std::vector<Tensor> weights;
+    add_subnet(n, typed, captured, "body", 0, pd, weights);
+    pd.set_int(2, scan_inputs);
+    pd.set_int(3, states);
+    if (batched) {
+        pd.set_int(4, 1);
+        pd.set_int(5, n.has_input(0) ? 1 : 0);
+        if (n.has_attr("directions")) pd.set_ints(11, ints_of(n.attr_ints("directions")));
+    } else {
+        const std::pair<const char*, int> lists[] = {{"scan_input_axes", 10}, {"scan_input_directions", 11},
+                                                     {"scan_output_axes", 12}, {"scan_output_directions", 13}};
+        for (const auto& [attr, id] : lists)
+            if (n.has_attr(attr)) pd.set_ints(id, ints_of(n.attr_ints(attr)));
+    }
+    n.emit("Scan", bottoms, node_outputs(n), pd, weights);
 }
 
 } // namespace
 
-std::vector<ConverterEntry> control_converters() { return {{"If", convert_if}}; }
+std::vector<ConverterEntry> control_converters()
+{
+    return {{"If", convert_if}, {"Loop", convert_loop}, {"Scan", convert_scan}};
+}
 
 } // namespace kestrel::onnx_import

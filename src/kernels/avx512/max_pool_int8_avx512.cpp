@@ -62,7 +62,10 @@ template <int KW> void plane_of(const int8_t* p, int8_t* o, const Pool2dGeometry
         if (g.stride_w == 1)
             for (int64_t k = 0; k < kw; ++k) loads[k] = RowLoad(x0 + k, w);
         else // outputs [ox0, +32) from loads [0, pair_loads), [ox0 + 32, +32) from the rest
-            for (int64_t k = 0; k < kw; k += 2) loads[k / 2] = RowLoad(x0 + k, w), loads[pair_loads + k / 2] = RowLoad(x0 + 64 + k, w);
+            for (int64_t k = 0; k < kw; k += 2) {
+                loads[k / 2] = RowLoad(x0 + k, w);
+                loads[pair_loads + k / 2] = RowLoad(x0 + 64 + k, w);
+            }
         for (int64_t oy = 0; oy < g.out_h; ++oy) {
             const int64_t y0 = oy * g.stride_h - g.pad_top;
             const int64_t y_begin = std::max<int64_t>(0, y0), y_end = std::min(g.in_h, y0 + g.kernel_h);

@@ -10,20 +10,14 @@
 // condition is known while planning, infer() gives the taken branch's shapes,
 // otherwise the then branch's as a placeholder, and forward() hands over the
 // true outputs.
-#include <map>
 #include <memory>
 
-#include "graph/graph.h"
-#include "kestrel/net.h"
 #include "ops/common/op_util.h"
-#include "runtime/analysis.h"
+#include "ops/control/subnet.h"
 
 namespace kestrel {
 
 namespace {
-
-// Branches nested deeper than this are refused (each level is a recursive load).
-constexpr int kMaxNesting = 16;
 
 class IfBranch : public Op {
 public:
@@ -38,17 +32,8 @@ public:
 
     void load_model(WeightReader& wr) override
     {
-        thread_local int depth = 0;
-        check(depth < kMaxNesting, "If layers nested deeper than ", kMaxNesting);
-        ++depth;
-        try {
-            then_ = load_branch(wr, lengths_[0], lengths_[1], "then");
-            else_ = load_branch(wr, lengths_[2], lengths_[3], "else");
-        } catch (...) {
-            --depth;
-            throw;
-        }
-        --depth;
+        then_ = subnet::load(wr, lengths_[0], lengths_[1], where(), "then branch");
+        else_ = subnet::load(wr, lengths_[2], lengths_[3], where(), "else branch");
         check(then_->input_names().size() == else_->input_names().size(), "the branches read ",
               then_->input_names().size(), " and ", else_->input_names().size(), " values; they must read the same");
         check(then_->output_names().size() == else_->output_names().size(), "the branches give ",
@@ -65,39 +50,34 @@ public:
         check(shape_numel(in[0].shape) == 1, "cond (input 0) must have one element, got ", shape_str(in[0].shape));
         const std::vector<TensorDesc> captured(in.begin() + 1, in.end());
         if (in[0].value.defined()) {
-            out = branch_outputs(taken(in[0].value), captured);
+            out = subnet::outputs(taken(in[0].value), captured);
             return;
         }
-        out = branch_outputs(*then_, captured); // a placeholder until the condition is known
+        out = subnet::outputs(*then_, captured); // a placeholder until the condition is known
     }
 
     bool dynamic_output_shape() const override { return true; }
 
     // A session per branch, made once: each plans its branch once per input shapes.
     struct Branches : OpState {
-        Session then_session, else_session;
-        Branches(const Net& then_net, const Net& else_net, const Options& options)
-            : then_session(then_net, options), else_session(else_net, options)
-        {
-        }
+        std::unique_ptr<Session> then_session, else_session;
     };
 
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&,
                                      PrepareContext& ctx) const override
     {
-        Options options;
-        options.threads = ctx.threads();
-        return std::make_unique<Branches>(*then_, *else_, options);
+        auto branches = std::make_unique<Branches>();
+        branches->then_session = subnet::session_for(*then_, ctx);
+        branches->else_session = subnet::session_for(*else_, ctx);
+        return branches;
     }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Net& branch = taken(in[0]);
         Branches& branches = ctx.state_as<Branches>();
-        Session& session = &branch == then_.get() ? branches.then_session : branches.else_session;
-        const std::vector<std::string> names = branch.input_names();
-        for (size_t i = 0; i < names.size(); ++i) session.set_input(names[i], in[i + 1]);
-        const std::vector<Tensor> results = session.run(branch.output_names());
+        Session& session = &branch == then_.get() ? *branches.then_session : *branches.else_session;
+        const std::vector<Tensor> results = subnet::run(session, branch, std::vector<Tensor>(in.begin() + 1, in.end()));
         for (size_t i = 0; i < out.size(); ++i) out[i] = results[i];
     }
 
@@ -106,42 +86,7 @@ private:
 
     const Net& taken(const Tensor& cond) const
     {
-        check(cond.numel() == 1, "cond must have one element, got ", shape_str(cond.shape()));
-        return cond.to(DType::F64).data<double>()[0] != 0.0 ? *then_ : *else_;
-    }
-
-    std::shared_ptr<const Net> load_branch(WeightReader& wr, int param_bytes, int bin_bytes, const std::string& which)
-    {
-        const Tensor text = wr.load_typed({param_bytes}, DType::U8);
-        const Tensor bin = wr.load_typed({bin_bytes}, DType::U8);
-        const std::string param(static_cast<const char*>(text.raw()), static_cast<size_t>(param_bytes));
-        check(param.find('\0') == std::string::npos, "the ", which,
-              " branch's .param text holds zero bytes (were the weights loaded?)");
-        auto net = std::make_shared<Net>();
-        net->load_param_mem(param, where() + " " + which + " branch");
-        if (net->needs_weights())
-            net->load_model_mem(bin.raw(), static_cast<size_t>(bin_bytes), where() + " " + which + " branch");
-        return net;
-    }
-
-    // Shapes and dtypes of a branch's outputs for these inputs.
-    static std::vector<TensorDesc> branch_outputs(const Net& branch, const std::vector<TensorDesc>& captured)
-    {
-        const std::vector<std::string> names = branch.input_names();
-        std::map<std::string, TensorDesc> inputs;
-        for (size_t i = 0; i < names.size(); ++i) inputs[names[i]] = captured[i];
-        const ModelReport report = analyze_model(branch, inputs);
-        const Graph& g = branch.graph();
-        std::map<std::string, TensorDesc> by_name = inputs;
-        for (const LayerReport& l : report.layers)
-            for (size_t t = 0; t < l.outputs.size(); ++t) by_name[g.blobs[g.layers[l.layer].tops[t]].name] = l.outputs[t];
-        std::vector<TensorDesc> out;
-        for (const std::string& name : branch.output_names()) {
-            const auto it = by_name.find(name);
-            check(it != by_name.end(), "branch output '", name, "' has no inferred shape");
-            out.push_back(it->second);
-        }
-        return out;
+        return subnet::scalar_truth(cond, "cond") ? *then_ : *else_;
     }
 
     int lengths_[4] = {0, 0, 0, 0};

@@ -1,5 +1,6 @@
 // The control family. Graph plumbing and control flow: Input, Split (fan-out), Noop, Dropout
-// (an identity at inference), and If (sub-networks chosen by a condition).
+// (an identity at inference), If (sub-networks chosen by a condition), Loop and Scan
+// (a body sub-network run repeatedly).
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -9,6 +10,8 @@ std::unique_ptr<Op> make_split();
 std::unique_ptr<Op> make_noop();
 std::unique_ptr<Op> make_packing();
 std::unique_ptr<Op> make_if();
+std::unique_ptr<Op> make_loop();
+std::unique_ptr<Op> make_scan();
 std::unique_ptr<Op> make_dropout();
 
 std::vector<BuiltinOp> control_family()
@@ -19,6 +22,8 @@ std::vector<BuiltinOp> control_family()
         {"Noop", make_noop},
         {"Packing", make_packing},
         {"If", make_if},
+        {"Loop", make_loop},
+        {"Scan", make_scan},
         {"Dropout", make_dropout},
     };
 }
