@@ -69,8 +69,43 @@ class ResidualBlocks(nn.Module):
         return self.depthwise(y) + y
 
 
-# name -> (constructor, dynamic axes of input 0 (none: static), {tag: input shape}); the first
-# shape is the one the graph is traced with.
+class GreedyDecoder(nn.Module):
+    """A scripted loop (torch.jit.script, exported as ONNX Loop): a GRU cell
+    written out (scripted nn.GRUCell does not export) decodes tokens greedily
+    from the state h until it emits token 2 or has taken 12 steps, so the
+    number of iterations depends on the input. Returns the tokens and the
+    final state."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+        self.wi = nn.Linear(8, 48)
+        self.wh = nn.Linear(16, 48)
+        self.out = nn.Linear(16, 10)
+
+    def forward(self, h):  # h: [1, 16]
+        tok = torch.zeros(1, dtype=torch.long)
+        tokens = torch.zeros(0, dtype=torch.long)
+        steps = 0
+        go = True
+        while go and steps < 12:
+            gi = self.wi(self.embed(tok))
+            gh = self.wh(h)
+            r = torch.sigmoid(gi[:, :16] + gh[:, :16])
+            z = torch.sigmoid(gi[:, 16:32] + gh[:, 16:32])
+            n = torch.tanh(gi[:, 32:] + r * gh[:, 32:])
+            h = (1 - z) * n + z * h
+            tok = self.out(h).argmax(dim=1)
+            tokens = torch.cat([tokens, tok])
+            steps += 1
+            go = bool(tok[0] != 2)
+        return tokens, h
+
+
+# name -> (constructor, dynamic axes of input 0 (none: static), {tag: input shape}[, scripted]);
+# the first shape is the one the graph is traced with. A scripted model is exported through
+# torch.jit.script (its loops become ONNX Loop); one with several outputs writes output_TAG.npy,
+# output1_TAG.npy, ...
 MODELS = {
     "dynamic_reshape": (DynamicReshape, {0: "batch", 2: "height", 3: "width"},
                         {"b1": (1, 8, 12, 16), "b3": (3, 8, 12, 16),
@@ -78,6 +113,7 @@ MODELS = {
     "resnet18": (lambda: tvm.resnet18(), {0: "batch"},
                  {"b1": (1, 3, 224, 224), "b4": (4, 3, 224, 224)}),
     "residual_b2": (ResidualBlocks, {}, {"b2": (2, 8, 12, 12)}),
+    "greedy_decoder": (GreedyDecoder, {}, {f"h{i}": (1, 16) for i in range(8)}, True),
 }
 
 
@@ -91,28 +127,33 @@ def up_to_date(d, cases):
 
 
 def export(name, outdir):
-    ctor, axes, cases = MODELS[name]
+    ctor, axes, cases, *scripted = MODELS[name]
     d = os.path.join(outdir, name)
     if up_to_date(d, cases):
         print(name, "up to date")
         return
     torch.manual_seed(zlib.crc32(name.encode()))  # the weights of the shared case
     model = randomize_bn(ctor()).eval()
+    if scripted:
+        model = torch.jit.script(model)
     os.makedirs(d, exist_ok=True)
     g = torch.Generator().manual_seed(3)
     first = True
     for tag, shape in cases.items():
         x = torch.rand(*shape, generator=g) * 2 - 1
+        with torch.no_grad():
+            y = model(x)
+        outputs = list(y) if isinstance(y, tuple) else [y]
+        names = ["output"] + [f"output{i}" for i in range(1, len(outputs))]
         if first:
             torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=13,
-                              input_names=["input"], output_names=["output"],
+                              input_names=["input"], output_names=names,
                               dynamic_axes={"input": axes, "output": {0: "batch"}} if axes else None,
                               do_constant_folding=True)
             first = False
-        with torch.no_grad():
-            y = model(x)
         np.save(os.path.join(d, f"input_{tag}.npy"), x.numpy())
-        np.save(os.path.join(d, f"output_{tag}.npy"), y.numpy())
+        for n, out in zip(names, outputs):
+            np.save(os.path.join(d, f"{n}_{tag}.npy"), out.numpy())
     print(name, "ok", list(cases))
 
 

@@ -3,6 +3,7 @@
 // input shape without re-conversion and match PyTorch at each one.
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "graph/graph.h"
 #include "kestrel/onnx.h"
@@ -99,6 +100,42 @@ TEST(DynamicAxes, FusedResidualSumsAtAStaticBatchOf2)
         if (l.type == "Convolution" || l.type == "ConvolutionDepthWise") fused += l.params.get_int(kResidualParam, 0) == 1;
     EXPECT_EQ(fused, 3);
     expect_cases_match(net, net.output_names().at(0), model_dir("residual_b2"), {"b2"});
+}
+
+// A torch.jit.script'ed greedy decoder (a GRU cell run until it emits token
+// 2, at most 12 steps), exported with an ONNX Loop: one session runs inputs
+// that take 1, 2 and 12 iterations; the tokens match PyTorch's exactly, the
+// final state closely. Converted to .param/.bin, the same.
+TEST(DynamicAxes, ScriptedGreedyDecoderLoopsAsPyTorchDoes)
+{
+    REQUIRE_MODEL("greedy_decoder");
+    const std::string dir = model_dir("greedy_decoder");
+    Net onnx_net, converted;
+    load_onnx(onnx_net, dir + "model.onnx");
+    const std::string base = ::testing::TempDir() + "kestrel_greedy_decoder";
+    const std::string cmd = std::string(KESTREL_TOOL_PATH) + " convert " + dir + "model.onnx " + base + ".param " +
+                            base + ".bin > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    converted.load_param(base + ".param");
+    converted.load_model(base + ".bin");
+    std::set<int64_t> steps;
+    for (const Net* net : {&onnx_net, &converted}) {
+        Session session(*net);
+        for (int i = 0; i < 8; ++i) {
+            const std::string tag = "h" + std::to_string(i);
+            SCOPED_TRACE(tag);
+            session.set_input(net->input_names().at(0), read_npy(dir + "input_" + tag + ".npy"));
+            const std::vector<Tensor> out = session.run(onnx_net.output_names());
+            const Tensor want = read_npy(dir + "output_" + tag + ".npy");
+            ASSERT_EQ(out[0].shape(), want.shape());
+            ASSERT_EQ(out[0].dtype(), DType::I64);
+            for (int64_t t = 0; t < want.numel(); ++t)
+                EXPECT_EQ(out[0].data<int64_t>()[t], want.data<int64_t>()[t]) << t;
+            expect_close_to_reference(out[1], read_npy(dir + "output1_" + tag + ".npy"), 1e-4);
+            steps.insert(want.numel());
+        }
+    }
+    EXPECT_GE(steps.size(), 3u) << "the cases should take different numbers of iterations";
 }
 
 } // namespace

@@ -94,17 +94,23 @@ void convert_if(NodeContext& n)
     n.emit("If", bottoms, node_outputs(n), pd, weights);
 }
 
-// `body` with the element type of each input that has none set: the body
-// inputs of Loop and Scan may leave theirs to the node's inputs (ONNX
-// infers them). No shape is set: a carried value's may change.
-onnx::GraphProto typed_body(const onnx::GraphProto& body, const std::vector<const DType*>& types)
+// `body` with the element type of each input that has none set (the body
+// inputs of Loop and Scan may leave theirs to the node's inputs, ONNX infers
+// them), and the dims of inputs [free_from, ...) made free: a carried value
+// may change shape between iterations (PyTorch declares the first's).
+onnx::GraphProto typed_body(const onnx::GraphProto& body, const std::vector<const DType*>& types, int free_from)
 {
     onnx::GraphProto typed = body;
     for (int i = 0; i < typed.input_size() && i < static_cast<int>(types.size()); ++i) {
         onnx::TypeProto* t = typed.mutable_input(i)->mutable_type();
-        if (t->has_tensor_type() && t->tensor_type().elem_type() != 0) continue;
-        if (!types[i]) continue; // left to the conversion's error
-        t->mutable_tensor_type()->set_elem_type(onnx_type_from_dtype(*types[i]));
+        const bool untyped = !t->has_tensor_type() || t->tensor_type().elem_type() == 0;
+        if (untyped && types[i]) // (no type known: left to the conversion's error)
+            t->mutable_tensor_type()->set_elem_type(onnx_type_from_dtype(*types[i]));
+        if (i < free_from || !t->tensor_type().has_shape()) continue;
+        const std::string& name = typed.input(i).name();
+        auto* shape = t->mutable_tensor_type()->mutable_shape();
+        for (int d = 0; d < shape->dim_size(); ++d)
+            shape->mutable_dim(d)->set_dim_param(name + "_" + std::to_string(d));
     }
     return typed;
 }
@@ -123,7 +129,7 @@ void convert_loop(NodeContext& n)
     static const DType kI64 = DType::I64, kBool = DType::Bool;
     std::vector<const DType*> types = {&kI64, &kBool};
     for (int i = 0; i < carried; ++i) types.push_back(n.input_dtype(2 + i));
-    const onnx::GraphProto typed = typed_body(body, types);
+    const onnx::GraphProto typed = typed_body(body, types, 2);
     std::vector<std::string> captured;
     collect_outer_names(typed, {}, captured);
     std::vector<std::string> bottoms;
@@ -160,7 +166,7 @@ void convert_scan(NodeContext& n)
             n.num_outputs());
     std::vector<const DType*> types;
     for (int i = first; i < n.num_inputs(); ++i) types.push_back(n.input_dtype(i));
-    const onnx::GraphProto typed = typed_body(body, types);
+    const onnx::GraphProto typed = typed_body(body, types, static_cast<int>(types.size()));
     std::vector<std::string> captured;
     collect_outer_names(typed, {}, captured);
     std::vector<std::string> bottoms;
