@@ -1,6 +1,7 @@
 // Recurrent nets (RNN, GRU, LSTM), NonMaxSuppression, the QuantizeLinear
 // family, Einsum, GridSample and RoiAlign onto our layers (src/ops/recurrent/,
-// detection/, quant/, matmul/einsum.cpp, resample/grid_sample.cpp).
+// detection/, quant/, matmul/einsum.cpp, resample/grid_sample.cpp), and
+// TfIdfVectorizer (text/).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -183,6 +184,37 @@ void convert_roi_align(NodeContext& n)
     n.emit("ROIAlign", {n.input(0), n.input(1), n.input(2)}, {n.output(0)}, pd);
 }
 
+// TfIdfVectorizer of integer tokens (src/ops/text/tfidf_vectorizer.cpp): the
+// pool and weights as typed weights, the counts and indexes as params.
+void convert_tfidf_vectorizer(NodeContext& n)
+{
+    n.check(!n.has_attr("pool_strings"), "string pools are not supported (Kestrel has no string tensors)");
+    const std::vector<int64_t> pool = n.attr_ints("pool_int64s");
+    const std::vector<float> weights = n.attr_floats("weights");
+    const std::string mode = n.attr_string("mode");
+    n.check(mode == "TF" || mode == "IDF" || mode == "TFIDF", "mode must be TF, IDF or TFIDF, got '", mode, "'");
+    n.check(pool.size() < static_cast<size_t>(INT32_MAX), "a pool of ", pool.size(), " values");
+    ParamDict pd;
+    pd.set_int(0, static_cast<int>(n.attr_int("min_gram_length", 1)));
+    pd.set_int(1, static_cast<int>(n.attr_int("max_gram_length", 1)));
+    pd.set_int(2, static_cast<int>(n.attr_int("max_skip_count", 0)));
+    pd.set_int(3, mode == "TF" ? 0 : mode == "IDF" ? 1 : 2);
+    const auto as_ints = [](const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
+    pd.set_ints(4, as_ints(n.attr_ints("ngram_counts")));
+    pd.set_ints(5, as_ints(n.attr_ints("ngram_indexes")));
+    pd.set_int(6, static_cast<int>(pool.size()));
+    pd.set_int(7, static_cast<int>(weights.size()));
+    Tensor pool_values({static_cast<int64_t>(pool.size())}, DType::I64);
+    std::copy(pool.begin(), pool.end(), pool_values.data<int64_t>());
+    std::vector<Tensor> w = {pool_values};
+    if (!weights.empty()) {
+        Tensor wt({static_cast<int64_t>(weights.size())}, DType::F32);
+        std::copy(weights.begin(), weights.end(), wt.data<float>());
+        w.push_back(wt);
+    }
+    n.emit("TfIdfVectorizer", {n.input(0)}, {n.output(0)}, pd, w);
+}
+
 } // namespace
 
 std::vector<ConverterEntry> seqmisc_converters()
@@ -198,6 +230,7 @@ std::vector<ConverterEntry> seqmisc_converters()
         {"Einsum", convert_einsum},
         {"GridSample", convert_grid_sample},
         {"RoiAlign", convert_roi_align},
+        {"TfIdfVectorizer", convert_tfidf_vectorizer},
     };
 }
 

@@ -32,6 +32,7 @@ std::vector<BuiltinOp> quant_family();
 std::vector<BuiltinOp> resample_family();
 std::vector<BuiltinOp> signal_family();
 std::vector<BuiltinOp> loss_family();
+std::vector<BuiltinOp> text_family();
 
 // Every family's table.
 std::vector<BuiltinOp> builtin_ops();
