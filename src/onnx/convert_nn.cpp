@@ -32,16 +32,24 @@ Tensor constant_weight(NodeContext& n, int i, const char* what)
     return t->dtype() == DType::F32 ? *t : t->to(DType::F32);
 }
 
-void expect_rank4(NodeContext& n)
+// Input 0's spatial axes [2, rank), its rank known and >= 3 (N, C, spatial...).
+std::vector<int64_t> spatial_axes(NodeContext& n)
 {
     const int r = n.input_rank(0);
-    n.check(r == -1 || r == 4, "only 4-D (N,C,H,W) inputs are supported, got rank ", r);
+    n.check(r >= 3, "the input must be (N, C, D1, ...) of a known rank >= 3, got rank ", r);
+    std::vector<int64_t> axes;
+    for (int a = 2; a < r; ++a) axes.push_back(a);
+    return axes;
 }
 
-// Global pools keep (N,C,1,1): adaptive pooling to 1x1 per sample.
+// Global pools keep (N,C,1,1): at rank 4 adaptive pooling to 1x1 per sample
+// (ncnn's layer); at other ranks a mean or a maximum over the spatial axes, kept.
 void convert_global_pool(NodeContext& n, int type)
 {
-    expect_rank4(n);
+    if (n.input_rank(0) != 4 && n.input_rank(0) != -1) {
+        const std::vector<int64_t> axes = spatial_axes(n);
+        return stand_in(n, type == 0 ? "ReduceMax" : "ReduceMean", {n.input(0)}, {n.output(0)}, &axes);
+    }
     ParamDict pd = batched();
     pd.set_int(0, type);
     pd.set_int(7, 1);
@@ -52,6 +60,55 @@ void convert_global_pool(NodeContext& n, int type)
 
 void convert_global_max_pool(NodeContext& n) { convert_global_pool(n, 0); }
 void convert_global_average_pool(NodeContext& n) { convert_global_pool(n, 1); }
+
+// (sums of |x|^p)^(1/p), the sums taken by sum_of(blob of |x|^p) -> blob.
+template <class SumOf> void lp_norm(NodeContext& n, int64_t p, const SumOf& sum_of)
+{
+    n.check(p >= 1, "p must be >= 1, got ", p);
+    const std::string magnitude = stand_in_value(n, "Abs", {n.input(0)}, "magnitude");
+    if (p == 1) return stand_in(n, "Identity", {sum_of(magnitude)}, {n.output(0)});
+    const std::string power = n.constant_name(scalar_tensor(static_cast<float>(p)), "p");
+    const std::string root = n.constant_name(scalar_tensor(1.f / static_cast<float>(p)), "inverse_p");
+    const std::string sums = sum_of(stand_in_value(n, "Pow", {magnitude, power}, "powers"));
+    stand_in(n, "Pow", {sums, root}, {n.output(0)});
+}
+
+// GlobalLpPool at any rank >= 3: over the spatial axes, kept.
+void convert_global_lp_pool(NodeContext& n)
+{
+    const std::vector<int64_t> axes = spatial_axes(n);
+    lp_norm(n, n.attr_int("p", 2),
+            [&](const std::string& x) { return stand_in_value(n, "ReduceSum", {x}, "sums", &axes); });
+}
+
+// LpPool: the windows' sums of |x|^p as AveragePool's (padding counted, so
+// the same divisor everywhere) times the window's size, then the p-th root.
+void convert_lp_pool(NodeContext& n)
+{
+    const std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
+    n.check(!kernel.empty(), "kernel_shape is required");
+    int64_t taps = 1;
+    for (int64_t k : kernel) {
+        n.check(k >= 1 && k <= 1 << 16, "kernel_shape values must be in [1, 65536], got ", k);
+        taps *= k;
+    }
+    lp_norm(n, n.attr_int("p", 2), [&](const std::string& x) {
+        onnx::NodeProto average;
+        average.set_op_type("AveragePool");
+        average.add_input(x);
+        const std::string means = n.temp("window_means");
+        average.add_output(means);
+        for (const auto& a : n.node().attribute())
+            if (a.name() != "p") *average.add_attribute() = a;
+        onnx::AttributeProto* counted = average.add_attribute();
+        counted->set_name("count_include_pad");
+        counted->set_type(onnx::AttributeProto::INT);
+        counted->set_i(1);
+        n.convert_stand_in(average);
+        const std::string size = n.constant_name(scalar_tensor(static_cast<float>(taps)), "window_size");
+        return stand_in_value(n, "Mul", {means, size}, "window_sums");
+    });
+}
 
 // Gemm with constant B (and C) -> InnerProduct over rows; otherwise ncnn Gemm.
 void convert_gemm(NodeContext& n)
@@ -140,9 +197,21 @@ void convert_layer_norm(NodeContext& n)
     n.emit("LayerNorm", {n.input(0)}, {n.output(0)}, pd, {gamma.reshaped({gamma.numel()}), beta.reshaped({beta.numel()})});
 }
 
+// LRN sums across channels at each position: any rank >= 3 runs as (N, C,
+// positions, 1) on ncnn's layer and is shaped back.
 void convert_lrn(NodeContext& n)
 {
-    expect_rank4(n);
+    const int r = n.input_rank(0);
+    if (r != 4 && r != -1) {
+        n.check(r >= 3, "LRN's input must be (N, C, D1, ...), got rank ", r);
+        const std::string flat = n.constant_name(int64_tensor({0, 0, -1, 1}), "as_4d");
+        onnx::NodeProto lrn = n.node();
+        lrn.set_input(0, stand_in_value(n, "Reshape", {n.input(0), flat}, "as_4d"));
+        lrn.set_output(0, n.temp("lrn_4d"));
+        n.convert_stand_in(lrn);
+        const std::string shape = stand_in_value(n, "Shape", {n.input(0)}, "shape");
+        return stand_in(n, "Reshape", {lrn.output(0), shape}, {n.output(0)});
+    }
     ParamDict pd = batched();
     pd.set_int(0, 0);
     pd.set_int(1, as_int(n, n.attr_int("size", 1), "size"));
@@ -164,6 +233,8 @@ std::vector<ConverterEntry> nn_converters()
         {"BatchNormalization", convert_batch_norm},
         {"LayerNormalization", convert_layer_norm},
         {"LRN", convert_lrn},
+        {"GlobalLpPool", convert_global_lp_pool},
+        {"LpPool", convert_lp_pool},
     };
 }
 

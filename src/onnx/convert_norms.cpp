@@ -55,34 +55,6 @@ void convert_mean_variance_norm(NodeContext& n)
     n.emit("LayerNorm", {n.input(0)}, {n.output(0)}, pd);
 }
 
-// An ONNX node of op over inputs writing outputs, converted in n's place;
-// `axes`, when given, its axes (the attribute, or from opset 18 ReduceMean's input).
-void stand_in(NodeContext& n, const std::string& op, std::vector<std::string> inputs,
-              const std::vector<std::string>& outputs, const std::vector<int64_t>* axes = nullptr)
-{
-    onnx::NodeProto node;
-    node.set_op_type(op);
-    if (axes && n.opset() >= 18) inputs.push_back(n.constant_name(int64_tensor(*axes), "axes"));
-    for (const std::string& in : inputs) node.add_input(in);
-    for (const std::string& out : outputs) node.add_output(out);
-    if (axes && n.opset() < 18) {
-        onnx::AttributeProto* a = node.add_attribute();
-        a->set_name("axes");
-        a->set_type(onnx::AttributeProto::INTS);
-        for (int64_t v : *axes) a->add_ints(v);
-    }
-    n.convert_stand_in(node);
-}
-
-// The blob of op(inputs), a fresh name (`what`).
-std::string stand_in_value(NodeContext& n, const std::string& op, const std::vector<std::string>& inputs,
-                           const char* what, const std::vector<int64_t>* axes = nullptr)
-{
-    const std::string out = n.temp(what);
-    stand_in(n, op, inputs, {out}, axes);
-    return out;
-}
-
 } // namespace
 
 void convert_layer_norm_nd(NodeContext& n)

@@ -426,6 +426,32 @@ std::map<std::string, Shape> ModelConverter::shape_hints() const
     return hints;
 }
 
+void stand_in(NodeContext& n, const std::string& op, std::vector<std::string> inputs,
+              const std::vector<std::string>& outputs, const std::vector<int64_t>* axes)
+{
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    const bool axes_as_input = n.opset() >= (op == "ReduceSum" ? 13 : 18);
+    if (axes && axes_as_input) inputs.push_back(n.constant_name(int64_tensor(*axes), "axes"));
+    for (const std::string& in : inputs) node.add_input(in);
+    for (const std::string& out : outputs) node.add_output(out);
+    if (axes && !axes_as_input) {
+        onnx::AttributeProto* a = node.add_attribute();
+        a->set_name("axes");
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t v : *axes) a->add_ints(v);
+    }
+    n.convert_stand_in(node);
+}
+
+std::string stand_in_value(NodeContext& n, const std::string& op, const std::vector<std::string>& inputs,
+                           const char* what, const std::vector<int64_t>* axes)
+{
+    const std::string out = n.temp(what);
+    stand_in(n, op, inputs, {out}, axes);
+    return out;
+}
+
 } // namespace kestrel::onnx_import
 
 namespace kestrel {

@@ -113,7 +113,7 @@ std::vector<ConverterEntry> seqmisc_converters();      // RNN/GRU/LSTM, NonMaxSu
 std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SCE losses, Dropout, windows, DFT, Det, ...
 std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
 std::vector<ConverterEntry> quantized_converters();    // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul
-std::vector<ConverterEntry> control_converters();      // If
+std::vector<ConverterEntry> control_converters();      // If, Loop, Scan
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.
@@ -125,6 +125,14 @@ std::vector<int64_t> tensor_to_int64s(const Tensor& t);
 std::vector<float> tensor_to_floats(const Tensor& t);
 Tensor scalar_tensor(float v);
 Tensor int64_tensor(const std::vector<int64_t>& values);
+// An ONNX node of `op` over inputs writing outputs, converted in n's place;
+// `axes`, when given, its axes (an attribute, or an input where the opset has
+// moved them there: ReduceSum from 13, the other reductions from 18).
+void stand_in(NodeContext& n, const std::string& op, std::vector<std::string> inputs,
+              const std::vector<std::string>& outputs, const std::vector<int64_t>* axes = nullptr);
+// The blob of op(inputs), a fresh name (`what`).
+std::string stand_in_value(NodeContext& n, const std::string& op, const std::vector<std::string>& inputs,
+                           const char* what, const std::vector<int64_t>* axes = nullptr);
 // Emits a Constant layer holding `t`; returns its blob.
 std::string constant_blob(NodeContext& n, const Tensor& t, const std::string& what);
 // Forms the ncnn-layer converters hand over to the ONNX forms of LayerNorm / Reduction (convert_norms.cpp):
