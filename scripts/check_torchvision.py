@@ -18,23 +18,28 @@ import numpy as np
 import torch
 import torchvision.models as tvm
 import torchvision.models.segmentation as seg
+import torchvision.models.video as video
 
 from gen_dynamic_models import randomize_bn  # the shared tool's BatchNorm and head randomization
 
 DEFAULT = ["mobilenet_v3_small", "efficientnet_b0", "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny",
            "swin_t", "maxvit_t", "squeezenet1_1", "googlenet", "densenet121", "mnasnet0_5",
-           "lraspp_mobilenet_v3_large:320", "deeplabv3_mobilenet_v3_large:320", "fcn_resnet50:320"]
+           "lraspp_mobilenet_v3_large:320", "deeplabv3_mobilenet_v3_large:320", "fcn_resnet50:320",
+           "r3d_18:112"]
 
 
 def export(name, size, workdir):
     torch.manual_seed(0)
     kwargs = {"weights": None}
     ctor = getattr(tvm, name, None)
-    if ctor is None:  # segmentation models: no pretrained backbone either
+    clip = getattr(video, name, None) if ctor is None else None  # video models: (N, C, frames, H, W)
+    if clip is not None:
+        ctor = clip
+    elif ctor is None:  # segmentation models: no pretrained backbone either
         ctor = getattr(seg, name)
         kwargs["weights_backbone"] = None
     model = randomize_bn(ctor(**kwargs)).eval()
-    x = torch.rand(1, 3, size, size)
+    x = torch.rand(1, 3, 8, size, size) if clip is not None else torch.rand(1, 3, size, size)
     with torch.no_grad():
         y = model(x)
     if isinstance(y, dict):

@@ -34,7 +34,7 @@ def randomize_bn(model):
             m.weight.data.copy_(torch.randn(m.weight.shape, generator=g) * 0.05)
             if m.bias is not None:
                 m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.05)
-        if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+        if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)):
             n = m.num_features
             m.running_mean.copy_(torch.rand(n, generator=g) * 0.2 - 0.1)
             m.running_var.copy_(torch.rand(n, generator=g) * 0.5 + 0.75)
