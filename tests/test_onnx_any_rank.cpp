@@ -1,6 +1,7 @@
 // ONNX ops at every rank the spec allows, not only (N,C,H,W): global pools,
 // GlobalLpPool, LpPool and LRN at ranks 3 and 5 (a 1-D signal, a 3-D video
-// volume) against naive loops over the definitions here.
+// volume), and PyTorch's legacy per-channel PRelu slopes at ranks 3-5,
+// against naive loops over the definitions here.
 #include <cmath>
 
 #include "layer_test_util.h"
@@ -146,6 +147,34 @@ TEST(OnnxAnyRank, LrnAtRanks3And5)
             OnnxGraph::attr_float(node, "bias", bias);
         }, 13);
         expect_near_all(y, want, v.shape, "rank " + std::to_string(v.shape.size()));
+    }
+}
+
+// PRelu's slope of shape (C,) on (N, C, ...): PyTorch's legacy exports mean
+// it per channel where ONNX's rule cannot place it (the last axis is not C);
+// where the last axis is C, ONNX's rule holds (the slope runs along it).
+TEST(OnnxAnyRank, PReluLegacyPerChannelSlope)
+{
+    const std::vector<float> slope = {0.5f, -2.f, 0.25f};
+    for (const Shape& shape : {Shape{2, 3, 4}, Shape{2, 3, 4, 5}, Shape{2, 3, 2, 2, 2}, Shape{2, 3, 4, 3}}) {
+        const bool last_axis = shape.back() == 3;
+        OnnxGraph g(9);
+        g.input("x", shape);
+        g.init("slope", layer_test::f32({3}, slope));
+        g.node("PRelu", {"x", "slope"}, {"y"});
+        g.output("y", static_cast<int>(shape.size()));
+        const Net net = g.load(true);
+        Session s(net);
+        const Tensor x = layer_test::random_f32(shape, 21);
+        s.set_input("x", x);
+        const Tensor y = s.get("y");
+        ASSERT_EQ(y.shape(), shape);
+        const int64_t inner = shape_numel(shape) / shape[0] / shape[1];
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            const int64_t c = last_axis ? i % 3 : i / inner % 3;
+            const float v = x.data<float>()[i];
+            EXPECT_EQ(y.data<float>()[i], v < 0 ? v * slope[c] : v) << shape_str(shape) << " at " << i;
+        }
     }
 }
 

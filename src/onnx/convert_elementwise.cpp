@@ -130,7 +130,23 @@ void convert_bitshift(NodeContext& n)
 }
 
 // slope is broadcast to X's shape (unidirectional).
-void convert_prelu(NodeContext& n) { emit_elementwise(n, kPRelu, n.input(0), n.input(1), n.output(0), 2); }
+// PRelu broadcasts its slope to x by ONNX's (unidirectional) rule. PyTorch's
+// legacy exports give a per-channel slope as (C,) on an (N, C, ...) input,
+// which that rule cannot place (the last axis is not C): it is taken as
+// PyTorch meant it, (C, 1, ..., 1).
+void convert_prelu(NodeContext& n)
+{
+    std::string slope = n.input(1);
+    const Shape x = n.input_shape(0) ? *n.input_shape(0) : Shape{}; // (input_shape's storage is reused)
+    const Shape s = n.input_shape(1) ? *n.input_shape(1) : Shape{};
+    if (x.size() >= 3 && s.size() == 1 && s[0] > 1 && x[1] == s[0] && x.back() >= 0 && x.back() != s[0]) {
+        std::vector<int64_t> per_channel(x.size() - 1, 1);
+        per_channel[0] = s[0];
+        slope = stand_in_value(n, "Reshape", {slope, n.constant_name(int64_tensor(per_channel), "per_channel")},
+                               "channel_slope");
+    }
+    emit_elementwise(n, kPRelu, n.input(0), slope, n.output(0), 2);
+}
 
 void convert_where(NodeContext& n) { n.emit("Where", {n.input(0), n.input(1), n.input(2)}, {n.output(0)}); }
 
