@@ -7,11 +7,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "kernels/bf16_gemm.h"
 #include "kestrel/npy.h"
 #include "kestrel/op.h"
 #include "test_helpers.h"
+#ifdef KESTREL_HAVE_ONNX
+#include "onnx_test_graph.h"
+#endif
 
 namespace kestrel {
 namespace {
@@ -137,6 +141,57 @@ TEST(Cli, RunWithBf16Precision)
     EXPECT_EQ(bad.exit_code, 2) << bad.describe();
     EXPECT_TRUE(has(bad.err, "--precision expects fp32 or bf16")) << bad.describe();
 }
+
+#ifdef KESTREL_HAVE_ONNX
+// bfloat16 through .npy files: numpy has no bfloat16, so an input comes as
+// its uint16 bits (ONNX's test data) or as 2-byte records ('<V2', or '|V2' as
+// numpy writes them), and an output is written as 2-byte records.
+TEST(Cli, RunReadsAndWritesBfloat16Npy)
+{
+    using layer_test::OnnxGraph;
+    constexpr int kBf16 = onnx::TensorProto::BFLOAT16, kFloat = onnx::TensorProto::FLOAT;
+    OnnxGraph g(13);
+    g.input("b", {3}, kBf16);
+    g.input("x", {2});
+    OnnxGraph::attr_int(g.node("Cast", {"b"}, {"z"}), "to", kFloat);
+    OnnxGraph::attr_int(g.node("Cast", {"x"}, {"y"}), "to", kBf16);
+    g.output("z", 1);
+    g.output("y", 1, kBf16);
+    ktest::TempDir tmp;
+    const std::string model = tmp.file("cast.onnx");
+    std::ofstream(model, std::ios::binary) << g.model().SerializeAsString();
+    const std::string x = tmp.file("x.npy");
+    write_npy(x, layer_test::f32({2}, {1.f, 0.48033667f}));
+    Tensor bits({3}, DType::U16);
+    const uint16_t b[3] = {0x3f80, 0x4040, 0xc000}; // 1, 3, -2
+    std::copy(b, b + 3, bits.data<uint16_t>());
+    const std::string as_u16 = tmp.file("b_u16.npy"), as_v2 = tmp.file("b_v2.npy"), as_numpy = tmp.file("b_np.npy");
+    write_npy(as_u16, bits);
+    write_npy(as_v2, bits.view_as({3}, DType::BF16));
+    { // numpy's own header for 2-byte records
+        std::ifstream in(as_v2, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const size_t at = bytes.find("'<V2'");
+        ASSERT_NE(at, std::string::npos);
+        bytes[at + 1] = '|';
+        std::ofstream(as_numpy, std::ios::binary) << bytes;
+    }
+    for (const std::string& input : {as_u16, as_v2, as_numpy}) {
+        const std::string z = tmp.file("z.npy"), y = tmp.file("y.npy");
+        const ktest::CliResult r = ktest::run_cli({"run", model, "--input", "b=" + input, "--input", "x=" + x,
+                                                   "--output", "z=" + z, "--output", "y=" + y});
+        ASSERT_EQ(r.exit_code, 0) << r.describe();
+        const Tensor zt = read_npy(z), yt = read_npy(y);
+        ASSERT_EQ(zt.dtype(), DType::F32);
+        EXPECT_EQ(zt.data<float>()[0], 1.f);
+        EXPECT_EQ(zt.data<float>()[1], 3.f);
+        EXPECT_EQ(zt.data<float>()[2], -2.f);
+        ASSERT_EQ(yt.dtype(), DType::BF16) << input;
+        EXPECT_EQ(yt.data<uint16_t>()[0], 0x3f80);
+        EXPECT_EQ(yt.data<uint16_t>()[1], 0x3ef6); // 0.48033667 rounded to nearest even: 0.48046875
+    }
+}
+#endif
 
 TEST(Cli, InfoWithoutInputShapeListsLayersAndWeights)
 {

@@ -119,6 +119,7 @@ public:
     Session(Session&&) noexcept;
 
     // The tensor is referenced, not copied; keep it unchanged until the run ends.
+    // A uint16 tensor given for an input declared bfloat16 is taken as its bits.
     void set_input(const std::string& name, const Tensor& tensor);
     // Computes (if not yet computed since the inputs were set) and returns the blob.
     // The result stays valid after later runs (it owns its storage).

@@ -98,6 +98,7 @@ Tensor parse_npy(const void* data, size_t size, const std::string& source, int64
     if (descr.size() < 2 || (descr.front() != '\'' && descr.front() != '"')) fail(source, ": bad .npy descr ", descr);
     descr = descr.substr(1, descr.size() - 2);
     if (descr == "=f4") descr = "<f4";
+    if (descr == "|V2") descr = "<V2"; // numpy writes its 2-byte records (bfloat16 here) without a byte order
     DType dtype = DType::F32;
     bool known = false;
     for (const auto& e : kDescrs) {

@@ -763,9 +763,12 @@ void Session::set_input(const std::string& name, const Tensor& tensor)
     // are checked here; ncnn Input params are only hints and are not enforced.
     const int producer = g.blobs[b].producer;
     const ParamDict* declared_by = producer >= 0 && g.layers[producer].type == "Input" ? &g.layers[producer].params : nullptr;
+    Tensor given = tensor;
     if (declared_by && declared_by->has(21)) {
         const DType dtype = impl_->net->input_dtype(name);
-        check(tensor.dtype() == dtype, g.source, ": input '", name, "' must be ", dtype_name(dtype), ", got ",
+        // numpy has no bfloat16: a bfloat16 input may come as its uint16 bits (as ONNX's test data stores it).
+        if (dtype == DType::BF16 && given.dtype() == DType::U16) given = given.view_as(given.shape(), DType::BF16);
+        check(given.dtype() == dtype, g.source, ": input '", name, "' must be ", dtype_name(dtype), ", got ",
               dtype_name(tensor.dtype()));
     }
     if (declared_by && declared_by->has(20)) {
@@ -775,7 +778,7 @@ void Session::set_input(const std::string& name, const Tensor& tensor)
         check(fits, g.source, ": input '", name, "' must have shape ", shape_str(declared), " (-1: any), got ",
               shape_str(tensor.shape()));
     }
-    impl_->inputs[b] = tensor;
+    impl_->inputs[b] = given;
     impl_->results.clear();
 }
 
