@@ -1174,9 +1174,14 @@ private:
                               uint8_t* dst) const
     {
         const uint8_t pad = static_cast<uint8_t>(static_cast<int8_t>(dg.pad_value)) ^ 0x80u;
-        std::fill(dst, dst + dg.padded_h() * row_bytes, pad);
         const int64_t plane = dg.in_h * dg.in_w, width = std::min(dg.in_w, dg.padded_w() - dg.pad_left);
         const int64_t rows = std::min(dg.in_h, dg.padded_h() - dg.pad_top);
+        for (int64_t pr = 0; pr < dg.padded_h(); ++pr) { // the padding only, around the rows copied below
+            uint8_t* row = dst + pr * row_bytes;
+            const bool inside = pr >= dg.pad_top && pr - dg.pad_top < rows;
+            std::fill(row, row + (inside ? dg.pad_left : row_bytes), pad);
+            if (inside) std::fill(row + dg.pad_left + width, row + row_bytes, pad);
+        }
         for (int64_t r = 0; r < rows; ++r) {
             uint8_t* d = dst + (r + dg.pad_top) * row_bytes + dg.pad_left;
             const int64_t at = c * plane + r * dg.in_w;

@@ -406,20 +406,21 @@ private:
         int8_t* a = ctx.scratch_as<int8_t>(st.packed);
         int8_gemm_pack_a(kern, x.data<int8_t>(), rows, num_input_, num_input_, a);
         const bool uint8 = x.dtype() == DType::U8;
-        if (uint8) { // u as u - 128 (the packing's zeros too: B is zero there)
-            const int64_t n = int8_gemm_packed_a_bytes(kern, rows, num_input_);
-            for (int64_t i = 0; i < n; ++i) a[i] = static_cast<int8_t>(static_cast<uint8_t>(a[i]) ^ 0x80u);
-        }
+        if (uint8) // u as u - 128 (the packing's zeros too: B is zero there)
+            ctx.parallel_for(int8_gemm_packed_a_bytes(kern, rows, num_input_), [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) a[i] = static_cast<int8_t>(static_cast<uint8_t>(a[i]) ^ 0x80u);
+            });
+        // init: -128 times each row's sum as int8 values (uint8 ones as u - 128), wrapped as the sums are.
         int32_t* init = ctx.scratch_as<int32_t>(st.init);
-        for (int64_t r = 0; r < rows; ++r) {
-            int64_t sum = 0;
-            for (int64_t k = 0; k < num_input_; ++k) {
-                const int64_t v = uint8 ? int64_t{x.data<uint8_t>()[r * num_input_ + k]} - 128
-                                        : int64_t{x.data<int8_t>()[r * num_input_ + k]};
-                sum += v;
+        ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                int64_t sum = 0;
+                for (int64_t k = 0; k < num_input_; ++k)
+                    sum += uint8 ? int64_t{x.data<uint8_t>()[r * num_input_ + k]} - 128
+                                 : int64_t{x.data<int8_t>()[r * num_input_ + k]};
+                init[r] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));
             }
-            init[r] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));
-        }
+        });
         int32_t* sums = onnx_.y_int32 ? reinterpret_cast<int32_t*>(out) : ctx.scratch_as<int32_t>(st.sums);
         int8_gemm(kern, rows, num_output_, num_input_, a, init, onnx_packed_weights(kern), sums, num_output_, ctx);
         ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {

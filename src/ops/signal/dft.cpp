@@ -9,6 +9,7 @@
 // the axis n (n/2 + 1 onesided) long and the last axis 2.
 // Direct sums in double (dft_sums.h).
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "ops/common/op_util.h"
@@ -56,6 +57,19 @@ public:
     bool dynamic_output_shape() const override { return dynamic_; }
     bool output_shapes_known(const std::vector<TensorDesc>& in) const override { return nd::values_known(in, 1); }
 
+    // The twiddle table, made once per shape where the length is known while planning.
+    struct Table : OpState {
+        signal::Twiddles twiddles;
+        explicit Table(int64_t n) : twiddles(n) {}
+    };
+
+    std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                                     PrepareContext&) const override
+    {
+        if (in.size() > 1 && !in[1].value.defined()) return nullptr;
+        return std::make_unique<Table>(length(in, in[0].shape[axis_of(in[0].shape)]));
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Shape& s = in[0].shape();
@@ -68,7 +82,9 @@ public:
         for (size_t d = a + 1; d + 1 < s.size(); ++d) inner *= s[d];
         const int64_t len = s[a], lanes = s.back(), bins = want[a];
         products(s, want, n);
-        const signal::Twiddles twiddles(n);
+        const auto* table = dynamic_cast<const Table*>(ctx.state());
+        std::optional<signal::Twiddles> own; // the length came at run time
+        const signal::Twiddles& twiddles = table && table->twiddles.n() == n ? table->twiddles : own.emplace(n);
         const double sign = inverse_ ? 1.0 : -1.0, scale = inverse_ ? 1.0 / static_cast<double>(n) : 1.0;
         const float* x = in[0].data<float>();
         float* y = out[0].data<float>();
