@@ -9,7 +9,8 @@
 
 namespace kestrel {
 
-enum class DType : uint8_t { F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool };
+// Sequence: a list of tensors (ONNX's sequence type), see Tensor::sequence.
+enum class DType : uint8_t { F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool, Sequence };
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
@@ -36,6 +37,12 @@ public:
     static Tensor wrap(void* data, Shape shape, DType dtype = DType::F32);
     // View that keeps `owner` alive.
     static Tensor wrap_shared(std::shared_ptr<void> owner, void* data, Shape shape, DType dtype);
+    // A sequence: DType::Sequence of shape (n,) whose elements are the n
+    // tensors, each of its own dtype and shape (ONNX's sequence values).
+    // Tensor(Shape{n}, DType::Sequence) holds n undefined tensors.
+    static Tensor sequence(const std::vector<Tensor>& items);
+    bool is_sequence() const { return dtype_ == DType::Sequence; }
+    std::vector<Tensor> items() const; // a sequence's tensors
 
     const Shape& shape() const { return shape_; }
     int rank() const { return static_cast<int>(shape_.size()); }

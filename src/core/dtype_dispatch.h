@@ -45,6 +45,7 @@ decltype(auto) visit_dtype(DType t, Fn&& fn)
     case DType::I64: return fn(TypeTag<int64_t>{});
     case DType::U64: return fn(TypeTag<uint64_t>{});
     case DType::Bool: return fn(TypeTag<bool>{});
+    case DType::Sequence: fail("a sequence where a tensor is expected");
     }
     fail("unknown dtype");
 }

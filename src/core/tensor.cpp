@@ -18,6 +18,7 @@ size_t dtype_size(DType t)
     case DType::F32: case DType::I32: case DType::U32: return 4;
     case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
     case DType::I8: case DType::U8: case DType::Bool: return 1;
+    case DType::Sequence: return sizeof(Tensor);
     }
     return 1;
 }
@@ -38,6 +39,7 @@ const char* dtype_name(DType t)
     case DType::I64: return "int64";
     case DType::U64: return "uint64";
     case DType::Bool: return "bool";
+    case DType::Sequence: return "sequence";
     }
     return "?";
 }
@@ -90,8 +92,28 @@ Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtyp
     numel_ = shape_numel(shape_);
     if (numel_ > static_cast<int64_t>(std::numeric_limits<size_t>::max() / 16))
         throw TooLargeError("tensor " + shape_str(shape_) + " is too large");
+    if (dtype_ == DType::Sequence) { // Tensor objects, not bytes
+        auto items = std::make_shared<std::vector<Tensor>>(static_cast<size_t>(numel_));
+        items->reserve(1); // an empty sequence is still a defined value
+        data_ = items->data();
+        owner_ = std::move(items);
+        return;
+    }
     owner_ = allocate_aligned(nbytes());
     data_ = owner_.get();
+}
+
+Tensor Tensor::sequence(const std::vector<Tensor>& items)
+{
+    Tensor t({static_cast<int64_t>(items.size())}, DType::Sequence);
+    std::copy(items.begin(), items.end(), t.data<Tensor>());
+    return t;
+}
+
+std::vector<Tensor> Tensor::items() const
+{
+    check(is_sequence(), "a ", dtype_name(dtype_), " tensor is not a sequence");
+    return std::vector<Tensor>(data<Tensor>(), data<Tensor>() + numel_);
 }
 
 Tensor Tensor::zeros(Shape shape, DType dtype)
@@ -135,6 +157,7 @@ Tensor Tensor::reshaped(Shape shape) const
 
 Tensor Tensor::view_as(Shape shape, DType dtype) const
 {
+    check((dtype == DType::Sequence) == is_sequence(), "cannot view a ", dtype_name(dtype_), " as ", dtype_name(dtype));
     const int64_t n = shape_numel(shape);
     check(static_cast<size_t>(n) * dtype_size(dtype) == nbytes(), "cannot view ", shape_str(shape_), " ",
           dtype_name(dtype_), " as ", shape_str(shape), " ", dtype_name(dtype));
@@ -148,18 +171,24 @@ Tensor Tensor::view_as(Shape shape, DType dtype) const
 Tensor Tensor::clone() const
 {
     Tensor t(shape_, dtype_);
-    if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+    if (is_sequence()) // the elements are values nobody writes: shared
+        std::copy(data<Tensor>(), data<Tensor>() + numel_, t.data<Tensor>());
+    else if (nbytes())
+        std::memcpy(t.data_, data_, nbytes());
     return t;
 }
 
 void Tensor::fill_zero()
 {
+    if (is_sequence()) return std::fill(data<Tensor>(), data<Tensor>() + numel_, Tensor());
     if (nbytes()) std::memset(data_, 0, nbytes());
 }
 
 Tensor Tensor::to(DType target) const
 {
     if (target == dtype_) return clone();
+    check(!is_sequence() && target != DType::Sequence, "cannot convert a ", dtype_name(dtype_), " to ",
+          dtype_name(target));
     Tensor out(shape_, target);
     const int64_t n = numel_;
     visit_dtype(dtype_, [&](auto src_tag) {

@@ -175,6 +175,9 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
         try {
             l.op->infer(in_desc, out_desc);
             if (!small_enough_to_fold(in, out_desc)) continue;
+            // A sequence is no weight a Constant layer could hold.
+            if (std::any_of(out_desc.begin(), out_desc.end(), [](const TensorDesc& d) { return d.dtype == DType::Sequence; }))
+                continue;
             for (size_t i = 0; i < out_desc.size(); ++i) {
                 const TensorDesc& d = out_desc[i];
                 out.push_back(l.op->outputs_alias_input() ? in[l.op->alias_input(static_cast<int>(i))].clone().view_as(d.shape, d.dtype)

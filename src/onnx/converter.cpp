@@ -68,7 +68,7 @@ const std::map<std::string, NodeConverter>& converter_table()
         std::map<std::string, NodeConverter> m;
         for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters, elementwise_converters,
                             norms_converters, seqmisc_converters, losses_converters, convpool_converters,
-                            quantized_converters, control_converters})
+                            quantized_converters, control_converters, sequence_converters})
             for (const ConverterEntry& e : family()) m[e.op_type] = e.convert;
         return m;
     }();
@@ -116,6 +116,8 @@ const Shape* NodeContext::input_shape(int i) const
     for (const auto& d : t->tensor_type().shape().dim()) shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
     return &shape;
 }
+
+const onnx::TypeProto* NodeContext::type_of(const std::string& onnx_name) const { return model_.type_of(onnx_name); }
 
 const DType* NodeContext::input_dtype(int i) const
 {
@@ -366,6 +368,12 @@ void ModelConverter::add_graph_inputs()
     const onnx::GraphProto& g = model_.graph();
     for (const auto& in : g.input()) {
         if (constants_.count(in.name())) continue; // older exporters list initializers as inputs
+        if (in.type().has_sequence_type()) { // a list of tensors (Tensor::sequence)
+            ParamDict pd;
+            pd.set_int(21, static_cast<int>(DType::Sequence));
+            add_layer("Input", sanitize(in.name()), {}, {sanitize(in.name())}, pd, {});
+            continue;
+        }
         const auto& tt = in.type().tensor_type();
         kestrel::check(in.type().has_tensor_type(), source_, ": graph input '", in.name(), "' is not a tensor");
         ParamDict pd;

@@ -36,6 +36,8 @@ public:
     int input_rank(int i) const;
     const DType* input_dtype(int i) const;
     const Shape* input_shape(int i) const; // dims with -1 for unknown; nullptr when rank unknown
+    // The ONNX type of a value (from the model or shape inference), or nullptr.
+    const onnx::TypeProto* type_of(const std::string& onnx_name) const;
 
     int num_outputs() const { return node_.output_size(); }
     bool has_output(int i) const { return i < node_.output_size() && !node_.output(i).empty(); }
@@ -114,6 +116,7 @@ std::vector<ConverterEntry> losses_converters();       // Softmax family, NLL/SC
 std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1-3-D), MaxPool, AveragePool, MaxUnpool
 std::vector<ConverterEntry> quantized_converters();    // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul
 std::vector<ConverterEntry> control_converters();      // If, Loop, Scan
+std::vector<ConverterEntry> sequence_converters();     // SequenceConstruct, SequenceAt, SplitToSequence, ...
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.

@@ -7,6 +7,7 @@
 #include "core/bool_bytes.h"
 #include "core/dtype_dispatch.h"
 #include "kestrel/error.h"
+#include "onnx/onnx-data_pb.h"
 
 namespace kestrel {
 
@@ -151,6 +152,21 @@ Tensor read_onnx_tensor_file(const std::string& path, std::string* name)
     if (name) *name = proto.name();
     const size_t slash = path.find_last_of('/');
     return tensor_from_onnx(proto, slash == std::string::npos ? "." : path.substr(0, slash));
+}
+
+Tensor read_onnx_sequence_file(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    check(static_cast<bool>(in), path, ": cannot open");
+    onnx::SequenceProto proto;
+    check(proto.ParseFromIstream(&in), path, ": not a serialized ONNX SequenceProto");
+    check(proto.sequence_values_size() == 0 && proto.map_values_size() == 0 && proto.optional_values_size() == 0, path,
+          ": only sequences of tensors are supported");
+    const size_t slash = path.find_last_of('/');
+    std::vector<Tensor> items;
+    for (const onnx::TensorProto& t : proto.tensor_values())
+        items.push_back(tensor_from_onnx(t, slash == std::string::npos ? "." : path.substr(0, slash)));
+    return Tensor::sequence(items);
 }
 
 } // namespace kestrel

@@ -16,5 +16,7 @@ int onnx_type_from_dtype(DType t);
 Tensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& base_dir);
 // Reads a serialized TensorProto file (conformance test data).
 Tensor read_onnx_tensor_file(const std::string& path, std::string* name = nullptr);
+// A serialized onnx::SequenceProto of tensors (ONNX's test data) as a sequence (Tensor::sequence).
+Tensor read_onnx_sequence_file(const std::string& path);
 
 } // namespace kestrel

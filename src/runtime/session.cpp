@@ -510,10 +510,12 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
             }
         }
     }
-    // Shapes downstream of data-dependent ops are only known at run time: own buffers.
+    // Shapes downstream of data-dependent ops are only known at run time, and
+    // sequences hold tensor objects, not bytes: own buffers.
     for (int s = 0; s < nsteps; ++s)
         for (int t : graph->layers[p.steps[s]].tops)
-            if (p.data_dependent[t] && p.blobs[t].home == Home::Arena) p.blobs[t].home = Home::Owned;
+            if ((p.data_dependent[t] || p.blobs[t].desc.dtype == DType::Sequence) && p.blobs[t].home == Home::Arena)
+                p.blobs[t].home = Home::Owned;
     // Roots of requested blobs are owned buffers handed to the caller; never reused.
     for (int t : targets) {
         const int r = root_of(t);

@@ -63,6 +63,16 @@ std::string compare(const Tensor& got, const Tensor& want)
     return "";
 }
 
+std::string compare_sequences(const Tensor& got, const Tensor& want)
+{
+    if (got.numel() != want.numel())
+        return "a sequence of " + std::to_string(got.numel()) + ", expected " + std::to_string(want.numel());
+    const std::vector<Tensor> g = got.items(), w = want.items();
+    for (size_t k = 0; k < g.size(); ++k)
+        if (const std::string diff = compare(g[k], w[k]); !diff.empty()) return "element " + std::to_string(k) + ": " + diff;
+    return "";
+}
+
 // ONNX's test generator writes bfloat16 data as uint16 (numpy has no
 // bfloat16): where the other side is bfloat16, read those bits as bfloat16.
 Tensor as_bf16_if_stored_as_u16(const Tensor& t, DType wanted)
@@ -83,19 +93,24 @@ std::string run_case(const std::string& dir)
             const std::string sd = dir + "/" + set;
             Session session(net);
             const std::vector<std::string> in_files = list_dir(sd, "input_");
-            for (size_t i = 0; i < in_files.size() && i < inputs.size(); ++i)
-                session.set_input(inputs[i],
-                                  as_bf16_if_stored_as_u16(read_onnx_tensor_file(sd + "/input_" + std::to_string(i) + ".pb"),
-                                                           net.input_dtype(inputs[i])));
+            for (size_t i = 0; i < in_files.size() && i < inputs.size(); ++i) {
+                const std::string file = sd + "/input_" + std::to_string(i) + ".pb";
+                const DType dtype = net.input_dtype(inputs[i]);
+                session.set_input(inputs[i], dtype == DType::Sequence
+                                                 ? read_onnx_sequence_file(file)
+                                                 : as_bf16_if_stored_as_u16(read_onnx_tensor_file(file), dtype));
+            }
             const std::vector<std::string> out_files = list_dir(sd, "output_");
             if (out_files.size() != outputs.size())
                 return "model has " + std::to_string(outputs.size()) + " outputs, test data " +
                        std::to_string(out_files.size());
             const std::vector<Tensor> got = session.run(outputs);
             for (size_t i = 0; i < outputs.size(); ++i) {
-                const Tensor want = as_bf16_if_stored_as_u16(
-                    read_onnx_tensor_file(sd + "/output_" + std::to_string(i) + ".pb"), got[i].dtype());
-                const std::string diff = compare(got[i], want);
+                const std::string file = sd + "/output_" + std::to_string(i) + ".pb";
+                const std::string diff = got[i].is_sequence()
+                                             ? compare_sequences(got[i], read_onnx_sequence_file(file))
+                                             : compare(got[i], as_bf16_if_stored_as_u16(read_onnx_tensor_file(file),
+                                                                                        got[i].dtype()));
                 if (!diff.empty()) return set + " output " + std::to_string(i) + ": " + diff;
             }
         }

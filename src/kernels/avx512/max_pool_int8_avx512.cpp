@@ -17,9 +17,9 @@ constexpr int64_t kMaxLoads = 32; // per window row: kernel_w <= 16 taps, two lo
 // One load of a chunk's row: 64 bytes from column x, those outside [0, w)
 // as -128 (masked off, so not read: no fault past the plane).
 struct RowLoad {
-    int64_t x;
-    __mmask64 inside;
-    bool whole;
+    int64_t x = 0;
+    __mmask64 inside = 0;
+    bool whole = false;
 
     RowLoad() = default;
     RowLoad(int64_t x_, int64_t w) : x(x_)

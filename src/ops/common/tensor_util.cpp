@@ -94,6 +94,48 @@ int64_t dims_product(const Shape& s, size_t begin, size_t end)
     return p;
 }
 
+namespace {
+
+// Copies `rows` runs of `run` bytes between tensors whose runs lie `from` and `to` bytes apart.
+void copy_runs(const uint8_t* src, int64_t from, uint8_t* dst, int64_t to, int64_t rows, int64_t run)
+{
+    if (run > 0)
+        for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * to, src + r * from, static_cast<size_t>(run));
+}
+
+} // namespace
+
+Tensor axis_range(const Tensor& x, int axis, int64_t begin, int64_t count)
+{
+    const Shape& s = x.shape();
+    check(axis >= 0 && axis < x.rank() && begin >= 0 && count >= 0 && begin + count <= s[axis], "positions [", begin,
+          ", ", begin + count, ") along axis ", axis, " are out of range for ", shape_str(s));
+    Shape piece = s;
+    piece[axis] = count;
+    Tensor y(piece, x.dtype());
+    const size_t a = static_cast<size_t>(axis);
+    const int64_t inner = dims_product(s, a + 1, s.size()) * static_cast<int64_t>(dtype_size(x.dtype()));
+    copy_runs(static_cast<const uint8_t*>(x.raw()) + begin * inner, s[a] * inner, static_cast<uint8_t*>(y.raw()),
+              count * inner, dims_product(s, 0, a), count * inner);
+    return y;
+}
+
+void put_axis_range(Tensor& y, int axis, int64_t begin, const Tensor& piece)
+{
+    const Shape& s = y.shape();
+    check(axis >= 0 && axis < y.rank() && piece.rank() == y.rank(), "axis ", axis, " of a ", shape_str(piece.shape()),
+          " piece in ", shape_str(s));
+    const size_t a = static_cast<size_t>(axis);
+    Shape fits = s;
+    fits[a] = piece.shape()[a];
+    check(piece.dtype() == y.dtype() && piece.shape() == fits && begin >= 0 && begin + fits[a] <= s[a], "a piece of ",
+          dtype_name(piece.dtype()), " ", shape_str(piece.shape()), " does not fit ", dtype_name(y.dtype()), " ",
+          shape_str(s), " at ", begin, " along axis ", axis);
+    const int64_t inner = dims_product(s, a + 1, s.size()) * static_cast<int64_t>(dtype_size(y.dtype()));
+    copy_runs(static_cast<const uint8_t*>(piece.raw()), fits[a] * inner, static_cast<uint8_t*>(y.raw()) + begin * inner,
+              s[a] * inner, dims_product(s, 0, a), fits[a] * inner);
+}
+
 void copy_elements(const uint8_t* src, int64_t stride, uint8_t* dst, int64_t n, size_t esize)
 {
     if (stride == 1) {

@@ -32,6 +32,10 @@ Shape shape_value(const Tensor& t, const char* what);
 // Dense layouts and copies.
 Shape dense_strides(const Shape& s);
 int64_t dims_product(const Shape& s, size_t begin, size_t end);
+// Positions [begin, begin + count) of x along `axis`, as a tensor (that axis count long).
+Tensor axis_range(const Tensor& x, int axis, int64_t begin, int64_t count);
+// Writes `piece` (y's dtype and shape but along `axis`) at [begin, ...) of y along `axis`.
+void put_axis_range(Tensor& y, int axis, int64_t begin, const Tensor& piece);
 void strided_copy(const void* src, int64_t src_offset, const Shape& dims, const std::vector<int64_t>& strides,
                   void* dst, size_t esize, const ExecContext* ctx);
 

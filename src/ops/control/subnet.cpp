@@ -6,6 +6,7 @@
 
 #include "graph/graph.h"
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 #include "runtime/analysis.h"
 
 namespace kestrel::subnet {
@@ -109,26 +110,10 @@ Session& BodyOp::session(const ExecContext& ctx) const { return *ctx.state_as<Bo
 
 namespace {
 
-// x's shape around `axis`: the blocks before it, its length, the bytes of one slice's row after it.
-struct Slabs {
-    int64_t outer = 1, length = 1, row_bytes = 0;
-    Slabs(const Shape& shape, int axis, DType dtype)
-    {
-        check(axis >= 0 && axis < static_cast<int>(shape.size()), "axis ", axis, " is out of range for shape ",
-              shape_str(shape));
-        int64_t inner = 1;
-        for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-            if (d < axis) outer *= shape[d];
-            if (d > axis) inner *= shape[d];
-        }
-        length = shape[axis];
-        row_bytes = inner * static_cast<int64_t>(dtype_size(dtype));
-    }
-};
-
-Shape without_axis(Shape shape, int axis)
+Shape with_axis(Shape shape, int axis, int64_t length)
 {
-    shape.erase(shape.begin() + axis);
+    check(axis >= 0 && axis <= static_cast<int>(shape.size()), "axis ", axis, " is out of range for ", shape_str(shape));
+    shape.insert(shape.begin() + axis, length);
     return shape;
 }
 
@@ -136,27 +121,15 @@ Shape without_axis(Shape shape, int axis)
 
 Tensor slice_at(const Tensor& x, int axis, int64_t index)
 {
-    const Slabs s(x.shape(), axis, x.dtype());
-    check(index >= 0 && index < s.length, "slice ", index, " is out of range for length ", s.length);
-    Tensor y(without_axis(x.shape(), axis), x.dtype());
-    const auto* src = static_cast<const uint8_t*>(x.raw());
-    auto* dst = static_cast<uint8_t*>(y.raw());
-    for (int64_t o = 0; o < s.outer; ++o)
-        if (s.row_bytes) std::memcpy(dst + o * s.row_bytes, src + (o * s.length + index) * s.row_bytes, s.row_bytes);
-    return y;
+    Shape without = x.shape();
+    check(axis >= 0 && axis < x.rank(), "axis ", axis, " is out of range for ", shape_str(without));
+    without.erase(without.begin() + axis);
+    return nd::axis_range(x, axis, index, 1).reshaped(without);
 }
 
 void put_slice(Tensor& y, int axis, int64_t index, const Tensor& slice)
 {
-    const Slabs s(y.shape(), axis, y.dtype());
-    check(index >= 0 && index < s.length, "slice ", index, " is out of range for length ", s.length);
-    check(slice.dtype() == y.dtype() && slice.shape() == without_axis(y.shape(), axis), "a slice of ",
-          dtype_name(slice.dtype()), " ", shape_str(slice.shape()), " does not fit ", dtype_name(y.dtype()), " ",
-          shape_str(y.shape()), " along axis ", axis);
-    const auto* src = static_cast<const uint8_t*>(slice.raw());
-    auto* dst = static_cast<uint8_t*>(y.raw());
-    for (int64_t o = 0; o < s.outer; ++o)
-        if (s.row_bytes) std::memcpy(dst + (o * s.length + index) * s.row_bytes, src + o * s.row_bytes, s.row_bytes);
+    nd::put_axis_range(y, axis, index, slice.reshaped(with_axis(slice.shape(), axis, 1)));
 }
 
 Tensor stack(const std::vector<Tensor>& values, int axis, bool reversed, const TensorDesc& none)

@@ -1,0 +1,30 @@
+// The sequence family. ONNX's sequence values (DType::Sequence tensors
+// whose elements are tensors): SequenceConstruct (and SequenceEmpty),
+// SequenceInsert, SequenceErase, SequenceAt, SequenceLength,
+// SplitToSequence, ConcatFromSequence.
+#include "ops/registry.h"
+
+namespace kestrel {
+
+std::unique_ptr<Op> make_sequence_construct();
+std::unique_ptr<Op> make_sequence_insert();
+std::unique_ptr<Op> make_sequence_erase();
+std::unique_ptr<Op> make_sequence_at();
+std::unique_ptr<Op> make_sequence_length();
+std::unique_ptr<Op> make_split_to_sequence();
+std::unique_ptr<Op> make_concat_from_sequence();
+
+std::vector<BuiltinOp> sequence_family()
+{
+    return {
+        {"SequenceConstruct", make_sequence_construct},
+        {"SequenceInsert", make_sequence_insert},
+        {"SequenceErase", make_sequence_erase},
+        {"SequenceAt", make_sequence_at},
+        {"SequenceLength", make_sequence_length},
+        {"SplitToSequence", make_split_to_sequence},
+        {"ConcatFromSequence", make_concat_from_sequence},
+    };
+}
+
+} // namespace kestrel

@@ -1,0 +1,44 @@
+// Helpers of the sequence ops (ONNX's sequence values: DType::Sequence
+// tensors whose elements are tensors, Tensor::sequence).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kestrel/error.h"
+#include "kestrel/op.h"
+
+namespace kestrel::sequence {
+
+inline void expect_sequence(const TensorDesc& d, const char* what)
+{
+    check(d.dtype == DType::Sequence, what, " must be a sequence, got ", dtype_name(d.dtype));
+}
+
+inline TensorDesc desc_of(int64_t items) { return TensorDesc(Shape{items}, DType::Sequence); }
+
+// A position input (one integer) in [-n, n + extra) as an index in [0, n + extra).
+inline int64_t position(const Tensor& p, int64_t n, int64_t extra, const char* what)
+{
+    check(p.numel() == 1, what, " must hold one integer, got shape ", shape_str(p.shape()));
+    check(p.dtype() == DType::I32 || p.dtype() == DType::I64, what, " must be int32 or int64, got ",
+          dtype_name(p.dtype()));
+    const int64_t v = p.to(DType::I64).data<int64_t>()[0];
+    check(v >= -n && v < n + extra, what, " ", v, " is out of range for a sequence of ", n);
+    return v < 0 ? v + n : v;
+}
+
+// Writes `items` into a sequence output: in place where it was planned with
+// as many elements (the runtime keeps that tensor), else as a new one.
+inline void set_items(Tensor& out, const std::vector<Tensor>& items)
+{
+    if (out.is_sequence() && out.numel() == static_cast<int64_t>(items.size()))
+        std::copy(items.begin(), items.end(), out.data<Tensor>());
+    else
+        out = Tensor::sequence(items);
+}
+
+// The element dtype a converter recorded (param `id`, -1: unknown) for placeholders.
+inline DType element_dtype(int id_value) { return id_value < 0 ? DType::F32 : static_cast<DType>(id_value); }
+
+} // namespace kestrel::sequence
