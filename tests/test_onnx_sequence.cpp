@@ -172,6 +172,55 @@ TEST(OnnxSequence, SequenceInputReadAtRunTimePositions)
     EXPECT_TRUE(layer_test::contains(msg, "out of range for a sequence of 0")) << msg;
 }
 
+// SequenceMap: the body per element; a second sequence taken in step, a
+// tensor given whole, an outside value read by the body; two output sequences.
+TEST(OnnxSequence, SequenceMapRunsTheBodyPerElement)
+{
+    OnnxGraph body(17);
+    body.input("a", {-1});
+    body.input("b", {-1});
+    body.input("t", {1});
+    body.node("Add", {"a", "b"}, {"ab"});
+    body.node("Mul", {"ab", "t"}, {"abt"});
+    body.node("Sub", {"abt", "k"}, {"out"}); // k: the enclosing graph's
+    body.node("Shape", {"a"}, {"shape"});
+    body.output("out", 1);
+    body.output("shape", 1, kInt64);
+    OnnxGraph g(17);
+    sequence_value(g.graph()->add_input(), "as");
+    sequence_value(g.graph()->add_input(), "bs");
+    g.input("t", {1});
+    g.init("k", layer_test::f32({1}, {0.5f}));
+    OnnxGraph::attr_graph(g.node("SequenceMap", {"as", "bs", "t"}, {"outs", "shapes"}), "body", body);
+    sequence_value(g.graph()->add_output(), "outs");
+    onnx::ValueInfoProto* shapes = g.graph()->add_output();
+    shapes->set_name("shapes");
+    shapes->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kInt64);
+    const Net net = g.load(true);
+    Session s(net);
+    const std::vector<std::vector<float>> a = {{1, 2, 3}, {4}, {5, 6}}, b = {{10, 20, 30}, {40}, {50, 60}};
+    std::vector<Tensor> as, bs;
+    for (size_t i = 0; i < a.size(); ++i) {
+        as.push_back(layer_test::f32({static_cast<int64_t>(a[i].size())}, a[i]));
+        bs.push_back(layer_test::f32({static_cast<int64_t>(b[i].size())}, b[i]));
+    }
+    s.set_input("as", Tensor::sequence(as));
+    s.set_input("bs", Tensor::sequence(bs));
+    s.set_input("t", layer_test::f32({1}, {2.f}));
+    const std::vector<Tensor> out = s.run({"outs", "shapes"});
+    const std::vector<Tensor> outs = out[0].items(), sizes = out[1].items();
+    ASSERT_EQ(outs.size(), 3u);
+    ASSERT_EQ(sizes.size(), 3u);
+    for (size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(outs[i].numel(), static_cast<int64_t>(a[i].size()));
+        for (size_t j = 0; j < a[i].size(); ++j) EXPECT_EQ(outs[i].data<float>()[j], (a[i][j] + b[i][j]) * 2.f - 0.5f);
+        EXPECT_EQ(sizes[i].data<int64_t>()[0], static_cast<int64_t>(a[i].size()));
+    }
+    s.set_input("bs", Tensor::sequence({bs[0]}));
+    const std::string msg = layer_test::error_of([&] { s.run({"outs"}); });
+    EXPECT_TRUE(layer_test::contains(msg, "sequence input 1 has 1 elements, input 0 3")) << msg;
+}
+
 TEST(OnnxSequence, MismatchedElementsAreRefused)
 {
     OnnxGraph g(13);

@@ -146,6 +146,41 @@ void convert_loop(NodeContext& n)
     n.emit("Loop", bottoms, node_outputs(n), pd, weights);
 }
 
+// ONNX SequenceMap -> our SequenceMap (ops/sequence/sequence_map.cpp): the
+// body's inputs typed as the elements of the node's sequence inputs (dims
+// free: elements differ) or as its tensor inputs.
+void convert_sequence_map(NodeContext& n)
+{
+    const onnx::GraphProto& body = branch(n, "body");
+    n.check(body.input_size() == n.num_inputs(), "the body reads ", body.input_size(), " inputs; the node gives ",
+            n.num_inputs());
+    n.check(body.output_size() == n.num_outputs(), "the body gives ", body.output_size(), " outputs for the node's ",
+            n.num_outputs());
+    std::vector<DType> dtypes(static_cast<size_t>(n.num_inputs()), DType::F32);
+    std::vector<const DType*> types;
+    for (int i = 0; i < n.num_inputs(); ++i) {
+        const onnx::TypeProto* t = n.type_of(n.node().input(i));
+        if (t && t->has_sequence_type()) t = &t->sequence_type().elem_type();
+        if (t && t->has_tensor_type() && t->tensor_type().elem_type() != 0) {
+            dtypes[i] = dtype_from_onnx(t->tensor_type().elem_type(), "input '" + n.node().input(i) + "'");
+            types.push_back(&dtypes[i]);
+        } else {
+            types.push_back(nullptr);
+        }
+    }
+    const onnx::GraphProto typed = typed_body(body, types, 0);
+    std::vector<std::string> captured;
+    collect_outer_names(typed, {}, captured);
+    std::vector<std::string> bottoms;
+    for (int i = 0; i < n.num_inputs(); ++i) bottoms.push_back(n.input(i));
+    for (const std::string& name : captured) bottoms.push_back(n.outer_blob(name));
+    ParamDict pd;
+    std::vector<Tensor> weights;
+    add_subnet(n, typed, captured, "body", 0, pd, weights);
+    pd.set_int(2, n.num_inputs());
+    n.emit("SequenceMap", bottoms, node_outputs(n), pd, weights);
+}
+
 std::vector<int> ints_of(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
 // ONNX Scan -> our Scan (ops/control/scan.cpp). Opset 8: a first
@@ -198,7 +233,7 @@ void convert_scan(NodeContext& n)
 
 std::vector<ConverterEntry> control_converters()
 {
-    return {{"If", convert_if}, {"Loop", convert_loop}, {"Scan", convert_scan}};
+    return {{"If", convert_if}, {"Loop", convert_loop}, {"Scan", convert_scan}, {"SequenceMap", convert_sequence_map}};
 }
 
 } // namespace kestrel::onnx_import

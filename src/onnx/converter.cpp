@@ -337,6 +337,10 @@ Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::v
         in->set_name(name);
         auto* tt = in->mutable_type()->mutable_tensor_type();
         int rank = -1;
+        if (const onnx::TypeProto* t = type_of(name); t && t->has_sequence_type()) { // a list of tensors
+            *in->mutable_type() = *t;
+            continue;
+        }
         if (const Tensor* c = constant(name)) {
             tt->set_elem_type(onnx_type_from_dtype(c->dtype()));
             rank = static_cast<int>(c->shape().size());

@@ -1,7 +1,7 @@
 // The sequence family. ONNX's sequence values (DType::Sequence tensors
 // whose elements are tensors): SequenceConstruct (and SequenceEmpty),
 // SequenceInsert, SequenceErase, SequenceAt, SequenceLength,
-// SplitToSequence, ConcatFromSequence.
+// SplitToSequence, ConcatFromSequence, SequenceMap (a body sub-network per element).
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -13,6 +13,7 @@ std::unique_ptr<Op> make_sequence_at();
 std::unique_ptr<Op> make_sequence_length();
 std::unique_ptr<Op> make_split_to_sequence();
 std::unique_ptr<Op> make_concat_from_sequence();
+std::unique_ptr<Op> make_sequence_map();
 
 std::vector<BuiltinOp> sequence_family()
 {
@@ -24,6 +25,7 @@ std::vector<BuiltinOp> sequence_family()
         {"SequenceLength", make_sequence_length},
         {"SplitToSequence", make_split_to_sequence},
         {"ConcatFromSequence", make_concat_from_sequence},
+        {"SequenceMap", make_sequence_map},
     };
 }
 
