@@ -16,7 +16,7 @@ public:
     {
         axis_ = pd.get_int(0, 0);
         new_axis_ = pd.get_int(1, 0) != 0;
-        dtype_ = pd.get_int(2, -1);
+        dtype_ = sequence::element_dtype_param(pd, 2);
     }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {

@@ -13,8 +13,7 @@ public:
     {
         expect_input_count(in, 1, 2);
         expect_output_count(out, 1);
-        sequence::expect_sequence(in[0], "input 0");
-        out[0] = sequence::desc_of(std::max<int64_t>(in[0].shape.at(0) - 1, 0));
+        out[0] = sequence::desc_of(std::max<int64_t>(sequence::length(in[0], "input 0") - 1, 0));
     }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {

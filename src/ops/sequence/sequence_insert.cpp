@@ -14,9 +14,8 @@ public:
     {
         expect_input_count(in, 2, 3);
         expect_output_count(out, 1);
-        sequence::expect_sequence(in[0], "input 0");
         check(in[1].dtype != DType::Sequence, "input 1 must be a tensor");
-        out[0] = sequence::desc_of(in[0].shape.at(0) + 1);
+        out[0] = sequence::desc_of(sequence::length(in[0], "input 0") + 1);
     }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
     {

@@ -31,8 +31,8 @@ public:
         const size_t inputs = body().input_names().size(); // the mapped inputs, then the outside values
         expect_input_count(in, inputs, inputs);
         expect_output_count(out, body().output_names().size());
-        sequence::expect_sequence(in[0], "input 0");
-        for (TensorDesc& d : out) d = sequence::desc_of(in[0].shape.at(0));
+        const int64_t n = sequence::length(in[0], "input 0");
+        for (TensorDesc& d : out) d = sequence::desc_of(n);
     }
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {

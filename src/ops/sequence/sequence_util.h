@@ -17,6 +17,14 @@ inline void expect_sequence(const TensorDesc& d, const char* what)
 
 inline TensorDesc desc_of(int64_t items) { return TensorDesc(Shape{items}, DType::Sequence); }
 
+// The number of elements a sequence's desc plans (its one dim).
+inline int64_t length(const TensorDesc& d, const char* what)
+{
+    expect_sequence(d, what);
+    check(d.shape.size() == 1, what, " must be planned as (n,), got ", shape_str(d.shape));
+    return d.shape[0];
+}
+
 // A position input (one integer) in [-n, n + extra) as an index in [0, n + extra).
 inline int64_t position(const Tensor& p, int64_t n, int64_t extra, const char* what)
 {
@@ -38,7 +46,15 @@ inline void set_items(Tensor& out, const std::vector<Tensor>& items)
         out = Tensor::sequence(items);
 }
 
-// The element dtype a converter recorded (param `id`, -1: unknown) for placeholders.
-inline DType element_dtype(int id_value) { return id_value < 0 ? DType::F32 : static_cast<DType>(id_value); }
+// The element dtype a converter recorded in param `id` (-1: unknown, float32
+// for the placeholders), checked to be a tensor dtype.
+inline int element_dtype_param(const ParamDict& pd, int id)
+{
+    const int code = pd.get_int(id, -1);
+    check(code >= -1 && code <= static_cast<int>(DType::Bool), "the elements' dtype (param ", id, ") ", code,
+          " is not -1..12");
+    return code;
+}
+inline DType element_dtype(int code) { return code < 0 ? DType::F32 : static_cast<DType>(code); }
 
 } // namespace kestrel::sequence

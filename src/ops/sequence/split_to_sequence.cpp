@@ -50,18 +50,25 @@ public:
     }
 
 private:
-    // The pieces' lengths along an axis of `dim`.
+    // The pieces' lengths along an axis of `dim`, at most kMaxPieces of them.
     static std::vector<int64_t> lengths(int64_t dim, const Tensor& split)
     {
-        if (!split.defined()) return std::vector<int64_t>(static_cast<size_t>(dim), 1);
+        constexpr int64_t kMaxPieces = int64_t{1} << 20; // each piece is a tensor of its own
+        if (!split.defined()) {
+            check(dim <= kMaxPieces, "splitting ", dim, " pieces of one exceeds ", kMaxPieces, " pieces");
+            return std::vector<int64_t>(static_cast<size_t>(dim), 1);
+        }
         const std::vector<int64_t> v = nd::int_values(split, "split (input 1)");
         if (split.rank() == 0) {
             check(v[0] >= 1, "split (input 1) must be >= 1, got ", v[0]);
+            check((dim + v[0] - 1) / v[0] <= kMaxPieces, "splitting into ", (dim + v[0] - 1) / v[0], " pieces exceeds ",
+                  kMaxPieces);
             std::vector<int64_t> out;
             for (int64_t at = 0; at < dim; at += v[0]) out.push_back(std::min(v[0], dim - at));
             return out;
         }
         check(split.rank() == 1, "split (input 1) must be a scalar or 1-D, got ", shape_str(split.shape()));
+        check(static_cast<int64_t>(v.size()) <= kMaxPieces, v.size(), " split lengths exceed ", kMaxPieces, " pieces");
         int64_t total = 0;
         for (int64_t length : v) {
             check(length >= 0, "split lengths must be >= 0, got ", length);

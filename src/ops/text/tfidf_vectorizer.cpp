@@ -98,8 +98,9 @@ private:
     void count_row(const int64_t* x, int64_t c, std::vector<int64_t>& counts) const
     {
         std::vector<int64_t> gram;
-        for (int64_t n = min_n_; n <= max_n_; ++n)
-            for (int64_t gap = 1; gap <= (n == 1 ? 1 : max_skip_ + 1); ++gap)
+        // (An n-gram of more than c tokens, or spread wider, fits nowhere.)
+        for (int64_t n = min_n_; n <= std::min<int64_t>(max_n_, c); ++n)
+            for (int64_t gap = 1; gap <= (n == 1 ? 1 : std::min<int64_t>(max_skip_ + 1, c)); ++gap)
                 for (int64_t i = 0; i + (n - 1) * gap < c; ++i) {
                     gram.clear();
                     for (int64_t k = 0; k < n; ++k) gram.push_back(x[i + k * gap]);
