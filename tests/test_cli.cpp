@@ -191,6 +191,48 @@ TEST(Cli, RunReadsAndWritesBfloat16Npy)
         EXPECT_EQ(yt.data<uint16_t>()[1], 0x3ef6); // 0.48033667 rounded to nearest even: 0.48046875
     }
 }
+
+// Sequences through .npy files: NAME=FILE.npy is FILE_0.npy, FILE_1.npy, ...
+// one per element, read for an input (as many as there are) and written for an output.
+TEST(Cli, RunReadsAndWritesSequencesAsNumberedNpy)
+{
+    using layer_test::OnnxGraph;
+    OnnxGraph g(13);
+    onnx::ValueInfoProto* seq = g.graph()->add_input();
+    seq->set_name("seq");
+    seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+    g.input("m", {3, 2});
+    g.node("SequenceLength", {"seq"}, {"n"});
+    g.node("SplitToSequence", {"m"}, {"rows"});
+    g.output("n", 0, onnx::TensorProto::INT64);
+    onnx::ValueInfoProto* rows = g.graph()->add_output();
+    rows->set_name("rows");
+    *rows->mutable_type() = seq->type();
+    ktest::TempDir tmp;
+    const std::string model = tmp.file("seq.onnx");
+    std::ofstream(model, std::ios::binary) << g.model().SerializeAsString();
+    write_npy(tmp.file("s_0.npy"), layer_test::f32({2}, {1.f, 2.f}));
+    write_npy(tmp.file("s_1.npy"), layer_test::f32({1}, {3.f}));
+    write_npy(tmp.file("m.npy"), layer_test::f32({3, 2}, {0, 1, 2, 3, 4, 5}));
+    const ktest::CliResult r = ktest::run_cli({"run", model, "--input", "seq=" + tmp.file("s.npy"), "--input",
+                                               "m=" + tmp.file("m.npy"), "--output", "n=" + tmp.file("n.npy"),
+                                               "--output", "rows=" + tmp.file("r.npy")});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_EQ(read_npy(tmp.file("n.npy")).data<int64_t>()[0], 2);
+    for (int k = 0; k < 3; ++k) {
+        const Tensor row = read_npy(tmp.file("r_" + std::to_string(k) + ".npy"));
+        ASSERT_EQ(row.shape(), (Shape{1, 2})) << k;
+        EXPECT_EQ(row.data<float>()[0], 2.f * k);
+        EXPECT_EQ(row.data<float>()[1], 2.f * k + 1);
+    }
+    EXPECT_FALSE(std::ifstream(tmp.file("r_3.npy")).good());
+    const ktest::CliResult printed = ktest::run_cli({"run", model, "--input", "seq=" + tmp.file("s.npy"), "--input",
+                                                     "m=" + tmp.file("m.npy")});
+    ASSERT_EQ(printed.exit_code, 0) << printed.describe();
+    EXPECT_TRUE(has(printed.out, "rows: sequence of 3")) << printed.out;
+    EXPECT_TRUE(has(printed.out, "rows[2]: shape (1,2)")) << printed.out;
+}
 #endif
 
 TEST(Cli, InfoWithoutInputShapeListsLayersAndWeights)

@@ -10,8 +10,38 @@ namespace kestrel::cli {
 
 namespace {
 
+// A sequence's element k in .npy files: FILE.npy -> FILE_k.npy.
+std::string element_file(const std::string& file, int64_t k)
+{
+    const bool npy = file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0;
+    return (npy ? file.substr(0, file.size() - 4) : file) + "_" + std::to_string(k) + ".npy";
+}
+
+// A sequence input from FILE_0.npy, FILE_1.npy, ... (as many as there are, maybe none).
+Tensor read_sequence_npy(const std::string& file)
+{
+    std::vector<Tensor> items;
+    for (int64_t k = 0; std::FILE* f = std::fopen(element_file(file, k).c_str(), "rb"); ++k) {
+        std::fclose(f);
+        items.push_back(read_npy(element_file(file, k)));
+    }
+    return Tensor::sequence(items);
+}
+
+void write_sequence_npy(const std::string& file, const Tensor& seq)
+{
+    const std::vector<Tensor> items = seq.items();
+    for (size_t k = 0; k < items.size(); ++k) write_npy(element_file(file, static_cast<int64_t>(k)), items[k]);
+}
+
 void print_summary(const std::string& name, const Tensor& t)
 {
+    if (t.is_sequence()) { // its elements, each as a tensor
+        std::printf("%s: sequence of %lld\n", name.c_str(), static_cast<long long>(t.numel()));
+        const std::vector<Tensor> items = t.items();
+        for (size_t k = 0; k < items.size(); ++k) print_summary(name + "[" + std::to_string(k) + "]", items[k]);
+        return;
+    }
     std::printf("%s: shape %s dtype %s", name.c_str(), shape_str(t.shape()).c_str(), dtype_name(t.dtype()));
     if (t.numel() == 0) {
         std::printf(" (empty)\n");
@@ -62,7 +92,8 @@ int run_command(const std::vector<std::string>& argv)
             const auto names = model.net.input_names();
             if (std::find(names.begin(), names.end(), kv.first) == names.end())
                 fail(model.param_path, ": the model has no input named '", kv.first, "'");
-            given[kv.first] = read_npy(kv.second);
+            given[kv.first] = model.net.input_dtype(kv.first) == DType::Sequence ? read_sequence_npy(kv.second)
+                                                                                  : read_npy(kv.second);
         }
     if (args.last("--image")) {
         // The picture is the first input (unless an .npy gives it).
@@ -99,7 +130,8 @@ int run_command(const std::vector<std::string>& argv)
     const std::vector<Tensor> results = session.run(names);
     const int topk = args.int_option("--topk", 0, 1, 1 << 30);
     for (size_t i = 0; i < outputs.size(); ++i) {
-        if (!outputs[i].second.empty()) write_npy(outputs[i].second, results[i]);
+        if (!outputs[i].second.empty() && results[i].is_sequence()) write_sequence_npy(outputs[i].second, results[i]);
+        else if (!outputs[i].second.empty()) write_npy(outputs[i].second, results[i]);
         else if (topk > 0) print_topk(outputs[i].first, results[i], topk, args.last("--labels"));
         else print_summary(outputs[i].first, results[i]);
     }

@@ -22,7 +22,8 @@ const Command kCommands[] = {
      "             [--shape NAME=D0,D1,...]... [--threads N] [--no-optimize] [--fp16-weights]\n"
      "             [--precision fp32|bf16]\n"
      "             [--image FILE [--size W,H] [--mean V,...] [--norm V,...] [--pixel-type RGB|BGR|GRAY]\n"
-     "              [--resize FILTER]] [--topk K [--labels FILE]]\n"},
+     "              [--resize FILTER]] [--topk K [--labels FILE]]\n"
+     "             (a sequence input or output NAME=FILE.npy is FILE_0.npy, FILE_1.npy, ..., one per element)\n"},
     {"info", kestrel::cli::info_command,
      "info MODEL [--weights FILE] [--shape NAME=D0,D1,...]... [--json | --dot]\n"},
     {"bench", kestrel::cli::bench_command,
