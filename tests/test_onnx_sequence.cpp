@@ -30,6 +30,13 @@ TEST(SequenceTensor, HoldsTensorsNotBytes)
     EXPECT_THROW(s.to(DType::F32), Error);
     EXPECT_THROW(s.view_as({static_cast<int64_t>(2 * sizeof(Tensor))}, DType::U8), Error);
     EXPECT_THROW(a.items(), Error);
+    const Tensor none = Tensor::optional(Tensor()), some = Tensor::optional(s);
+    EXPECT_TRUE(none.is_optional());
+    EXPECT_TRUE(none.defined());
+    EXPECT_EQ(none.numel(), 0);
+    ASSERT_EQ(some.numel(), 1);
+    EXPECT_TRUE(some.items()[0].is_sequence());
+    EXPECT_THROW(some.view_as({1}, DType::Sequence), Error);
 }
 
 } // namespace
@@ -219,6 +226,52 @@ TEST(OnnxSequence, SequenceMapRunsTheBodyPerElement)
     s.set_input("bs", Tensor::sequence({bs[0]}));
     const std::string msg = layer_test::error_of([&] { s.run({"outs"}); });
     EXPECT_TRUE(layer_test::contains(msg, "sequence input 1 has 1 elements, input 0 3")) << msg;
+}
+
+// Optionals: wrapping a value or none, asking, unwrapping; an optional graph
+// input holding a sequence; a plain value given for an optional input is taken as held.
+TEST(OnnxSequence, OptionalsWrapAskAndUnwrap)
+{
+    OnnxGraph g(18);
+    g.input("x", {2});
+    onnx::ValueInfoProto* opt = g.graph()->add_input();
+    opt->set_name("opt");
+    opt->mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_sequence_type()->mutable_elem_type()
+        ->mutable_tensor_type()->set_elem_type(kFloat);
+    g.node("Optional", {"x"}, {"some"});
+    onnx::NodeProto* none = g.node("Optional", {}, {"none"});
+    onnx::AttributeProto* type = none->add_attribute();
+    type->set_name("type");
+    type->set_type(onnx::AttributeProto::TYPE_PROTO);
+    type->mutable_tp()->mutable_tensor_type()->set_elem_type(kFloat);
+    g.node("OptionalHasElement", {"some"}, {"has_some"});
+    g.node("OptionalHasElement", {"none"}, {"has_none"});
+    g.node("OptionalHasElement", {"opt"}, {"has_opt"});
+    g.node("OptionalGetElement", {"some"}, {"x_again"});
+    g.node("OptionalGetElement", {"opt"}, {"seq"});
+    g.node("SequenceLength", {"seq"}, {"n"});
+    g.node("OptionalGetElement", {"none"}, {"nothing"});
+    for (const char* b : {"has_some", "has_none", "has_opt"}) g.output(b, 0, onnx::TensorProto::BOOL);
+    g.output("x_again", 1);
+    g.output("n", 0, kInt64);
+    g.output("nothing", 1);
+    const Net net = g.load(true);
+    Session s(net);
+    const Tensor x = layer_test::f32({2}, {3.f, -4.f});
+    s.set_input("x", x);
+    s.set_input("opt", Tensor::optional(Tensor::sequence({x, x, x})));
+    const std::vector<Tensor> out = s.run({"has_some", "has_none", "has_opt", "x_again", "n"});
+    EXPECT_EQ(out[0].data<uint8_t>()[0], 1);
+    EXPECT_EQ(out[1].data<uint8_t>()[0], 0);
+    EXPECT_EQ(out[2].data<uint8_t>()[0], 1);
+    EXPECT_EQ(values(out[3]), values(x));
+    EXPECT_EQ(out[4].data<int64_t>()[0], 3);
+    const std::string msg = layer_test::error_of([&] { s.get("nothing"); });
+    EXPECT_TRUE(layer_test::contains(msg, "the optional holds no value")) << msg;
+    s.set_input("opt", Tensor::optional(Tensor()));
+    EXPECT_EQ(s.get("has_opt").data<uint8_t>()[0], 0);
+    s.set_input("opt", Tensor::sequence({x})); // a plain sequence: held
+    EXPECT_EQ(s.get("n").data<int64_t>()[0], 1);
 }
 
 TEST(OnnxSequence, MismatchedElementsAreRefused)

@@ -119,7 +119,8 @@ public:
     Session(Session&&) noexcept;
 
     // The tensor is referenced, not copied; keep it unchanged until the run ends.
-    // A uint16 tensor given for an input declared bfloat16 is taken as its bits.
+    // A uint16 tensor given for an input declared bfloat16 is taken as its
+    // bits; a tensor or sequence given for an optional input, as holding it.
     void set_input(const std::string& name, const Tensor& tensor);
     // Computes (if not yet computed since the inputs were set) and returns the blob.
     // The result stays valid after later runs (it owns its storage).

@@ -9,8 +9,12 @@
 
 namespace kestrel {
 
-// Sequence: a list of tensors (ONNX's sequence type), see Tensor::sequence.
-enum class DType : uint8_t { F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool, Sequence };
+// Sequence: a list of tensors (ONNX's sequence type), see Tensor::sequence;
+// Optional: none or one value (ONNX's optional type), see Tensor::optional.
+enum class DType : uint8_t { F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool, Sequence, Optional };
+
+// Whether values of this dtype are tensors (a sequence's, an optional's), not bytes.
+inline bool dtype_holds_tensors(DType t) { return t == DType::Sequence || t == DType::Optional; }
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
@@ -42,7 +46,11 @@ public:
     // Tensor(Shape{n}, DType::Sequence) holds n undefined tensors.
     static Tensor sequence(const std::vector<Tensor>& items);
     bool is_sequence() const { return dtype_ == DType::Sequence; }
-    std::vector<Tensor> items() const; // a sequence's tensors
+    // An optional: DType::Optional of shape (0,) (none) or (1,) holding
+    // `value` (a tensor or a sequence); an undefined `value` gives none.
+    static Tensor optional(const Tensor& value);
+    bool is_optional() const { return dtype_ == DType::Optional; }
+    std::vector<Tensor> items() const; // a sequence's tensors, an optional's value (or none)
 
     const Shape& shape() const { return shape_; }
     int rank() const { return static_cast<int>(shape_.size()); }

@@ -46,6 +46,7 @@ decltype(auto) visit_dtype(DType t, Fn&& fn)
     case DType::U64: return fn(TypeTag<uint64_t>{});
     case DType::Bool: return fn(TypeTag<bool>{});
     case DType::Sequence: fail("a sequence where a tensor is expected");
+    case DType::Optional: fail("an optional where a tensor is expected");
     }
     fail("unknown dtype");
 }

@@ -18,7 +18,7 @@ size_t dtype_size(DType t)
     case DType::F32: case DType::I32: case DType::U32: return 4;
     case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
     case DType::I8: case DType::U8: case DType::Bool: return 1;
-    case DType::Sequence: return sizeof(Tensor);
+    case DType::Sequence: case DType::Optional: return sizeof(Tensor);
     }
     return 1;
 }
@@ -40,6 +40,7 @@ const char* dtype_name(DType t)
     case DType::U64: return "uint64";
     case DType::Bool: return "bool";
     case DType::Sequence: return "sequence";
+    case DType::Optional: return "optional";
     }
     return "?";
 }
@@ -92,7 +93,7 @@ Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtyp
     numel_ = shape_numel(shape_);
     if (numel_ > static_cast<int64_t>(std::numeric_limits<size_t>::max() / 16))
         throw TooLargeError("tensor " + shape_str(shape_) + " is too large");
-    if (dtype_ == DType::Sequence) { // Tensor objects, not bytes
+    if (dtype_holds_tensors(dtype_)) { // Tensor objects, not bytes
         auto items = std::make_shared<std::vector<Tensor>>(static_cast<size_t>(numel_));
         items->reserve(1); // an empty sequence is still a defined value
         data_ = items->data();
@@ -110,9 +111,16 @@ Tensor Tensor::sequence(const std::vector<Tensor>& items)
     return t;
 }
 
+Tensor Tensor::optional(const Tensor& value)
+{
+    Tensor t({value.defined() ? 1 : 0}, DType::Optional);
+    if (value.defined()) t.data<Tensor>()[0] = value;
+    return t;
+}
+
 std::vector<Tensor> Tensor::items() const
 {
-    check(is_sequence(), "a ", dtype_name(dtype_), " tensor is not a sequence");
+    check(dtype_holds_tensors(dtype_), "a ", dtype_name(dtype_), " tensor is not a sequence or an optional");
     return std::vector<Tensor>(data<Tensor>(), data<Tensor>() + numel_);
 }
 
@@ -157,7 +165,8 @@ Tensor Tensor::reshaped(Shape shape) const
 
 Tensor Tensor::view_as(Shape shape, DType dtype) const
 {
-    check((dtype == DType::Sequence) == is_sequence(), "cannot view a ", dtype_name(dtype_), " as ", dtype_name(dtype));
+    check(dtype_holds_tensors(dtype) == dtype_holds_tensors(dtype_) && (!dtype_holds_tensors(dtype) || dtype == dtype_),
+          "cannot view a ", dtype_name(dtype_), " as ", dtype_name(dtype));
     const int64_t n = shape_numel(shape);
     check(static_cast<size_t>(n) * dtype_size(dtype) == nbytes(), "cannot view ", shape_str(shape_), " ",
           dtype_name(dtype_), " as ", shape_str(shape), " ", dtype_name(dtype));
@@ -171,7 +180,7 @@ Tensor Tensor::view_as(Shape shape, DType dtype) const
 Tensor Tensor::clone() const
 {
     Tensor t(shape_, dtype_);
-    if (is_sequence()) // the elements are values nobody writes: shared
+    if (dtype_holds_tensors(dtype_)) // the elements are values nobody writes: shared
         std::copy(data<Tensor>(), data<Tensor>() + numel_, t.data<Tensor>());
     else if (nbytes())
         std::memcpy(t.data_, data_, nbytes());
@@ -180,14 +189,14 @@ Tensor Tensor::clone() const
 
 void Tensor::fill_zero()
 {
-    if (is_sequence()) return std::fill(data<Tensor>(), data<Tensor>() + numel_, Tensor());
+    if (dtype_holds_tensors(dtype_)) return std::fill(data<Tensor>(), data<Tensor>() + numel_, Tensor());
     if (nbytes()) std::memset(data_, 0, nbytes());
 }
 
 Tensor Tensor::to(DType target) const
 {
     if (target == dtype_) return clone();
-    check(!is_sequence() && target != DType::Sequence, "cannot convert a ", dtype_name(dtype_), " to ",
+    check(!dtype_holds_tensors(dtype_) && !dtype_holds_tensors(target), "cannot convert a ", dtype_name(dtype_), " to ",
           dtype_name(target));
     Tensor out(shape_, target);
     const int64_t n = numel_;

@@ -18,7 +18,7 @@ std::vector<std::string> given_inputs(NodeContext& n)
     return bottoms;
 }
 
-// The dtype of output 0's tensors (its own, or its sequence's elements'), or -1.
+// The dtype of a value's tensors (its own, or its sequence's elements'), or -1.
 int element_dtype(NodeContext& n, const std::string& onnx_name)
 {
     const onnx::TypeProto* t = n.type_of(onnx_name);
@@ -60,6 +60,30 @@ void convert_concat_from_sequence(NodeContext& n)
     n.emit("ConcatFromSequence", {n.input(0)}, {n.output(0)}, pd);
 }
 
+// Optional(x) or Optional() (its `type` attribute only names what it could hold).
+void convert_optional(NodeContext& n)
+{
+    std::vector<std::string> bottoms;
+    if (n.has_input(0)) bottoms.push_back(n.input(0));
+    n.emit("Optional", bottoms, {n.output(0)});
+}
+
+// OptionalHasElement with no input (opset 18: absent means none).
+void convert_optional_has_element(NodeContext& n)
+{
+    std::vector<std::string> bottoms;
+    if (n.has_input(0)) bottoms.push_back(n.input(0));
+    n.emit("OptionalHasElement", bottoms, {n.output(0)});
+}
+
+void convert_optional_get_element(NodeContext& n)
+{
+    const onnx::TypeProto* t = n.type_of(n.node().output(0));
+    ParamDict pd;
+    pd.set_int(0, t && t->has_sequence_type() ? static_cast<int>(DType::Sequence) : element_dtype(n, n.node().output(0)));
+    n.emit("OptionalGetElement", {n.input(0)}, {n.output(0)}, pd);
+}
+
 } // namespace
 
 std::vector<ConverterEntry> sequence_converters()
@@ -73,6 +97,9 @@ std::vector<ConverterEntry> sequence_converters()
         {"SequenceAt", convert_sequence_at},
         {"SplitToSequence", convert_split_to_sequence},
         {"ConcatFromSequence", convert_concat_from_sequence},
+        {"Optional", convert_optional},
+        {"OptionalHasElement", convert_optional_has_element},
+        {"OptionalGetElement", convert_optional_get_element},
     };
 }
 

@@ -337,7 +337,7 @@ Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::v
         in->set_name(name);
         auto* tt = in->mutable_type()->mutable_tensor_type();
         int rank = -1;
-        if (const onnx::TypeProto* t = type_of(name); t && t->has_sequence_type()) { // a list of tensors
+        if (const onnx::TypeProto* t = type_of(name); t && (t->has_sequence_type() || t->has_optional_type())) {
             *in->mutable_type() = *t;
             continue;
         }
@@ -372,9 +372,9 @@ void ModelConverter::add_graph_inputs()
     const onnx::GraphProto& g = model_.graph();
     for (const auto& in : g.input()) {
         if (constants_.count(in.name())) continue; // older exporters list initializers as inputs
-        if (in.type().has_sequence_type()) { // a list of tensors (Tensor::sequence)
+        if (in.type().has_sequence_type() || in.type().has_optional_type()) { // Tensor::sequence / optional
             ParamDict pd;
-            pd.set_int(21, static_cast<int>(DType::Sequence));
+            pd.set_int(21, static_cast<int>(in.type().has_sequence_type() ? DType::Sequence : DType::Optional));
             add_layer("Input", sanitize(in.name()), {}, {sanitize(in.name())}, pd, {});
             continue;
         }

@@ -154,19 +154,48 @@ Tensor read_onnx_tensor_file(const std::string& path, std::string* name)
     return tensor_from_onnx(proto, slash == std::string::npos ? "." : path.substr(0, slash));
 }
 
-Tensor read_onnx_sequence_file(const std::string& path)
+namespace {
+
+std::string folder_of(const std::string& path)
+{
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+template <class Proto> Proto parse_file(const std::string& path, const char* what)
 {
     std::ifstream in(path, std::ios::binary);
     check(static_cast<bool>(in), path, ": cannot open");
-    onnx::SequenceProto proto;
-    check(proto.ParseFromIstream(&in), path, ": not a serialized ONNX SequenceProto");
+    Proto proto;
+    check(proto.ParseFromIstream(&in), path, ": not a serialized ONNX ", what);
+    return proto;
+}
+
+Tensor sequence_from_onnx(const onnx::SequenceProto& proto, const std::string& path)
+{
     check(proto.sequence_values_size() == 0 && proto.map_values_size() == 0 && proto.optional_values_size() == 0, path,
           ": only sequences of tensors are supported");
-    const size_t slash = path.find_last_of('/');
     std::vector<Tensor> items;
-    for (const onnx::TensorProto& t : proto.tensor_values())
-        items.push_back(tensor_from_onnx(t, slash == std::string::npos ? "." : path.substr(0, slash)));
+    for (const onnx::TensorProto& t : proto.tensor_values()) items.push_back(tensor_from_onnx(t, folder_of(path)));
     return Tensor::sequence(items);
+}
+
+} // namespace
+
+Tensor read_onnx_sequence_file(const std::string& path)
+{
+    return sequence_from_onnx(parse_file<onnx::SequenceProto>(path, "SequenceProto"), path);
+}
+
+Tensor read_onnx_optional_file(const std::string& path)
+{
+    const onnx::OptionalProto proto = parse_file<onnx::OptionalProto>(path, "OptionalProto");
+    switch (proto.elem_type()) {
+    case onnx::OptionalProto::UNDEFINED: return Tensor::optional(Tensor());
+    case onnx::OptionalProto::TENSOR: return Tensor::optional(tensor_from_onnx(proto.tensor_value(), folder_of(path)));
+    case onnx::OptionalProto::SEQUENCE: return Tensor::optional(sequence_from_onnx(proto.sequence_value(), path));
+    default: fail(path, ": only optional tensors and sequences are supported");
+    }
 }
 
 } // namespace kestrel

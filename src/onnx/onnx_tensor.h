@@ -18,5 +18,7 @@ Tensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& base_
 Tensor read_onnx_tensor_file(const std::string& path, std::string* name = nullptr);
 // A serialized onnx::SequenceProto of tensors (ONNX's test data) as a sequence (Tensor::sequence).
 Tensor read_onnx_sequence_file(const std::string& path);
+// A serialized onnx::OptionalProto (of a tensor or a sequence of tensors) as Tensor::optional.
+Tensor read_onnx_optional_file(const std::string& path);
 
 } // namespace kestrel

@@ -511,10 +511,10 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
         }
     }
     // Shapes downstream of data-dependent ops are only known at run time, and
-    // sequences hold tensor objects, not bytes: own buffers.
+    // sequences and optionals hold tensor objects, not bytes: own buffers.
     for (int s = 0; s < nsteps; ++s)
         for (int t : graph->layers[p.steps[s]].tops)
-            if ((p.data_dependent[t] || p.blobs[t].desc.dtype == DType::Sequence) && p.blobs[t].home == Home::Arena)
+            if ((p.data_dependent[t] || dtype_holds_tensors(p.blobs[t].desc.dtype)) && p.blobs[t].home == Home::Arena)
                 p.blobs[t].home = Home::Owned;
     // Roots of requested blobs are owned buffers handed to the caller; never reused.
     for (int t : targets) {
@@ -770,6 +770,8 @@ void Session::set_input(const std::string& name, const Tensor& tensor)
         const DType dtype = impl_->net->input_dtype(name);
         // numpy has no bfloat16: a bfloat16 input may come as its uint16 bits (as ONNX's test data stores it).
         if (dtype == DType::BF16 && given.dtype() == DType::U16) given = given.view_as(given.shape(), DType::BF16);
+        // A value given for an optional input is one that holds it (Loop carries optionals so).
+        if (dtype == DType::Optional && !given.is_optional()) given = Tensor::optional(given);
         check(given.dtype() == dtype, g.source, ": input '", name, "' must be ", dtype_name(dtype), ", got ",
               dtype_name(tensor.dtype()));
     }

@@ -63,13 +63,17 @@ std::string compare(const Tensor& got, const Tensor& want)
     return "";
 }
 
-std::string compare_sequences(const Tensor& got, const Tensor& want)
+// Sequences and optionals: their values in turn (a sequence's in an optional too).
+std::string compare_values(const Tensor& got, const Tensor& want)
 {
-    if (got.numel() != want.numel())
-        return "a sequence of " + std::to_string(got.numel()) + ", expected " + std::to_string(want.numel());
+    if (got.dtype() != want.dtype() || got.numel() != want.numel())
+        return std::string("a ") + dtype_name(got.dtype()) + " of " + std::to_string(got.numel()) + ", expected a " +
+               dtype_name(want.dtype()) + " of " + std::to_string(want.numel());
     const std::vector<Tensor> g = got.items(), w = want.items();
-    for (size_t k = 0; k < g.size(); ++k)
-        if (const std::string diff = compare(g[k], w[k]); !diff.empty()) return "element " + std::to_string(k) + ": " + diff;
+    for (size_t k = 0; k < g.size(); ++k) {
+        const std::string diff = dtype_holds_tensors(g[k].dtype()) ? compare_values(g[k], w[k]) : compare(g[k], w[k]);
+        if (!diff.empty()) return "element " + std::to_string(k) + ": " + diff;
+    }
     return "";
 }
 
@@ -96,9 +100,9 @@ std::string run_case(const std::string& dir)
             for (size_t i = 0; i < in_files.size() && i < inputs.size(); ++i) {
                 const std::string file = sd + "/input_" + std::to_string(i) + ".pb";
                 const DType dtype = net.input_dtype(inputs[i]);
-                session.set_input(inputs[i], dtype == DType::Sequence
-                                                 ? read_onnx_sequence_file(file)
-                                                 : as_bf16_if_stored_as_u16(read_onnx_tensor_file(file), dtype));
+                session.set_input(inputs[i], dtype == DType::Sequence   ? read_onnx_sequence_file(file)
+                                             : dtype == DType::Optional ? read_onnx_optional_file(file)
+                                                                        : as_bf16_if_stored_as_u16(read_onnx_tensor_file(file), dtype));
             }
             const std::vector<std::string> out_files = list_dir(sd, "output_");
             if (out_files.size() != outputs.size())
@@ -107,10 +111,10 @@ std::string run_case(const std::string& dir)
             const std::vector<Tensor> got = session.run(outputs);
             for (size_t i = 0; i < outputs.size(); ++i) {
                 const std::string file = sd + "/output_" + std::to_string(i) + ".pb";
-                const std::string diff = got[i].is_sequence()
-                                             ? compare_sequences(got[i], read_onnx_sequence_file(file))
-                                             : compare(got[i], as_bf16_if_stored_as_u16(read_onnx_tensor_file(file),
-                                                                                        got[i].dtype()));
+                const std::string diff = got[i].is_sequence()   ? compare_values(got[i], read_onnx_sequence_file(file))
+                                         : got[i].is_optional() ? compare_values(got[i], read_onnx_optional_file(file))
+                                                                : compare(got[i], as_bf16_if_stored_as_u16(
+                                                                                      read_onnx_tensor_file(file), got[i].dtype()));
                 if (!diff.empty()) return set + " output " + std::to_string(i) + ": " + diff;
             }
         }

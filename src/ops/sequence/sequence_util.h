@@ -36,14 +36,14 @@ inline int64_t position(const Tensor& p, int64_t n, int64_t extra, const char* w
     return v < 0 ? v + n : v;
 }
 
-// Writes `items` into a sequence output: in place where it was planned with
-// as many elements (the runtime keeps that tensor), else as a new one.
-inline void set_items(Tensor& out, const std::vector<Tensor>& items)
+// Writes `items` into a sequence (or optional) output: in place where it
+// was planned with as many elements (the runtime keeps that tensor), else as a new one.
+inline void set_items(Tensor& out, const std::vector<Tensor>& items, DType dtype = DType::Sequence)
 {
-    if (out.is_sequence() && out.numel() == static_cast<int64_t>(items.size()))
+    if (out.dtype() == dtype && out.numel() == static_cast<int64_t>(items.size()))
         std::copy(items.begin(), items.end(), out.data<Tensor>());
     else
-        out = Tensor::sequence(items);
+        out = dtype == DType::Sequence ? Tensor::sequence(items) : Tensor::optional(items.empty() ? Tensor() : items[0]);
 }
 
 // The element dtype a converter recorded in param `id` (-1: unknown, float32
