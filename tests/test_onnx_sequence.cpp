@@ -39,6 +39,21 @@ TEST(SequenceTensor, HoldsTensorsNotBytes)
     EXPECT_THROW(some.view_as({1}, DType::Sequence), Error);
 }
 
+// Layers that work on bytes refuse sequences and optionals before they run
+// (a byte copy of tensor objects would corrupt them).
+TEST(SequenceTensor, ByteLayersRefuseSequences)
+{
+    for (const char* layer : {"Reshape r 1 1 s y 0=2", "Concat c 2 1 s s y", "Permute p 1 1 s y 0=1",
+                              "UnaryOp u 1 1 s y 0=1"}) {
+        Net net;
+        net.load_param_mem(std::string("7767517\n2 2\nInput s 0 1 s 21=13\n") + layer + "\n", "seq.param");
+        Session s(net);
+        s.set_input("s", Tensor::sequence({layer_test::f32({2}, {1.f, 2.f}), layer_test::f32({2}, {3.f, 4.f})}));
+        const std::string msg = layer_test::error_of([&] { s.get("y"); });
+        EXPECT_TRUE(layer_test::contains(msg, "a sequence input, which this layer does not take")) << layer << ": " << msg;
+    }
+}
+
 } // namespace
 } // namespace kestrel
 

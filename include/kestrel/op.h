@@ -200,6 +200,9 @@ public:
     // Outputs are views of input 0 (same bytes, maybe another shape): the runtime
     // makes them without calling forward (Split, Reshape, Flatten, Noop, ...).
     virtual bool outputs_alias_input() const { return false; }
+    // Whether inputs may be sequences or optionals (DType::Sequence /
+    // Optional: tensors, not bytes); the runtime refuses them elsewhere.
+    virtual bool takes_sequences() const { return false; }
     // With outputs_alias_input: which input output `i` is a view of.
     virtual int alias_input(int /*output*/) const { return 0; }
     // Output shapes depend on input *values* not known while planning (e.g.

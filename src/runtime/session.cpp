@@ -180,6 +180,9 @@ void Session::Impl::infer_layer(int li, std::vector<TensorDesc>& in, std::vector
 {
     try {
         const Layer& l = graph->layers[li];
+        for (const TensorDesc& d : in)
+            check(!dtype_holds_tensors(d.dtype) || l.op->takes_sequences(), "a ", dtype_name(d.dtype),
+                  " input, which this layer does not take");
         if (l.batched()) {
             check(!l.op->dynamic_output_shape(), "a layer with data-dependent output shapes cannot be batched");
             std::vector<TensorDesc> per_sample;

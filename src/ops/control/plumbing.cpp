@@ -42,6 +42,7 @@ public:
         for (auto& o : out) o = in[0];
     }
     bool outputs_alias_input() const override { return true; }
+    bool takes_sequences() const override { return true; }
     bool int8_passthrough(const std::vector<TensorDesc>&) const override { return true; }
     void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
 };
@@ -56,6 +57,7 @@ public:
         for (size_t i = 0; i < out.size(); ++i) out[i] = in[i];
     }
     bool outputs_alias_input() const override { return true; }
+    bool takes_sequences() const override { return true; }
     int alias_input(int output) const override { return output; }
     void forward(const std::vector<Tensor>&, std::vector<Tensor>&, const ExecContext&) const override {}
 };

@@ -18,6 +18,7 @@ public:
         new_axis_ = pd.get_int(1, 0) != 0;
         dtype_ = sequence::element_dtype_param(pd, 2);
     }
+    bool takes_sequences() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 1, 1);
