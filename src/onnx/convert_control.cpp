@@ -68,13 +68,6 @@ void add_subnet(NodeContext& n, const onnx::GraphProto& graph, const std::vector
     weights.push_back(bytes_tensor(bin.data(), bin.size()));
 }
 
-std::vector<std::string> node_outputs(NodeContext& n)
-{
-    std::vector<std::string> tops;
-    for (int i = 0; i < n.num_outputs(); ++i) tops.push_back(n.output(i));
-    return tops;
-}
-
 void convert_if(NodeContext& n)
 {
     const onnx::GraphProto& then_graph = branch(n, "then_branch");
@@ -91,7 +84,7 @@ void convert_if(NodeContext& n)
     std::vector<Tensor> weights;
     add_subnet(n, then_graph, captured, "then_branch", 0, pd, weights);
     add_subnet(n, else_graph, captured, "else_branch", 2, pd, weights);
-    n.emit("If", bottoms, node_outputs(n), pd, weights);
+    n.emit("If", bottoms, all_outputs(n), pd, weights);
 }
 
 // `body` with the element type of each input that has none set (the body
@@ -143,7 +136,7 @@ void convert_loop(NodeContext& n)
     pd.set_int(2, n.has_input(0) ? 1 : 0);
     pd.set_int(3, n.has_input(1) ? 1 : 0);
     pd.set_int(4, carried);
-    n.emit("Loop", bottoms, node_outputs(n), pd, weights);
+    n.emit("Loop", bottoms, all_outputs(n), pd, weights);
 }
 
 // ONNX SequenceMap -> our SequenceMap (ops/sequence/sequence_map.cpp): the
@@ -178,7 +171,7 @@ void convert_sequence_map(NodeContext& n)
     std::vector<Tensor> weights;
     add_subnet(n, typed, captured, "body", 0, pd, weights);
     pd.set_int(2, n.num_inputs());
-    n.emit("SequenceMap", bottoms, node_outputs(n), pd, weights);
+    n.emit("SequenceMap", bottoms, all_outputs(n), pd, weights);
 }
 
 std::vector<int> ints_of(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
@@ -226,7 +219,7 @@ void convert_scan(NodeContext& n)
         for (const auto& [attr, id] : lists)
             if (n.has_attr(attr)) pd.set_ints(id, ints_of(n.attr_ints(attr)));
     }
-    n.emit("Scan", bottoms, node_outputs(n), pd, weights);
+    n.emit("Scan", bottoms, all_outputs(n), pd, weights);
 }
 
 } // namespace

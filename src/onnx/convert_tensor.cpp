@@ -60,14 +60,14 @@ std::vector<std::string> inputs_upto(NodeContext& n, int count)
     return blobs;
 }
 
-namespace {
-
 std::vector<std::string> all_outputs(const NodeContext& n)
 {
     std::vector<std::string> tops;
     for (int i = 0; i < n.num_outputs(); ++i) tops.push_back(n.output(i));
     return tops;
 }
+
+namespace {
 
 // Code of a Scatter reduction attribute.
 int reduction_code(const NodeContext& n)

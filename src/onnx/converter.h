@@ -124,6 +124,8 @@ ParamDict params_with_ints(int id, const std::vector<int64_t>& values, const std
 // Blobs of inputs [0, count): absent optional ones become empty int64
 // placeholders, trailing absent ones are dropped.
 std::vector<std::string> inputs_upto(NodeContext& n, int count);
+// The blobs of all of the node's outputs.
+std::vector<std::string> all_outputs(const NodeContext& n);
 std::vector<int64_t> tensor_to_int64s(const Tensor& t);
 std::vector<float> tensor_to_floats(const Tensor& t);
 Tensor scalar_tensor(float v);

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 #include "ops/control/subnet.h"
 
 namespace kestrel {
@@ -84,7 +85,7 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const int64_t trips = has_trip_count_ ? subnet::scalar_int(in[0], "the trip count") : INT64_MAX;
+        const int64_t trips = has_trip_count_ ? nd::int_scalar(in[0], "the trip count") : INT64_MAX;
         bool cond = has_cond_ ? subnet::scalar_truth(in[first_carried() - 1], "the condition") : true;
         // The body's inputs: iteration, condition, carried values, outside values.
         std::vector<Tensor> inputs = {Tensor(), Tensor()};

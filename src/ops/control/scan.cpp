@@ -20,17 +20,12 @@
 #include <memory>
 
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 #include "ops/control/subnet.h"
 
 namespace kestrel {
 
 namespace {
-
-int normalized_axis(int axis, int rank, const char* what)
-{
-    check(axis >= -rank && axis < rank, what, " axis ", axis, " is out of range for rank ", rank);
-    return axis < 0 ? axis + rank : axis;
-}
 
 class Scan : public subnet::BodyOp {
 public:
@@ -79,6 +74,7 @@ public:
                 s.erase(s.begin());
             }
             if (j < states_) continue;
+            check(!s.empty(), "scan input ", j - states_, " has no axis to scan");
             const int axis = in_axis(j - states_, static_cast<int>(s.size()));
             steps = s[axis];
             s.erase(s.begin() + axis);
@@ -125,12 +121,12 @@ private:
 
     int in_axis(int j, int rank) const
     {
-        return batched_ || in_axes_.empty() ? 0 : normalized_axis(in_axes_[j], rank, "scan input");
+        return batched_ || in_axes_.empty() ? 0 : nd::normalize_axis(in_axes_[j], rank, "scan input axis");
     }
     bool in_reversed(int j) const { return !in_reversed_.empty() && in_reversed_[j] != 0; }
     int out_axis(int k, int rank) const
     {
-        return batched_ || out_axes_.empty() ? 0 : normalized_axis(out_axes_[k], rank, "scan output");
+        return batched_ || out_axes_.empty() ? 0 : nd::normalize_axis(out_axes_[k], rank, "scan output axis");
     }
     bool out_reversed(int k) const { return !batched_ && !out_reversed_.empty() && out_reversed_[k] != 0; }
 

@@ -146,12 +146,6 @@ Tensor stack(const std::vector<Tensor>& values, int axis, bool reversed, const T
     return y;
 }
 
-int64_t scalar_int(const Tensor& t, const char* what)
-{
-    check(t.numel() == 1, what, " must have one element, got ", shape_str(t.shape()));
-    return t.to(DType::I64).data<int64_t>()[0];
-}
-
 bool scalar_truth(const Tensor& t, const char* what)
 {
     check(t.numel() == 1, what, " must have one element, got ", shape_str(t.shape()));

@@ -60,8 +60,7 @@ void put_slice(Tensor& y, int axis, int64_t index, const Tensor& slice);
 // (unknown dims as 0).
 Tensor stack(const std::vector<Tensor>& values, int axis, bool reversed, const TensorDesc& none);
 
-// One element of a tensor of any dtype as an integer / as a truth value.
-int64_t scalar_int(const Tensor& t, const char* what);
+// One element of a tensor of any dtype as a truth value.
 bool scalar_truth(const Tensor& t, const char* what);
 
 } // namespace kestrel::subnet
