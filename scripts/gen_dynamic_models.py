@@ -15,6 +15,7 @@ PyTorch is not installed.
 import os
 import sys
 import zlib
+from typing import List
 
 try:
     import numpy as np
@@ -102,10 +103,31 @@ class GreedyDecoder(nn.Module):
         return tokens, h
 
 
+class PerClassBoxes(nn.Module):
+    """A scripted model that returns a list of tensors (List[Tensor], exported
+    as an ONNX sequence built in a Loop): per class, the boxes whose score for
+    it passes 0.5, scaled by that score; each element has its own row count."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(8, 7)
+
+    def forward(self, x):  # x: [n, 8]
+        y = self.head(x)
+        boxes = y[:, :4]
+        scores = torch.sigmoid(y[:, 4:])
+        out: List[torch.Tensor] = []
+        for c in range(scores.size(1)):
+            keep = scores[:, c] > 0.5
+            out.append(boxes[keep] * scores[keep][:, c:c + 1])
+        return out
+
+
 # name -> (constructor, dynamic axes of input 0 (none: static), {tag: input shape}[, scripted]);
 # the first shape is the one the graph is traced with. A scripted model is exported through
 # torch.jit.script (its loops become ONNX Loop); one with several outputs writes output_TAG.npy,
-# output1_TAG.npy, ...
+# output1_TAG.npy, ...; one that returns a list writes its elements as output_TAG_0.npy,
+# output_TAG_1.npy, ... (as `kestrel run` writes a sequence).
 MODELS = {
     "dynamic_reshape": (DynamicReshape, {0: "batch", 2: "height", 3: "width"},
                         {"b1": (1, 8, 12, 16), "b3": (3, 8, 12, 16),
@@ -114,12 +136,15 @@ MODELS = {
                  {"b1": (1, 3, 224, 224), "b4": (4, 3, 224, 224)}),
     "residual_b2": (ResidualBlocks, {}, {"b2": (2, 8, 12, 12)}),
     "greedy_decoder": (GreedyDecoder, {}, {f"h{i}": (1, 16) for i in range(8)}, True),
+    "per_class_boxes": (PerClassBoxes, {0: "n"}, {f"n{n}": (n, 8) for n in (1, 5, 12, 40)}, True),
 }
 
 
 def up_to_date(d, cases):
     """Files from an earlier run of this same script are reused."""
-    files = ["model.onnx"] + [f"{k}_{t}.npy" for t in cases for k in ("input", "output")]
+    files = ["model.onnx"] + [f"input_{t}.npy" for t in cases]
+    files += [f"output_{t}.npy" if os.path.exists(os.path.join(d, f"output_{t}.npy")) else f"output_{t}_0.npy"
+              for t in cases]
     paths = [os.path.join(d, f) for f in files]
     if not all(os.path.exists(p) for p in paths):
         return False
@@ -145,15 +170,17 @@ def export(name, outdir):
             y = model(x)
         outputs = list(y) if isinstance(y, tuple) else [y]
         names = ["output"] + [f"output{i}" for i in range(1, len(outputs))]
+        if isinstance(y, list):  # one output, a list of tensors
+            outputs, names = y, [f"output_{tag}_{k}" for k in range(len(y))]
         if first:
             torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=13,
-                              input_names=["input"], output_names=names,
+                              input_names=["input"], output_names=["output"] if isinstance(y, list) else names,
                               dynamic_axes={"input": axes, "output": {0: "batch"}} if axes else None,
                               do_constant_folding=True)
             first = False
         np.save(os.path.join(d, f"input_{tag}.npy"), x.numpy())
         for n, out in zip(names, outputs):
-            np.save(os.path.join(d, f"{n}_{tag}.npy"), out.numpy())
+            np.save(os.path.join(d, n + ".npy" if isinstance(y, list) else f"{n}_{tag}.npy"), out.numpy())
     print(name, "ok", list(cases))
 
 

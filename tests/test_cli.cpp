@@ -192,6 +192,58 @@ TEST(Cli, RunReadsAndWritesBfloat16Npy)
     }
 }
 
+// A .npy file as numpy writes one: a 1.0 header padded to 64 bytes, then `body`.
+void write_raw_npy(const std::string& path, const std::string& descr, const std::string& shape, const std::string& body)
+{
+    std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    header.append((10 + header.size() + 1 + 63) / 64 * 64 - 10 - header.size() - 1, ' ');
+    header += '\n';
+    std::ofstream out(path, std::ios::binary);
+    out << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(header.size() & 0xff)
+        << static_cast<char>(header.size() >> 8) << header << body;
+}
+
+// numpy's UTF-32 string arrays ('<U<n>') and bytes ('|S<n>') in, UTF-32 out.
+TEST(Cli, RunReadsAndWritesStringNpy)
+{
+    using layer_test::OnnxGraph;
+    OnnxGraph g(10);
+    g.input("x", {2}, onnx::TensorProto::STRING);
+    onnx::NodeProto* n = g.node("StringNormalizer", {"x"}, {"y"});
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("case_change_action");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s("UPPER");
+    g.output("y", 1, onnx::TensorProto::STRING);
+    ktest::TempDir tmp;
+    const std::string model = tmp.file("upper.onnx");
+    std::ofstream(model, std::ios::binary) << g.model().SerializeAsString();
+    const auto utf32 = [](const std::u32string& s, size_t width) {
+        std::string bytes(width * 4, '\0');
+        for (size_t k = 0; k < s.size(); ++k)
+            for (int b = 0; b < 4; ++b) bytes[k * 4 + b] = static_cast<char>((s[k] >> (8 * b)) & 0xff);
+        return bytes;
+    };
+    const std::string as_u = tmp.file("x_u.npy"), as_s = tmp.file("x_s.npy");
+    write_raw_npy(as_u, "<U5", "(2,)", utf32(U"\u00c4rger", 5) + utf32(U"ab", 5));
+    write_raw_npy(as_s, "|S3", "(2,)", std::string("abc", 3) + std::string("d\0\0", 3));
+    const std::string y = tmp.file("y.npy");
+    for (const auto& c : {std::make_pair(as_u, std::u32string(U"\u00c4RGER")), std::make_pair(as_s, std::u32string(U"ABC"))}) {
+        const ktest::CliResult r = ktest::run_cli({"run", model, "--input", "x=" + c.first, "--output", "y=" + y});
+        ASSERT_EQ(r.exit_code, 0) << r.describe();
+        std::ifstream in(y, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string descr = "'<U" + std::to_string(c.second.size()) + "'";
+        EXPECT_NE(bytes.find(descr), std::string::npos) << bytes.substr(0, 80);
+        const size_t body = bytes.size() - 2 * c.second.size() * 4; // two records of the widest's width
+        EXPECT_EQ(body % 64, 0u);
+        EXPECT_EQ(bytes.substr(body, c.second.size() * 4), utf32(c.second, c.second.size()));
+        const Tensor yt = read_npy(y);
+        ASSERT_EQ(yt.dtype(), DType::String);
+        EXPECT_EQ(yt.data<std::string>()[1], c.first == as_u ? "AB" : "D");
+    }
+}
+
 // Sequences through .npy files: NAME=FILE.npy is FILE_0.npy, FILE_1.npy, ...
 // one per element, read for an input (as many as there are) and written for an output.
 TEST(Cli, RunReadsAndWritesSequencesAsNumberedNpy)

@@ -102,6 +102,17 @@ TEST(DynamicAxes, FusedResidualSumsAtAStaticBatchOf2)
     expect_cases_match(net, net.output_names().at(0), model_dir("residual_b2"), {"b2"});
 }
 
+// `model` converted by `kestrel convert` to .param/.bin (named after `tag`) and loaded into `net`.
+void convert_with_the_tool(const std::string& model, const std::string& tag, Net& net)
+{
+    const std::string base = ::testing::TempDir() + "kestrel_" + tag;
+    const std::string cmd =
+        std::string(KESTREL_TOOL_PATH) + " convert " + model + " " + base + ".param " + base + ".bin > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    net.load_param(base + ".param");
+    net.load_model(base + ".bin");
+}
+
 // A torch.jit.script'ed greedy decoder (a GRU cell run until it emits token
 // 2, at most 12 steps), exported with an ONNX Loop: one session runs inputs
 // that take 1, 2 and 12 iterations; the tokens match PyTorch's exactly, the
@@ -112,12 +123,7 @@ TEST(DynamicAxes, ScriptedGreedyDecoderLoopsAsPyTorchDoes)
     const std::string dir = model_dir("greedy_decoder");
     Net onnx_net, converted;
     load_onnx(onnx_net, dir + "model.onnx");
-    const std::string base = ::testing::TempDir() + "kestrel_greedy_decoder";
-    const std::string cmd = std::string(KESTREL_TOOL_PATH) + " convert " + dir + "model.onnx " + base + ".param " +
-                            base + ".bin > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    converted.load_param(base + ".param");
-    converted.load_model(base + ".bin");
+    ASSERT_NO_FATAL_FAILURE(convert_with_the_tool(dir + "model.onnx", "greedy_decoder", converted));
     std::set<int64_t> steps;
     for (const Net* net : {&onnx_net, &converted}) {
         Session session(*net);
@@ -136,6 +142,41 @@ TEST(DynamicAxes, ScriptedGreedyDecoderLoopsAsPyTorchDoes)
         }
     }
     EXPECT_GE(steps.size(), 3u) << "the cases should take different numbers of iterations";
+}
+
+// A torch.jit.script'ed model that returns a list of tensors (per class, the
+// boxes scoring above 0.5: a sequence built in an ONNX Loop, elements of their
+// own row counts, some empty) gives PyTorch's list, as ONNX and converted.
+TEST(DynamicAxes, ScriptedListOfTensorsAsPyTorchReturns)
+{
+    REQUIRE_MODEL("per_class_boxes");
+    const std::string dir = model_dir("per_class_boxes");
+    Net onnx_net, converted;
+    load_onnx(onnx_net, dir + "model.onnx");
+    ASSERT_NO_FATAL_FAILURE(convert_with_the_tool(dir + "model.onnx", "per_class_boxes", converted));
+    bool saw_empty = false;
+    for (const Net* net : {&onnx_net, &converted}) {
+        Session session(*net);
+        for (int n : {1, 5, 12, 40}) {
+            const std::string tag = "n" + std::to_string(n);
+            SCOPED_TRACE(tag);
+            session.set_input(net->input_names().at(0), read_npy(dir + "input_" + tag + ".npy"));
+            const Tensor list = session.get(onnx_net.output_names().at(0));
+            ASSERT_TRUE(list.is_sequence());
+            const std::vector<Tensor> items = list.items();
+            size_t k = 0;
+            for (; std::ifstream(dir + "output_" + tag + "_" + std::to_string(k) + ".npy").good(); ++k) {
+                ASSERT_LT(k, items.size());
+                const Tensor want = read_npy(dir + "output_" + tag + "_" + std::to_string(k) + ".npy");
+                ASSERT_EQ(items[k].shape(), want.shape()) << "element " << k;
+                saw_empty |= want.numel() == 0;
+                if (want.numel()) expect_close_to_reference(items[k], want, 1e-5);
+            }
+            EXPECT_EQ(items.size(), k);
+            EXPECT_EQ(k, 3u);
+        }
+    }
+    EXPECT_TRUE(saw_empty) << "some case should keep no box for a class";
 }
 
 } // namespace

@@ -1,4 +1,6 @@
-// NumPy .npy files (format 1.0-3.0, little-endian, C order) for every Kestrel dtype.
+// NumPy .npy files (format 1.0-3.0, little-endian, C order) for every Kestrel
+// dtype; string tensors (UTF-8) as numpy's '<U<n>' (UTF-32) strings, read
+// from '<U<n>' or bytes '|S<n>'.
 #pragma once
 #include <string>
 

@@ -203,6 +203,9 @@ public:
     // Whether inputs may be sequences or optionals (DType::Sequence /
     // Optional: tensors, not bytes); the runtime refuses them elsewhere.
     virtual bool takes_sequences() const { return false; }
+    // Whether inputs may be strings (DType::String: std::string objects, not
+    // bytes); the runtime refuses them elsewhere, views (outputs_alias_input) aside.
+    virtual bool takes_strings() const { return false; }
     // With outputs_alias_input: which input output `i` is a view of.
     virtual int alias_input(int /*output*/) const { return 0; }
     // Output shapes depend on input *values* not known while planning (e.g.

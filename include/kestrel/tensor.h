@@ -10,11 +10,15 @@
 namespace kestrel {
 
 // Sequence: a list of tensors (ONNX's sequence type), see Tensor::sequence;
-// Optional: none or one value (ONNX's optional type), see Tensor::optional.
-enum class DType : uint8_t { F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool, Sequence, Optional };
+// Optional: none or one value (ONNX's optional type), see Tensor::optional;
+// String: an N-d tensor whose elements are std::string (ONNX's strings).
+enum class DType : uint8_t { F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool, Sequence, Optional, String };
 
 // Whether values of this dtype are tensors (a sequence's, an optional's), not bytes.
 inline bool dtype_holds_tensors(DType t) { return t == DType::Sequence || t == DType::Optional; }
+// Whether elements are C++ objects (tensors, strings), not bytes: they are
+// copied as objects, never byte for byte, nor placed in a planner's arena.
+inline bool dtype_holds_objects(DType t) { return dtype_holds_tensors(t) || t == DType::String; }
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
@@ -51,6 +55,9 @@ public:
     static Tensor optional(const Tensor& value);
     bool is_optional() const { return dtype_ == DType::Optional; }
     std::vector<Tensor> items() const; // a sequence's tensors, an optional's value (or none)
+    // A DType::String tensor of `shape` holding `values` in row-major order
+    // (elements are std::string: data<std::string>()).
+    static Tensor strings(Shape shape, const std::vector<std::string>& values);
 
     const Shape& shape() const { return shape_; }
     int rank() const { return static_cast<int>(shape_.size()); }
@@ -80,6 +87,8 @@ public:
     void fill_zero();
 
 private:
+    // Storage of numel_ default-constructed T (tensors, strings).
+    template <class T> void hold_objects();
     std::shared_ptr<void> owner_;
     void* data_ = nullptr;
     Shape shape_;

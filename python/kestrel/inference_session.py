@@ -14,6 +14,7 @@ _ONNX_TYPE_NAMES = {
     np.dtype("uint16"): "tensor(uint16)", np.dtype("int32"): "tensor(int32)",
     np.dtype("uint32"): "tensor(uint32)", np.dtype("int64"): "tensor(int64)",
     np.dtype("uint64"): "tensor(uint64)", np.dtype("bool"): "tensor(bool)",
+    np.dtype("U"): "tensor(string)",
 }
 
 

@@ -37,6 +37,7 @@ const Tensor* kestrel_storage_of(const py::array& array)
 
 py::dtype numpy_dtype(DType dtype)
 {
+    if (dtype == DType::String) return py::dtype("U"); // NumPy's str, of any width
     for (const DTypeName& d : kDTypes)
         if (d.dtype == dtype) return py::dtype(d.numpy);
     fail("dtype ", dtype_name(dtype), " has no NumPy counterpart");
@@ -44,10 +45,12 @@ py::dtype numpy_dtype(DType dtype)
 
 DType kestrel_dtype(const py::dtype& dtype)
 {
+    const char kind = dtype.kind();
+    if (kind == 'U' || kind == 'S' || kind == 'O') return DType::String; // str, bytes, or objects that are str
     for (const DTypeName& d : kDTypes)
         if (py::dtype(d.numpy).equal(dtype)) return d.dtype;
     fail("NumPy dtype ", dtype.attr("name").cast<std::string>(), " is not supported (Kestrel has float16/32/64, int8-64, ",
-         "uint8-64 and bool)");
+         "uint8-64, bool and strings)");
 }
 
 Shape shape_from(const py::handle& sequence)
@@ -64,8 +67,41 @@ py::tuple shape_tuple(const Shape& shape)
     return t;
 }
 
+namespace {
+
+// A string tensor as NumPy's str array (its text decoded from UTF-8, bytes
+// that are not UTF-8 replaced).
+py::array string_array(const Tensor& t)
+{
+    py::list items;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+        const std::string& s = t.data<std::string>()[i];
+        items.append(py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace")));
+    }
+    const py::object numpy = py::module_::import("numpy");
+    return numpy.attr("array")(items, py::arg("dtype") = "U").attr("reshape")(shape_tuple(t.shape()));
+}
+
+// A NumPy array of str, bytes or str objects as a string tensor (UTF-8).
+Tensor string_tensor(const py::array& array)
+{
+    const Shape shape(array.shape(), array.shape() + array.ndim());
+    Tensor t(shape, DType::String);
+    const py::list items = array.attr("ravel")().attr("tolist")();
+    for (size_t i = 0; i < items.size(); ++i) {
+        const py::handle item = items[i];
+        if (py::isinstance<py::bytes>(item)) t.data<std::string>()[i] = item.cast<std::string>();
+        else if (py::isinstance<py::str>(item)) t.data<std::string>()[i] = item.cast<std::string>();
+        else fail("a string array holds a ", py::str(item.get_type().attr("__name__")).cast<std::string>(), ", not a str");
+    }
+    return t;
+}
+
+} // namespace
+
 py::array array_from_tensor(const Tensor& tensor, bool read_only)
 {
+    if (tensor.dtype() == DType::String) return string_array(tensor);
     const Tensor t = tensor.dtype() == DType::BF16 ? tensor.to(DType::F32) : tensor;
     std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(shape.size());
     py::ssize_t stride = static_cast<py::ssize_t>(dtype_size(t.dtype()));
@@ -81,6 +117,7 @@ py::array array_from_tensor(const Tensor& tensor, bool read_only)
 Tensor tensor_from_array(const py::array& array)
 {
     const DType dtype = kestrel_dtype(array.dtype());
+    if (dtype == DType::String) return string_tensor(array);
     const Shape shape(array.shape(), array.shape() + array.ndim());
     const bool c_order = (array.flags() & py::array::c_style) != 0;
     if (const Tensor* owner = c_order ? kestrel_storage_of(array) : nullptr) {
@@ -102,7 +139,7 @@ Tensor tensor_from_array(const py::array& array)
 
 Tensor tensor_view_of_array(const py::array& array)
 {
-    if (!(array.flags() & py::array::c_style)) return tensor_from_array(array);
+    if (!(array.flags() & py::array::c_style) || kestrel_dtype(array.dtype()) == DType::String) return tensor_from_array(array);
     const Shape shape(array.shape(), array.shape() + array.ndim());
     return Tensor::wrap(const_cast<void*>(array.data()), shape, kestrel_dtype(array.dtype()));
 }

@@ -47,6 +47,7 @@ decltype(auto) visit_dtype(DType t, Fn&& fn)
     case DType::Bool: return fn(TypeTag<bool>{});
     case DType::Sequence: fail("a sequence where a tensor is expected");
     case DType::Optional: fail("an optional where a tensor is expected");
+    case DType::String: fail("a string tensor where numbers are expected");
     }
     fail("unknown dtype");
 }

@@ -1,11 +1,13 @@
 #include "kestrel/npy.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "core/bool_bytes.h"
+#include "core/utf8.h"
 #include "kestrel/error.h"
 
 namespace kestrel {
@@ -73,6 +75,70 @@ Shape parse_shape(const std::string& text, const std::string& source)
     return shape;
 }
 
+// The width of a numpy string dtype: code points of '<U<n>' (UTF-32), bytes
+// of '|S<n>'; -1 for other dtypes.
+int64_t string_width(const std::string& descr, const std::string& source)
+{
+    if (descr.size() < 3 || !((descr[0] == '<' && descr[1] == 'U') || (descr[0] == '|' && descr[1] == 'S'))) return -1;
+    for (size_t i = 2; i < descr.size(); ++i)
+        if (!std::isdigit(static_cast<unsigned char>(descr[i])) || i > 10) fail(source, ": bad .npy string dtype '", descr, "'");
+    return std::stoll(descr.substr(2));
+}
+
+// numpy's fixed-width strings (NUL-padded) as a string tensor, in UTF-8.
+Tensor parse_strings(const uint8_t* body, size_t size, const Shape& shape, const std::string& descr,
+                     const std::string& source, int64_t max_bytes)
+{
+    const bool utf32 = descr[1] == 'U';
+    const int64_t width = string_width(descr, source), unit = utf32 ? 4 : 1, n = shape_numel(shape);
+    // Each element costs its record or, empty ('<U0'), at least its string object.
+    if (n > max_bytes / std::max<int64_t>(width * unit, static_cast<int64_t>(sizeof(std::string))))
+        throw TooLargeError(detail::concat(source, ": .npy array ", shape_str(shape), " is too large"));
+    if (static_cast<int64_t>(size) != n * width * unit)
+        fail(source, ": .npy string data has ", size, " bytes, shape ", shape_str(shape), " of ", descr, " needs ", n * width * unit);
+    Tensor t(shape, DType::String);
+    for (int64_t i = 0; i < n; ++i) {
+        std::string& text = t.data<std::string>()[i];
+        const uint8_t* item = body + i * width * unit;
+        for (int64_t k = 0; k < width; ++k) {
+            uint32_t c = item[k * unit];
+            if (utf32) std::memcpy(&c, item + k * 4, 4);
+            if (utf32 && (c >= 0x110000 || (c >= 0xD800 && c <= 0xDFFF)))
+                fail(source, ": string ", i, " holds code point ", c, ", not a Unicode character");
+            if (utf32) utf8::append(text, c);
+            else text.push_back(static_cast<char>(c));
+        }
+        text.erase(text.find_last_not_of('\0') + 1); // numpy's padding (and trailing NULs with it)
+    }
+    return t;
+}
+
+// A string tensor as numpy's '<U<n>' (UTF-32, n the longest string's code
+// points); strings that are not UTF-8 cannot be written so.
+std::string utf32_records(const Tensor& t, int64_t& width)
+{
+    std::vector<std::u32string> texts;
+    width = 1; // numpy's narrowest
+    for (int64_t i = 0; i < t.numel(); ++i) {
+        const std::string& s = t.data<std::string>()[i];
+        std::u32string u;
+        for (size_t k = 0; k < s.size();) {
+            const char32_t c = utf8::next(s, k);
+            check(c < utf8::kRawByte, "string ", i, " is not UTF-8: a .npy file cannot hold it");
+            u.push_back(c);
+        }
+        width = std::max<int64_t>(width, static_cast<int64_t>(u.size()));
+        texts.push_back(std::move(u));
+    }
+    std::string bytes(static_cast<size_t>(t.numel() * width * 4), '\0');
+    for (size_t i = 0; i < texts.size(); ++i)
+        for (size_t k = 0; k < texts[i].size(); ++k) {
+            const uint32_t c = texts[i][k];
+            std::memcpy(&bytes[(i * width + k) * 4], &c, 4);
+        }
+    return bytes;
+}
+
 } // namespace
 
 Tensor parse_npy(const void* data, size_t size, const std::string& source, int64_t max_bytes)
@@ -108,10 +174,12 @@ Tensor parse_npy(const void* data, size_t size, const std::string& source, int64
             known = true;
         }
     }
-    if (!known) fail(source, ": unsupported .npy dtype '", descr, "' (big-endian or not a numeric type)");
+    const int64_t text_width = string_width(descr, source); // numpy's strings: '<U<n>' or '|S<n>'
+    if (!known && text_width < 0) fail(source, ": unsupported .npy dtype '", descr, "' (big-endian or not a numeric type)");
     if (dict_value(header, "fortran_order", source) != "False")
         fail(source, ": Fortran-ordered .npy arrays are not supported");
     const Shape shape = parse_shape(dict_value(header, "shape", source), source);
+    if (text_width >= 0) return parse_strings(p + offset + header_len, size - offset - header_len, shape, descr, source, max_bytes);
     const int64_t n = shape_numel(shape);
     if (n > max_bytes / static_cast<int64_t>(dtype_size(dtype)))
         throw TooLargeError(detail::concat(source, ": .npy array ", shape_str(shape), " is too large"));
@@ -141,7 +209,10 @@ void write_npy(const std::string& path, const Tensor& t)
     std::string shape = "(";
     for (size_t i = 0; i < t.shape().size(); ++i) shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : (i + 1 < t.shape().size() ? ", " : ""));
     shape += ")";
-    std::string header = "{'descr': '" + descr_of(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    int64_t width = 0;
+    const std::string records = t.dtype() == DType::String ? utf32_records(t, width) : std::string();
+    const std::string descr = t.dtype() == DType::String ? "<U" + std::to_string(width) : descr_of(t.dtype());
+    std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
     // Pad so the data starts on a 64-byte boundary, newline-terminated.
     const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
     header.append(total - 10 - header.size() - 1, ' ');
@@ -152,7 +223,10 @@ void write_npy(const std::string& path, const Tensor& t)
                                   static_cast<uint8_t>(header.size() >> 8)};
     out.write(reinterpret_cast<const char*>(preamble), 10);
     out << header;
-    out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+    if (t.dtype() == DType::String)
+        out.write(records.data(), static_cast<std::streamsize>(records.size()));
+    else
+        out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
     if (!out) fail(path, ": write failed");
 }
 

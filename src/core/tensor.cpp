@@ -19,6 +19,7 @@ size_t dtype_size(DType t)
     case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
     case DType::I8: case DType::U8: case DType::Bool: return 1;
     case DType::Sequence: case DType::Optional: return sizeof(Tensor);
+    case DType::String: return sizeof(std::string);
     }
     return 1;
 }
@@ -41,6 +42,7 @@ const char* dtype_name(DType t)
     case DType::Bool: return "bool";
     case DType::Sequence: return "sequence";
     case DType::Optional: return "optional";
+    case DType::String: return "string";
     }
     return "?";
 }
@@ -93,15 +95,33 @@ Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtyp
     numel_ = shape_numel(shape_);
     if (numel_ > static_cast<int64_t>(std::numeric_limits<size_t>::max() / 16))
         throw TooLargeError("tensor " + shape_str(shape_) + " is too large");
-    if (dtype_holds_tensors(dtype_)) { // Tensor objects, not bytes
-        auto items = std::make_shared<std::vector<Tensor>>(static_cast<size_t>(numel_));
-        items->reserve(1); // an empty sequence is still a defined value
-        data_ = items->data();
-        owner_ = std::move(items);
+    if (dtype_holds_tensors(dtype_)) {
+        hold_objects<Tensor>();
+        return;
+    }
+    if (dtype_ == DType::String) {
+        hold_objects<std::string>();
         return;
     }
     owner_ = allocate_aligned(nbytes());
     data_ = owner_.get();
+}
+
+template <class T> void Tensor::hold_objects()
+{
+    auto objects = std::make_shared<std::vector<T>>(static_cast<size_t>(numel_));
+    objects->reserve(1); // an empty sequence is still a defined value
+    data_ = objects->data();
+    owner_ = std::move(objects);
+}
+
+Tensor Tensor::strings(Shape shape, const std::vector<std::string>& values)
+{
+    Tensor t(std::move(shape), DType::String);
+    check(static_cast<size_t>(t.numel()) == values.size(), "shape ", shape_str(t.shape()), " needs ", t.numel(),
+          " strings, got ", values.size());
+    std::copy(values.begin(), values.end(), t.data<std::string>());
+    return t;
 }
 
 Tensor Tensor::sequence(const std::vector<Tensor>& items)
@@ -165,7 +185,7 @@ Tensor Tensor::reshaped(Shape shape) const
 
 Tensor Tensor::view_as(Shape shape, DType dtype) const
 {
-    check(dtype_holds_tensors(dtype) == dtype_holds_tensors(dtype_) && (!dtype_holds_tensors(dtype) || dtype == dtype_),
+    check(dtype_holds_objects(dtype) == dtype_holds_objects(dtype_) && (!dtype_holds_objects(dtype) || dtype == dtype_),
           "cannot view a ", dtype_name(dtype_), " as ", dtype_name(dtype));
     const int64_t n = shape_numel(shape);
     check(static_cast<size_t>(n) * dtype_size(dtype) == nbytes(), "cannot view ", shape_str(shape_), " ",
@@ -182,6 +202,8 @@ Tensor Tensor::clone() const
     Tensor t(shape_, dtype_);
     if (dtype_holds_tensors(dtype_)) // the elements are values nobody writes: shared
         std::copy(data<Tensor>(), data<Tensor>() + numel_, t.data<Tensor>());
+    else if (dtype_ == DType::String)
+        std::copy(data<std::string>(), data<std::string>() + numel_, t.data<std::string>());
     else if (nbytes())
         std::memcpy(t.data_, data_, nbytes());
     return t;
@@ -190,13 +212,14 @@ Tensor Tensor::clone() const
 void Tensor::fill_zero()
 {
     if (dtype_holds_tensors(dtype_)) return std::fill(data<Tensor>(), data<Tensor>() + numel_, Tensor());
+    if (dtype_ == DType::String) return std::fill(data<std::string>(), data<std::string>() + numel_, std::string());
     if (nbytes()) std::memset(data_, 0, nbytes());
 }
 
 Tensor Tensor::to(DType target) const
 {
     if (target == dtype_) return clone();
-    check(!dtype_holds_tensors(dtype_) && !dtype_holds_tensors(target), "cannot convert a ", dtype_name(dtype_), " to ",
+    check(!dtype_holds_objects(dtype_) && !dtype_holds_objects(target), "cannot convert a ", dtype_name(dtype_), " to ",
           dtype_name(target));
     Tensor out(shape_, target);
     const int64_t n = numel_;

@@ -151,17 +151,41 @@ Tensor NcnnWeightReader::load(int64_t count, WeightEncoding encoding)
 Tensor NcnnWeightReader::load_typed(const Shape& shape, DType dtype)
 {
     const int64_t count = shape_numel(shape);
-    const int64_t bytes = count * static_cast<int64_t>(dtype_size(dtype));
+    // A string takes at least its 4-byte length in the file.
+    const int64_t bytes = count * (dtype == DType::String ? 4 : static_cast<int64_t>(dtype_size(dtype)));
     const int64_t left = source_.remaining();
     if (left >= 0 && bytes > left)
         fail(source_name_, ": truncated: a ", dtype_name(dtype), " constant ", shape_str(shape), " needs ", bytes,
              " bytes at offset ", source_.offset, " but only ", left, " are left");
     if (bytes > max_bytes_)
         throw TooLargeError(detail::concat(source_name_, ": constant ", shape_str(shape), " is too large"));
+    if (dtype == DType::String) return load_strings(shape);
     StoredWeight w{Tensor(shape, dtype), WeightEncoding::Typed, {}};
     read_exact(w.value.raw(), static_cast<size_t>(bytes), "typed constant");
     normalize_bools(w.value);
     skip_padding(static_cast<size_t>(bytes));
+    recorded_.push_back(w);
+    return w.value;
+}
+
+// Strings are stored as (uint32 byte length, bytes) each, zero-padded to 4 bytes at the end.
+Tensor NcnnWeightReader::load_strings(const Shape& shape)
+{
+    StoredWeight w{Tensor(shape, DType::String), WeightEncoding::Typed, {}};
+    size_t payload = 0;
+    for (int64_t i = 0; i < w.value.numel(); ++i) {
+        uint32_t length = 0;
+        read_exact(&length, 4, "string length");
+        const int64_t left = source_.remaining();
+        if ((left >= 0 && length > left) || static_cast<int64_t>(payload + length) > max_bytes_)
+            fail(source_name_, ": string ", i, " of a constant ", shape_str(shape), " claims ", length,
+                 " bytes at offset ", source_.offset, ", more than the file or the weight limit holds");
+        std::string& text = w.value.data<std::string>()[i];
+        text.resize(length);
+        read_exact(text.data(), length, "string");
+        payload += 4 + length;
+    }
+    skip_padding(payload);
     recorded_.push_back(w);
     return w.value;
 }
@@ -229,6 +253,18 @@ void write_ncnn_weight(const StoredWeight& w, std::vector<uint8_t>& out)
         return;
     }
     const size_t n = static_cast<size_t>(w.value.numel());
+    if (w.encoding == WeightEncoding::Typed && w.value.dtype() == DType::String) { // as load_strings reads them
+        const size_t start = out.size();
+        for (int64_t i = 0; i < w.value.numel(); ++i) {
+            const std::string& text = w.value.data<std::string>()[i];
+            check(text.size() <= UINT32_MAX, "a string of ", text.size(), " bytes is too long to store");
+            const auto length = static_cast<uint32_t>(text.size());
+            append(out, &length, 4);
+            append(out, text.data(), text.size());
+        }
+        out.resize(start + align4(out.size() - start), 0);
+        return;
+    }
     if (w.encoding == WeightEncoding::Typed) {
         append(out, w.value.raw(), w.value.nbytes());
         out.resize(out.size() + align4(w.value.nbytes()) - w.value.nbytes(), 0);

@@ -66,6 +66,7 @@ public:
     void expect_end();
 
 private:
+    Tensor load_strings(const Shape& shape);
     void read_exact(void* dst, size_t n, const char* what);
     void skip_padding(size_t payload_bytes);
     ByteSource& source_;

@@ -175,8 +175,8 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
         try {
             l.op->infer(in_desc, out_desc);
             if (!small_enough_to_fold(in, out_desc)) continue;
-            // A sequence or an optional is no weight a Constant layer could hold.
-            if (std::any_of(out_desc.begin(), out_desc.end(), [](const TensorDesc& d) { return dtype_holds_tensors(d.dtype); }))
+            // A sequence or an optional is no weight a Constant layer could hold (strings are left as they come).
+            if (std::any_of(out_desc.begin(), out_desc.end(), [](const TensorDesc& d) { return dtype_holds_objects(d.dtype); }))
                 continue;
             for (size_t i = 0; i < out_desc.size(); ++i) {
                 const TensorDesc& d = out_desc[i];

@@ -1,7 +1,7 @@
 // Recurrent nets (RNN, GRU, LSTM), NonMaxSuppression, the QuantizeLinear
 // family, Einsum, GridSample and RoiAlign onto our layers (src/ops/recurrent/,
 // detection/, quant/, matmul/einsum.cpp, resample/grid_sample.cpp), and
-// TfIdfVectorizer (text/).
+// TfIdfVectorizer, StringNormalizer (text/).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -215,6 +215,24 @@ void convert_tfidf_vectorizer(NodeContext& n)
     n.emit("TfIdfVectorizer", {n.input(0)}, {n.output(0)}, pd, w);
 }
 
+// StringNormalizer (src/ops/text/string_normalizer.cpp): the stopwords as a
+// string weight.
+void convert_string_normalizer(NodeContext& n)
+{
+    const std::string action = n.attr_string("case_change_action", "NONE");
+    n.check(action == "NONE" || action == "LOWER" || action == "UPPER",
+            "case_change_action must be NONE, LOWER or UPPER, got '", action, "'");
+    const std::vector<std::string> stopwords = attr_strings(n, "stopwords");
+    n.check(stopwords.size() < static_cast<size_t>(INT32_MAX), stopwords.size(), " stopwords");
+    ParamDict pd;
+    pd.set_int(0, action == "NONE" ? 0 : action == "LOWER" ? 1 : 2);
+    pd.set_int(1, n.attr_int("is_case_sensitive", 0) != 0 ? 1 : 0);
+    pd.set_int(2, static_cast<int>(stopwords.size()));
+    std::vector<Tensor> w;
+    if (!stopwords.empty()) w.push_back(Tensor::strings({static_cast<int64_t>(stopwords.size())}, stopwords));
+    n.emit("StringNormalizer", {n.input(0)}, {n.output(0)}, pd, w);
+}
+
 } // namespace
 
 std::vector<ConverterEntry> seqmisc_converters()
@@ -231,6 +249,7 @@ std::vector<ConverterEntry> seqmisc_converters()
         {"GridSample", convert_grid_sample},
         {"RoiAlign", convert_roi_align},
         {"TfIdfVectorizer", convert_tfidf_vectorizer},
+        {"StringNormalizer", convert_string_normalizer},
     };
 }
 

@@ -68,7 +68,8 @@ const std::map<std::string, NodeConverter>& converter_table()
         std::map<std::string, NodeConverter> m;
         for (auto family : {basic_converters, nn_converters, tensor_converters, extra_converters, elementwise_converters,
                             norms_converters, seqmisc_converters, losses_converters, convpool_converters,
-                            quantized_converters, control_converters, sequence_converters})
+                            quantized_converters, control_converters, sequence_converters,
+                            training_converters})
             for (const ConverterEntry& e : family()) m[e.op_type] = e.convert;
         return m;
     }();
@@ -256,7 +257,8 @@ ModelConverter::ModelConverter(const onnx::ModelProto& model, std::string base_d
 {
     for (const auto& op : model.opset_import())
         if (op.domain().empty() || op.domain() == "ai.onnx") opset_ = static_cast<int>(op.version());
-    kestrel::check(opset_ >= 1, source_, ": the model imports no default-domain opset");
+    // A model of other domains only (training optimizers, say) needs none; its default-domain nodes would.
+    kestrel::check(opset_ >= 1 || model.opset_import_size() > 0, source_, ": the model imports no opset");
     kestrel::check(opset_ <= 18, source_, ": opset ", opset_, " is newer than supported (7-18)");
 }
 
@@ -367,6 +369,25 @@ Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::v
     return net;
 }
 
+namespace {
+
+// Whether the graph never reads the values of `name`: nothing reads it, or
+// only CastLike's `like` (its dtype); nested graphs, which may read it, count
+// as readers.
+bool values_unread(const onnx::GraphProto& g, const std::string& name)
+{
+    for (const auto& out : g.output())
+        if (out.name() == name) return false;
+    for (const auto& node : g.node()) {
+        if (has_subgraphs(node)) return false;
+        for (int i = 0; i < node.input_size(); ++i)
+            if (node.input(i) == name && (node.op_type() != "CastLike" || i != 1)) return false;
+    }
+    return true;
+}
+
+} // namespace
+
 void ModelConverter::add_graph_inputs()
 {
     const onnx::GraphProto& g = model_.graph();
@@ -383,7 +404,8 @@ void ModelConverter::add_graph_inputs()
         ParamDict pd;
         std::vector<int> dims;
         for (const auto& d : tt.shape().dim()) dims.push_back(d.has_dim_value() ? static_cast<int>(d.dim_value()) : -1);
-        if (tt.has_shape()) pd.set_ints(20, dims); // no shape: any rank
+        // No shape: any rank. Nor is the shape of a value nothing reads checked (CastLike's `like`).
+        if (tt.has_shape() && !values_unread(g, in.name())) pd.set_ints(20, dims);
         pd.set_int(21, static_cast<int>(dtype_from_onnx(tt.elem_type(), "graph input '" + in.name() + "'")));
         const std::string name = sanitize(in.name());
         add_layer("Input", name, {}, {name}, pd, {});
@@ -404,6 +426,7 @@ void ModelConverter::convert()
         NodeContext ctx(*this, node, i, opset_);
         // ONNX Runtime's contrib ops we take are in the table as com.microsoft.<type>.
         const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+        if (standard && opset_ < 1) fail(source_, ": ", ctx.where(), ": the model imports no default-domain opset");
         auto it = table.find(standard ? node.op_type() : node.domain() + "." + node.op_type());
         if (!standard && it == table.end())
             fail(source_, ": ", ctx.where(), ": operator '", node.op_type(), "' of domain '", node.domain(),

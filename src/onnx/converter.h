@@ -117,6 +117,7 @@ std::vector<ConverterEntry> convpool_converters();     // Conv, ConvTranspose (1
 std::vector<ConverterEntry> quantized_converters();    // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul
 std::vector<ConverterEntry> control_converters();      // If, Loop, Scan
 std::vector<ConverterEntry> sequence_converters();     // SequenceConstruct, SequenceAt, SplitToSequence, ...
+std::vector<ConverterEntry> training_converters();     // Adagrad, Momentum, Adam (ai.onnx.preview.training)
 const std::map<std::string, NodeConverter>& converter_table();
 
 // Helpers shared by converters.

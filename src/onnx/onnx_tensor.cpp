@@ -28,7 +28,8 @@ DType dtype_from_onnx(int t, const std::string& what)
     case TP::UINT32: return DType::U32;
     case TP::UINT64: return DType::U64;
     case TP::BFLOAT16: return DType::BF16;
-    default: fail(what, ": unsupported ONNX element type ", t, " (strings and complex numbers are not supported)");
+    case TP::STRING: return DType::String;
+    default: fail(what, ": unsupported ONNX element type ", t, " (complex numbers and 8-bit floats are not supported)");
     }
 }
 
@@ -36,7 +37,7 @@ int onnx_type_from_dtype(DType t)
 {
     using TP = onnx::TensorProto;
     for (int onnx_type : {TP::FLOAT, TP::UINT8, TP::INT8, TP::UINT16, TP::INT16, TP::INT32, TP::INT64, TP::BOOL,
-                          TP::FLOAT16, TP::DOUBLE, TP::UINT32, TP::UINT64, TP::BFLOAT16})
+                          TP::FLOAT16, TP::DOUBLE, TP::UINT32, TP::UINT64, TP::BFLOAT16, TP::STRING})
         if (dtype_from_onnx(onnx_type, "") == t) return onnx_type;
     fail("no ONNX element type for ", dtype_name(t));
 }
@@ -90,7 +91,7 @@ void copy_field(const Field& field, Tensor& t, const std::string& name)
 int64_t inline_value_count(const onnx::TensorProto& p)
 {
     for (const int count : {p.float_data_size(), p.int64_data_size(), p.double_data_size(), p.uint64_data_size(),
-                            p.int32_data_size()})
+                            p.int32_data_size(), p.string_data_size()})
         if (count > 0) return count;
     return 0;
 }
@@ -116,6 +117,11 @@ Tensor tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir)
               p.has_raw_data() ? static_cast<int64_t>(p.raw_data().size()) : have,
               p.has_raw_data() ? " bytes of raw data" : " values", ", shape ", shape_str(shape), " needs ",
               p.has_raw_data() ? static_cast<int64_t>(bytes) : n);
+    }
+    if (dtype == DType::String) {
+        check(p.data_location() != onnx::TensorProto::EXTERNAL && !p.has_raw_data(), "tensor '", name,
+              "': strings must be in string_data");
+        return Tensor::strings(shape, std::vector<std::string>(p.string_data().begin(), p.string_data().end()));
     }
     Tensor t(shape, dtype);
     if (p.data_location() == onnx::TensorProto::EXTERNAL) {

@@ -1,5 +1,5 @@
-// ONNX TensorProto <-> kestrel::Tensor (all numeric dtypes, raw or typed
-// fields, external data files).
+// ONNX TensorProto <-> kestrel::Tensor (numeric dtypes and strings, raw or
+// typed fields, external data files).
 #pragma once
 #include <string>
 
@@ -8,7 +8,7 @@
 
 namespace kestrel {
 
-// Throws for unsupported element types (strings, complex) with the tensor name.
+// Throws for unsupported element types (complex, 8-bit floats) with the tensor name.
 DType dtype_from_onnx(int onnx_type, const std::string& what);
 // The ONNX element type of a dtype (the inverse of dtype_from_onnx).
 int onnx_type_from_dtype(DType t);

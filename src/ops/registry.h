@@ -34,6 +34,7 @@ std::vector<BuiltinOp> signal_family();
 std::vector<BuiltinOp> loss_family();
 std::vector<BuiltinOp> text_family();
 std::vector<BuiltinOp> sequence_family();
+std::vector<BuiltinOp> training_family();
 
 // Every family's table.
 std::vector<BuiltinOp> builtin_ops();

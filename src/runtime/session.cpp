@@ -180,9 +180,13 @@ void Session::Impl::infer_layer(int li, std::vector<TensorDesc>& in, std::vector
 {
     try {
         const Layer& l = graph->layers[li];
-        for (const TensorDesc& d : in)
+        for (const TensorDesc& d : in) {
             check(!dtype_holds_tensors(d.dtype) || l.op->takes_sequences(), "a ", dtype_name(d.dtype),
                   " input, which this layer does not take");
+            // Views (Reshape, Squeeze, ...) share the strings; other layers must say they copy them as objects.
+            check(d.dtype != DType::String || l.op->takes_strings() || l.op->outputs_alias_input(),
+                  "a string input, which this layer does not take");
+        }
         if (l.batched()) {
             check(!l.op->dynamic_output_shape(), "a layer with data-dependent output shapes cannot be batched");
             std::vector<TensorDesc> per_sample;
@@ -514,10 +518,10 @@ void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) cons
         }
     }
     // Shapes downstream of data-dependent ops are only known at run time, and
-    // sequences and optionals hold tensor objects, not bytes: own buffers.
+    // sequences, optionals and strings hold objects, not bytes: own buffers.
     for (int s = 0; s < nsteps; ++s)
         for (int t : graph->layers[p.steps[s]].tops)
-            if ((p.data_dependent[t] || dtype_holds_tensors(p.blobs[t].desc.dtype)) && p.blobs[t].home == Home::Arena)
+            if ((p.data_dependent[t] || dtype_holds_objects(p.blobs[t].desc.dtype)) && p.blobs[t].home == Home::Arena)
                 p.blobs[t].home = Home::Owned;
     // Roots of requested blobs are owned buffers handed to the caller; never reused.
     for (int t : targets) {

@@ -48,6 +48,13 @@ std::string compare(const Tensor& got, const Tensor& want)
     if (got.dtype() != want.dtype())
         return std::string("dtype ") + dtype_name(got.dtype()) + ", expected " + dtype_name(want.dtype());
     if (got.shape() != want.shape()) return "shape " + shape_str(got.shape()) + ", expected " + shape_str(want.shape());
+    if (want.dtype() == DType::String) {
+        for (int64_t i = 0; i < want.numel(); ++i)
+            if (got.data<std::string>()[i] != want.data<std::string>()[i])
+                return "value[" + std::to_string(i) + "] = '" + got.data<std::string>()[i] + "', expected '" +
+                       want.data<std::string>()[i] + "'";
+        return "";
+    }
     const bool exact = !dtype_is_float(want.dtype());
     const Tensor g = got.to(DType::F64), w = want.to(DType::F64);
     for (int64_t i = 0; i < w.numel(); ++i) {

@@ -106,3 +106,25 @@ def test_a_wrong_input_dtype_is_refused_with_the_inputs_name():
     x = np.load(shared_model("squeezenet1_1", "input.npy")).astype(np.float64)
     with pytest.raises(kestrel.Error, match="input 'input' must be"):
         session.run(None, {"input": x})
+
+
+@needs_onnx
+def test_string_tensors_in_and_out(tmp_path):
+    """NumPy str arrays in (str, bytes or str objects) and out, through
+    StringNormalizer; the expectation by Python's own str.upper()."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("StringNormalizer", ["x"], ["y"], case_change_action="UPPER", stopwords=["monday"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.STRING, [None])],
+                              [helper.make_tensor_value_info("y", TensorProto.STRING, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10)])
+    path = tmp_path / "upper.onnx"
+    onnx.save(model, str(path))
+    session = kestrel.InferenceSession(path)
+    assert session.get_inputs()[0].type == "tensor(string)"
+    words = ["Monday", "naïve", "Ärger", "ΣΊΣΥΦΟΣ", "tuesday"]
+    want = [w.upper() for w in words if w.lower() != "monday"]
+    for x in (np.array(words), np.array(words, dtype=object), np.array([w.encode() for w in words])):
+        (y,) = session.run(None, {"x": x})
+        assert y.dtype.kind == "U"
+        assert y.tolist() == want

@@ -47,6 +47,16 @@ void print_summary(const std::string& name, const Tensor& t)
         std::printf(" (empty)\n");
         return;
     }
+    if (t.is_optional()) { // holds one value
+        std::printf("\n");
+        return print_summary(name + "[0]", t.items()[0]);
+    }
+    if (t.dtype() == DType::String) {
+        std::printf(" first");
+        for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 6); ++i) std::printf(" \"%s\"", t.data<std::string>()[i].c_str());
+        std::printf("\n");
+        return;
+    }
     const Tensor f = t.dtype() == DType::F64 ? t : t.to(DType::F64);
     const double* v = f.data<double>();
     double lo = v[0], hi = v[0], sum = 0;

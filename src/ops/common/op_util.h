@@ -97,11 +97,13 @@ inline Shape shape_from_ncnn(int dims, int64_t w, int64_t h, int64_t d, int64_t 
 }
 
 // A param that must be positive (kernel sizes, strides, ...).
-// A DType code param (id, default def): one of DType's codes.
-inline DType dtype_param(const ParamDict& pd, int id, DType def, const char* what)
+// A DType code param (id, default def): a number dtype's code (0..12), or
+// with `strings` also DType::String's (15).
+inline DType dtype_param(const ParamDict& pd, int id, DType def, const char* what, bool strings = false)
 {
     const int code = pd.get_int(id, static_cast<int>(def));
-    check(code >= 0 && code <= static_cast<int>(DType::Bool), what, " (param ", id, ") ", code, " is not 0..12");
+    check((code >= 0 && code <= static_cast<int>(DType::Bool)) || (strings && code == static_cast<int>(DType::String)),
+          what, " (param ", id, ") ", code, strings ? " is not 0..12 or 15" : " is not 0..12");
     return static_cast<DType>(code);
 }
 

@@ -58,6 +58,7 @@ public:
 
     bool dynamic_output_shape() const override { return true; }
     bool takes_sequences() const override { return true; } // the branches read any value
+    bool takes_strings() const override { return true; }
 
     // A session per branch, made once: each plans its branch once per input shapes.
     struct Branches : OpState {

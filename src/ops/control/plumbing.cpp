@@ -20,7 +20,7 @@ public:
         // Our extension: 20 = dims of any rank (-1 varies), 21 = dtype code.
         for (int d : pd.get_ints(20)) check(d >= -1, "declared dims (param 20) must be >= -1, got ", d);
         const int dtype = pd.get_int(21, 0);
-        check(dtype >= 0 && dtype <= static_cast<int>(DType::Optional), "dtype (param 21) must be 0..14, got ", dtype);
+        check(dtype >= 0 && dtype <= static_cast<int>(DType::String), "dtype (param 21) must be 0..15, got ", dtype);
     }
     void infer(const std::vector<TensorDesc>&, std::vector<TensorDesc>&) const override
     {

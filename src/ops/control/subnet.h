@@ -37,6 +37,7 @@ public:
     int64_t weight_bytes() const override { return lengths_[0] + lengths_[1]; }
     bool dynamic_output_shape() const override { return true; }
     bool takes_sequences() const override { return true; } // the body reads any value
+    bool takes_strings() const override { return true; }
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&,
                                      PrepareContext& ctx) const override;
 

@@ -42,6 +42,7 @@ private:
     {
         check(!items.empty(), "cannot concatenate an empty sequence");
         const Tensor& first = items[0];
+        check(!dtype_holds_objects(first.dtype()), "cannot concatenate ", dtype_name(first.dtype()), " tensors");
         const int a = nd::normalize_axis(axis_, first.rank() + (new_axis_ ? 1 : 0), "axis (param 0)");
         Shape shape = first.shape();
         if (new_axis_) shape.insert(shape.begin() + a, 0);

@@ -16,6 +16,7 @@ namespace {
 class Optional : public Op {
 public:
     bool takes_sequences() const override { return true; }
+    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 0, 1);
@@ -32,6 +33,7 @@ public:
 class OptionalHasElement : public Op {
 public:
     bool takes_sequences() const override { return true; }
+    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 0, 1);
@@ -48,6 +50,7 @@ public:
 class OptionalGetElement : public Op {
 public:
     bool takes_sequences() const override { return true; }
+    bool takes_strings() const override { return true; }
     void load_param(const ParamDict& pd) override
     {
         dtype_ = pd.get_int(0, -1);

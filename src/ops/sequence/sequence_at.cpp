@@ -13,6 +13,7 @@ class SequenceAt : public Op {
 public:
     void load_param(const ParamDict& pd) override { dtype_ = sequence::element_dtype_param(pd, 0); }
     bool takes_sequences() const override { return true; }
+    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 2, 2);

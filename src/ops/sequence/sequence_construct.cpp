@@ -10,6 +10,7 @@ namespace {
 
 class SequenceConstruct : public Op {
 public:
+    bool takes_strings() const override { return true; } // holds the tensors, copies no element
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_output_count(out, 1);

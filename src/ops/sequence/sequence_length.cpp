@@ -9,6 +9,7 @@ namespace {
 class SequenceLength : public Op {
 public:
     bool takes_sequences() const override { return true; }
+    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 1, 1);

@@ -51,8 +51,8 @@ inline void set_items(Tensor& out, const std::vector<Tensor>& items, DType dtype
 inline int element_dtype_param(const ParamDict& pd, int id)
 {
     const int code = pd.get_int(id, -1);
-    check(code >= -1 && code <= static_cast<int>(DType::Bool), "the elements' dtype (param ", id, ") ", code,
-          " is not -1..12");
+    check((code >= -1 && code <= static_cast<int>(DType::Bool)) || code == static_cast<int>(DType::String),
+          "the elements' dtype (param ", id, ") ", code, " is not -1..12 or 15");
     return code;
 }
 inline DType element_dtype(int code) { return code < 0 ? DType::F32 : static_cast<DType>(code); }
