@@ -16,6 +16,7 @@
 
 #include "core/thread_pool.h"
 #include "kestrel/kestrel.h"
+#include "binary_op_cases.h"
 #include "layer_test_util.h"
 
 // Defined in src/ops/binary_op.cpp (the registry maps the ncnn type name to it).
@@ -28,37 +29,9 @@ using namespace kestrel;
 namespace {
 
 using kestrel::layer_test::error_of;
+using namespace kestrel::binary_op_cases;
 
 // ---- reference: ncnn broadcasting in ncnn notation (spec §1.8) -------------
-
-struct NMat {
-    int dims = 0;
-    int64_t w = 1, h = 1, d = 1, c = 1;
-};
-
-NMat nmat(int dims, int64_t w, int64_t h, int64_t d, int64_t c)
-{
-    NMat m;
-    m.dims = dims;
-    m.w = w, m.h = h, m.d = d, m.c = c;
-    return m;
-}
-
-// [w,h,d,c] list -> NMat, and -> our (outermost-first) shape.
-NMat nmat_of(const std::vector<int64_t>& v)
-{
-    const int n = static_cast<int>(v.size());
-    return nmat(n, v[0], n > 1 ? v[1] : 1, n > 3 ? v[2] : 1, n == 3 ? v[2] : (n == 4 ? v[3] : 1));
-}
-Shape shape_of(const NMat& m)
-{
-    switch (m.dims) {
-    case 1: return {m.w};
-    case 2: return {m.h, m.w};
-    case 3: return {m.c, m.h, m.w};
-    default: return {m.c, m.d, m.h, m.w};
-    }
-}
 
 NMat lift(const NMat& X, const NMat& Y, int outdims)
 {
@@ -182,29 +155,6 @@ Tensor run(const Op& op, const std::vector<Tensor>& in, int threads = 1)
     return out[0];
 }
 
-struct Row {
-    std::vector<int64_t> a, b; // ncnn [w,h,d,c]
-};
-
-// ncnn's broadcast tables (binaryop-broadcasting.md) plus ties and the older special types.
-const std::vector<Row> kRows = {
-    {{2}, {1}}, {{2, 3}, {1}}, {{2, 3}, {1, 1}}, {{2, 3, 4}, {1}}, {{2, 3, 4}, {1, 1}}, {{2, 3, 4}, {1, 1, 1}},
-    {{2, 3, 4, 5}, {1}}, {{2, 3, 4, 5}, {1, 1}}, {{2, 3, 4, 5}, {1, 1, 1}}, {{2, 3, 4, 5}, {1, 1, 1, 1}},
-    {{2}, {2}}, {{2, 3}, {2, 3}}, {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4, 5}, {2, 3, 4, 5}},
-    {{2, 3}, {1, 3}}, {{2, 3}, {2, 1}}, {{2, 3, 4}, {1, 3, 4}}, {{2, 3, 4}, {2, 1, 4}}, {{2, 3, 4}, {2, 3, 1}},
-    {{2, 3, 4}, {1, 1, 4}}, {{2, 3, 4}, {1, 3, 1}}, {{2, 3, 4}, {2, 1, 1}},
-    {{2, 3, 4, 5}, {1, 3, 4, 5}}, {{2, 3, 4, 5}, {2, 1, 4, 5}}, {{2, 3, 4, 5}, {2, 3, 1, 5}},
-    {{2, 3, 4, 5}, {2, 3, 4, 1}}, {{2, 3, 4, 5}, {1, 1, 4, 5}}, {{2, 3, 4, 5}, {1, 3, 1, 5}},
-    {{2, 3, 4, 5}, {1, 3, 4, 1}}, {{2, 3, 4, 5}, {2, 1, 1, 5}}, {{2, 3, 4, 5}, {2, 1, 4, 1}},
-    {{2, 3, 4, 5}, {2, 3, 1, 1}}, {{2, 3, 4, 5}, {1, 1, 1, 5}}, {{2, 3, 4, 5}, {1, 1, 4, 1}},
-    {{2, 3, 4, 5}, {1, 3, 1, 1}}, {{2, 3, 4, 5}, {2, 1, 1, 1}},
-    {{2, 3}, {3}}, {{2, 3, 4}, {4}}, {{2, 3, 4}, {3, 4}}, {{2, 3, 4, 5}, {5}}, {{2, 3, 4, 5}, {4, 5}},
-    {{2, 3, 4, 5}, {3, 4, 5}},
-    {{2, 3}, {2}}, {{2, 3, 4}, {2}}, {{2, 3, 4, 5}, {2}},
-    {{2, 2}, {2}}, {{2, 3, 2}, {2}}, {{2, 3, 4, 2}, {2}},
-    {{2, 1, 4}, {1, 3, 1}}, {{1, 3, 1, 5}, {2, 1, 4, 1}},
-    {{40, 3, 5}, {5}}, {{33, 17}, {33}}, {{48, 2, 3}, {48, 2, 1}},
-};
 
 } // namespace
 

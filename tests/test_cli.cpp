@@ -287,6 +287,47 @@ TEST(Cli, RunReadsAndWritesSequencesAsNumberedNpy)
 }
 #endif
 
+// --backend vulkan: run gives the CPU's numbers, info says where each layer
+// runs and counts the CPU fallbacks, bench --profile names each layer's
+// device; a bad backend is a usage error, a device past the last a clear one.
+TEST(Cli, BackendVulkanRunInfoAndBench)
+{
+    ktest::TempDir dir;
+    ktest::write_file(dir.file("m.param"), "7767517\n3 3\nInput in 0 1 in 0=8 1=4 2=3\n"
+                                           "BinaryOp mul 1 1 in m 0=2 1=1 2=1.5\nUnaryOp sq 1 1 m out 0=4\n");
+    write_npy(dir.file("x.npy"), Tensor::zeros({3, 4, 8}));
+    const ktest::CliResult bad = ktest::run_cli({"run", dir.file("m.param"), "--backend", "gpu"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.describe();
+    EXPECT_TRUE(has(bad.err, "--backend expects cpu or vulkan")) << bad.err;
+#ifdef KESTREL_HAVE_VULKAN
+    const ktest::CliResult info = ktest::run_cli({"info", dir.file("m.param"), "--backend", "vulkan"});
+    if (info.exit_code != 0 && has(info.err, "no Vulkan device")) GTEST_SKIP() << info.err;
+    ASSERT_EQ(info.exit_code, 0) << info.describe();
+    EXPECT_TRUE(has(info.out, "layers on cpu: 1 (CPU fallback)")) << info.out;
+    EXPECT_TRUE(has(info.out, "runs on: cpu")) << info.out;
+    std::vector<Tensor> outs;
+    for (const char* backend : {"cpu", "vulkan"}) {
+        const std::string y = dir.file(std::string("y_") + backend + ".npy");
+        const ktest::CliResult r = ktest::run_cli({"run", dir.file("m.param"), "--input", "in=" + dir.file("x.npy"),
+                                                   "--output", "out=" + y, "--backend", backend});
+        ASSERT_EQ(r.exit_code, 0) << r.describe();
+        outs.push_back(read_npy(y));
+    }
+    for (int64_t i = 0; i < outs[0].numel(); ++i) EXPECT_EQ(outs[1].data<float>()[i], outs[0].data<float>()[i]);
+    const ktest::CliResult bench = ktest::run_cli({"bench", dir.file("m.param"), "--backend", "vulkan", "--profile",
+                                                   "--loops", "2", "--warmup", "1"});
+    ASSERT_EQ(bench.exit_code, 0) << bench.describe();
+    EXPECT_TRUE(has(bench.out, "device")) << bench.out;
+    const ktest::CliResult missing = ktest::run_cli({"run", dir.file("m.param"), "--backend", "vulkan", "--device", "64"});
+    EXPECT_NE(missing.exit_code, 0);
+    EXPECT_TRUE(has(missing.err, "Vulkan device 64 does not exist")) << missing.err;
+#else
+    const ktest::CliResult r = ktest::run_cli({"run", dir.file("m.param"), "--backend", "vulkan"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(has(r.err, "built without the Vulkan backend")) << r.err;
+#endif
+}
+
 TEST(Cli, InfoWithoutInputShapeListsLayersAndWeights)
 {
     ktest::TempDir dir;

@@ -65,7 +65,11 @@ struct Options {
     // every other layer and every blob between layers stays fp32. Outputs
     // move by about 1e-2 of their scale (docs/precision.md).
     enum class Precision { F32, BF16 } precision = Precision::F32;
-    enum class Backend { CPU } backend = Backend::CPU;
+    // Where layers run. Vulkan: on GPU `device` (0: the first Vulkan device)
+    // where the backend has the layer, on the CPU otherwise (per layer);
+    // blobs are kept plain (no channel blocks) then.
+    enum class Backend { CPU, Vulkan } backend = Backend::CPU;
+    int device = 0;
 };
 
 } // namespace kestrel

@@ -14,6 +14,9 @@ struct LayerReport {
     std::vector<TensorDesc> inputs, outputs;
     int64_t macs = 0;
     int64_t weight_bytes = 0;
+    // Where it runs: "cpu", the device's name (Options::backend), or "" when
+    // it is evaluated while planning (its output is then known in advance).
+    std::string device;
 };
 
 struct ModelReport {

@@ -9,6 +9,7 @@
 #include "graph/graph.h"
 #include "kernels/bf16_gemm.h"
 #include "kestrel/net.h"
+#include "runtime/device_backend.h"
 #include "runtime/memory_planner.h"
 
 namespace kestrel {
@@ -39,6 +40,7 @@ struct BlobPlan {
 // What a step's op prepared for the plan's shapes (Op::prepare).
 struct PreparedStep {
     std::unique_ptr<OpState> state;
+    std::unique_ptr<DeviceKernel> device; // set: the step runs on Options::backend's device
     std::vector<int64_t> scratch_bytes;
     std::vector<int64_t> scratch_offsets; // in the arena
     bool done = false; // false: prepared at run time (shapes known only then)
@@ -100,6 +102,7 @@ struct Session::Impl {
     const Net* net;
     const Graph* graph;
     Options options;
+    std::shared_ptr<DeviceBackend> backend; // null: every layer on the CPU
     OpCallback before, after;
     bool callbacks_see_plain = false; // callbacks set without stored layouts: plan every blob plain
     std::map<int, Tensor> inputs;
@@ -121,6 +124,8 @@ struct Session::Impl {
     void prepare_steps(Plan& p) const;
     std::unique_ptr<OpState> prepare_layer(int li, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
                                            std::vector<int64_t>& scratch_bytes) const;
+    std::unique_ptr<DeviceKernel> device_kernel(int li, const std::vector<TensorDesc>& in,
+                                                const std::vector<TensorDesc>& out) const;
     void assign_memory(Plan& p, const std::vector<int>& targets) const;
     std::vector<Placement> place_concat_inputs(const Plan& p, std::vector<int>& first, const std::vector<int>& last) const;
     void execute(const Plan& p, const std::vector<int>& targets);
@@ -471,6 +476,18 @@ std::unique_ptr<OpState> Session::Impl::prepare_layer(int li, const std::vector<
     }
 }
 
+// The backend's kernel for layer `li` at these shapes (null: the CPU runs it),
+// with errors naming the layer.
+std::unique_ptr<DeviceKernel> Session::Impl::device_kernel(int li, const std::vector<TensorDesc>& in,
+                                                           const std::vector<TensorDesc>& out) const
+{
+    try {
+        return backend->kernel_for(graph->layers[li], in, out);
+    } catch (const Error& e) {
+        throw Error(graph->where(li) + ": " + backend->device_name() + ": " + e.what());
+    }
+}
+
 // Prepares every step whose shapes are final; steps downstream of a
 // data-dependent shape are prepared when they run.
 void Session::Impl::prepare_steps(Plan& p) const
@@ -482,7 +499,9 @@ void Session::Impl::prepare_steps(Plan& p) const
         for (int b : l.bottoms) final_shapes = final_shapes && !p.data_dependent[b];
         if (!final_shapes) continue;
         PreparedStep& ps = p.prepared[s];
-        ps.state = prepare_layer(p.steps[s], step_descs(p, s, l.bottoms), step_descs(p, s, l.tops), ps.scratch_bytes);
+        const std::vector<TensorDesc> in = step_descs(p, s, l.bottoms), out = step_descs(p, s, l.tops);
+        ps.state = prepare_layer(p.steps[s], in, out, ps.scratch_bytes);
+        if (backend && !l.batched()) ps.device = device_kernel(p.steps[s], in, out);
         ps.done = true;
     }
 }
@@ -700,6 +719,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
             }
             infer_layer(li, in_desc, out_desc);
             run_time_prep.state = prepare_layer(li, in_desc, out_desc, run_time_prep.scratch_bytes);
+            if (backend && !l.batched()) run_time_prep.device = device_kernel(li, in_desc, out_desc);
             for (int64_t bytes : run_time_prep.scratch_bytes) run_time_scratch.emplace_back(Shape{bytes}, DType::U8);
             for (size_t i = 0; i < l.tops.size(); ++i)
                 values[l.tops[i]] = l.op->outputs_alias_input()
@@ -719,7 +739,9 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                                                  : arena.data<uint8_t>() + prep.scratch_offsets[k]);
             const ExecContext op_ctx = ctx.with(prep.state.get(), &scratch);
             try {
-                if (l.batched()) {
+                if (prep.device) {
+                    prep.device->run(in, out);
+                } else if (l.batched()) {
                     for (int64_t i = 0; i < (in.empty() ? 0 : in[0].dim(0)); ++i) {
                         std::vector<Tensor> in_i, out_i;
                         for (size_t k = 0; k < in.size(); ++k)
@@ -756,6 +778,8 @@ Session::Session(const Net& net, const Options& options) : impl_(std::make_uniqu
     impl_->net = &net;
     impl_->graph = net.graph_.get();
     impl_->options = options;
+    impl_->backend = make_device_backend(options);
+    if (impl_->backend) impl_->options.blocked_layouts = false; // device kernels read plain blobs
     impl_->owned.resize(net.graph_->blobs.size());
 }
 
@@ -829,6 +853,16 @@ void Session::set_callbacks(OpCallback before, OpCallback after, bool stored_lay
     impl_->after = std::move(after);
 }
 
+std::map<std::string, std::string> Session::layer_devices() const
+{
+    std::map<std::string, std::string> where;
+    if (!impl_->plan) return where;
+    const Plan& p = *impl_->plan;
+    for (size_t s = 0; s < p.steps.size(); ++s)
+        where[impl_->graph->layers[p.steps[s]].name] = p.prepared[s].device ? impl_->backend->device_name() : "cpu";
+    return where;
+}
+
 int64_t Session::peak_bytes() const
 {
     return impl_->plan ? impl_->plan->arena_bytes + impl_->plan->owned_bytes : 0;
@@ -857,10 +891,14 @@ ModelReport analyze_model(const Net& net, const std::map<std::string, TensorDesc
     std::sort(targets.begin(), targets.end());
     const std::unique_ptr<Plan> plan = impl.prepare(targets);
     ModelReport report;
+    std::map<int, std::string> device_of; // step layers
+    for (size_t s = 0; s < plan->steps.size(); ++s)
+        device_of[plan->steps[s]] = plan->prepared[s].device ? impl.backend->device_name() : "cpu";
     for (int li : plan->all_layers) {
         const Layer& l = g.layers[li];
         LayerReport r;
         r.layer = li;
+        r.device = device_of.count(li) ? device_of[li] : "";
         for (int b : l.bottoms) r.inputs.push_back(plan->blobs[b].desc);
         for (int t : l.tops) r.outputs.push_back(plan->blobs[t].desc);
         if (l.batched()) {

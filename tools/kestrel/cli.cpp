@@ -36,6 +36,16 @@ Options::Precision Args::precision_option() const
     throw UsageError("--precision expects fp32 or bf16, got '" + *v + "'");
 }
 
+void Args::backend_options(Options& options) const
+{
+    const std::string* v = last("--backend");
+    if (v == nullptr || *v == "cpu") options.backend = Options::Backend::CPU;
+    else if (*v == "vulkan") options.backend = Options::Backend::Vulkan;
+    else throw UsageError("--backend expects cpu or vulkan, got '" + *v + "'");
+    options.device = int_option("--device", 0, 0, 1 << 20);
+    if (last("--device") && options.backend == Options::Backend::CPU) throw UsageError("--device needs --backend vulkan");
+}
+
 Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,
                 const std::vector<std::string>& without_value)
 {

@@ -20,6 +20,8 @@ struct Args {
     int int_option(const std::string& name, int def, int lo, int hi) const;
     // --precision fp32|bf16 (default fp32).
     Options::Precision precision_option() const;
+    // --backend cpu|vulkan (default cpu) and --device N (default 0) into `options`.
+    void backend_options(Options& options) const;
 };
 
 // `flags_with_value`: options that take a value; any other --x is a usage error.

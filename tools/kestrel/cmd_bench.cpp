@@ -105,7 +105,7 @@ std::vector<ModelJob> expand_jobs(const std::vector<std::string>& args)
 }
 
 struct LayerTiming {
-    std::string name, type;
+    std::string name, type, device; // device: where it ran ("cpu" or the GPU's name)
     Shape output_shape;
     int64_t macs = 0;
     std::vector<double> ms;
@@ -131,12 +131,13 @@ void print_profile(const std::vector<LayerTiming>& layers, int64_t peak_bytes)
 {
     double total = 0;
     for (const auto& l : layers) total += median(l.ms);
-    std::printf("  %-36s %-22s %-22s %10s %7s %9s\n", "layer", "type", "output", "median ms", "%", "GFLOP/s");
+    std::printf("  %-36s %-22s %-22s %10s %7s %9s  %s\n", "layer", "type", "output", "median ms", "%", "GFLOP/s",
+                "device");
     for (const LayerTiming* l : slowest_first(layers)) {
         const double ms = median(l->ms);
         const double gflops = ms > 0 ? 2.0 * static_cast<double>(l->macs) / (ms * 1e6) : 0;
-        std::printf("  %-36s %-22s %-22s %10.3f %6.1f%% %9.2f\n", l->name.c_str(), l->type.c_str(),
-                    shape_str(l->output_shape).c_str(), ms, total > 0 ? 100 * ms / total : 0, gflops);
+        std::printf("  %-36s %-22s %-22s %10.3f %6.1f%% %9.2f  %s\n", l->name.c_str(), l->type.c_str(),
+                    shape_str(l->output_shape).c_str(), ms, total > 0 ? 100 * ms / total : 0, gflops, l->device.c_str());
     }
     std::printf("  total of layer medians %.3f ms; peak activation memory %.3f MB\n", total, peak_bytes / 1e6);
 }
@@ -148,6 +149,8 @@ struct BenchSettings {
     int threads = 1, loops = 4, warmup = 8;
     bool profile = false, optimize = true, fp16_weights = false;
     Options::Precision precision = Options::Precision::F32;
+    Options::Backend backend = Options::Backend::CPU;
+    int device = 0;
 };
 
 BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const BenchSettings& settings)
@@ -167,6 +170,8 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
     Options options;
     options.threads = threads;
     options.precision = settings.precision;
+    options.backend = settings.backend;
+    options.device = settings.device;
     Session session(model.net, options);
     std::vector<std::pair<std::string, Tensor>> inputs;
     for (const std::string& name : model.net.input_names()) {
@@ -205,11 +210,12 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
                                   const double ms = ms_since(layer_start);
                                   auto it = layer_index.find(e.layer_name);
                                   if (it == layer_index.end()) {
-                                      LayerTiming t{e.layer_name, e.layer_type, {}, 0, {}};
+                                      LayerTiming t{e.layer_name, e.layer_type, "cpu", {}, 0, {}};
                                       auto r = planned.find(e.layer_name);
                                       if (r != planned.end()) {
                                           if (!r->second->outputs.empty()) t.output_shape = r->second->outputs[0].shape;
                                           t.macs = r->second->macs;
+                                          if (!r->second->device.empty()) t.device = r->second->device;
                                       }
                                       it = layer_index.emplace(e.layer_name, layers.size()).first;
                                       layers.push_back(t);
@@ -298,7 +304,7 @@ void print_json(const std::vector<BenchResult>& results, int loops, int threads,
 int bench_command(const std::vector<std::string>& argv)
 {
     const Args args =
-        parse_args(argv, {"--threads", "--loops", "--warmup", "--shape", "--precision"},
+        parse_args(argv, {"--threads", "--loops", "--warmup", "--shape", "--precision", "--backend", "--device"},
                    {"--profile", "--json", "--no-optimize", "--fp16-weights"});
     if (args.positional.empty()) throw UsageError("bench needs at least one MODEL.param or DIR");
     BenchSettings settings;
@@ -309,6 +315,10 @@ int bench_command(const std::vector<std::string>& argv)
     settings.optimize = args.last("--no-optimize") == nullptr;
     settings.fp16_weights = args.last("--fp16-weights") != nullptr;
     settings.precision = args.precision_option();
+    Options backend;
+    args.backend_options(backend);
+    settings.backend = backend.backend;
+    settings.device = backend.device;
     const int threads = settings.threads, loops = settings.loops, warmup = settings.warmup;
     const bool profile = settings.profile;
     const bool json = args.last("--json") != nullptr;

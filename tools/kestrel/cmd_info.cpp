@@ -42,6 +42,7 @@ struct Info {
     std::vector<std::string> unknown_inputs; // declare no shape and got no --shape
     ModelReport report;
     bool shapes_known = true;
+    bool backend = false; // --backend other than cpu: say where each layer runs
 };
 
 Info gather(const LoadedModel& model, const Args& args)
@@ -64,7 +65,10 @@ Info gather(const LoadedModel& model, const Args& args)
     }
     info.shapes_known = info.unknown_inputs.empty();
     if (info.shapes_known) {
-        info.report = analyze_model(model.net, info.inputs);
+        Options options;
+        args.backend_options(options);
+        info.report = analyze_model(model.net, info.inputs, options);
+        info.backend = options.backend != Options::Backend::CPU;
         return info;
     }
     for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
@@ -94,6 +98,14 @@ void print_table(const LoadedModel& model, const Info& info)
                     info.shapes_known ? descs_str(r.inputs).c_str() : "?",
                     info.shapes_known ? descs_str(r.outputs).c_str() : "?", static_cast<long long>(r.weight_bytes),
                     macs.c_str(), l.params.to_text().c_str());
+        if (info.backend) std::printf("     runs on: %s\n", r.device.empty() ? "(evaluated while planning)" : r.device.c_str());
+    }
+    if (info.backend) {
+        std::map<std::string, int> per_device;
+        for (const LayerReport& r : info.report.layers)
+            if (!r.device.empty()) ++per_device[r.device];
+        for (const auto& kv : per_device)
+            std::printf("layers on %s: %d%s\n", kv.first.c_str(), kv.second, kv.first == "cpu" ? " (CPU fallback)" : "");
     }
     std::printf("layers: %zu (%zu run for the outputs)\n", g.layers.size(), info.report.layers.size());
     if (info.shapes_known)
@@ -201,7 +213,7 @@ void print_dot(const LoadedModel& model, const Info& info)
 
 int info_command(const std::vector<std::string>& argv)
 {
-    const Args args = parse_args(argv, {"--weights", "--shape"}, {"--json", "--dot"});
+    const Args args = parse_args(argv, {"--weights", "--shape", "--backend", "--device"}, {"--json", "--dot"});
     if (args.positional.size() != 1) throw UsageError("info needs exactly one MODEL argument");
     if (args.last("--json") && args.last("--dot")) throw UsageError("--json and --dot exclude each other");
     LoadedModel model;

@@ -76,7 +76,8 @@ int run_command(const std::vector<std::string>& argv)
 {
     const Args args = parse_args(argv,
                                  {"--weights", "--input", "--output", "--threads", "--shape", "--image", "--size",
-                                  "--mean", "--norm", "--pixel-type", "--resize", "--topk", "--labels", "--precision"},
+                                  "--mean", "--norm", "--pixel-type", "--resize", "--topk", "--labels", "--precision",
+                                  "--backend", "--device"},
                                  {"--no-optimize", "--fp16-weights"});
     if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
     LoadedModel model;
@@ -87,6 +88,7 @@ int run_command(const std::vector<std::string>& argv)
     Options options;
     options.threads = args.int_option("--threads", 1, 1, 1024);
     options.precision = args.precision_option();
+    args.backend_options(options);
     Session session(model.net, options);
 
     std::map<std::string, Shape> shapes;

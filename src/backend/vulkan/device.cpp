@@ -1,0 +1,274 @@
+#include "backend/vulkan/device.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/vulkan/shaders.h"
+#include "kestrel/error.h"
+
+namespace kestrel::vulkan {
+
+namespace {
+
+void vk_check(VkResult r, const char* what)
+{
+    if (r != VK_SUCCESS) fail("Vulkan: ", what, " failed (VkResult ", static_cast<int>(r), ")");
+}
+
+// An instance of Vulkan 1.1 with the loader's functions; null (and `why_not`) when none.
+VkInstance create_instance(Api& api, std::string* why_not)
+{
+    const Api* loader = load_loader(why_not);
+    if (!loader) return VK_NULL_HANDLE;
+    api = *loader;
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "kestrel";
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pApplicationInfo = &app;
+    VkInstance instance = VK_NULL_HANDLE;
+    const VkResult r = api.vkCreateInstance(&info, nullptr, &instance);
+    if (r != VK_SUCCESS) {
+        if (why_not) *why_not = "cannot create a Vulkan instance (VkResult " + std::to_string(static_cast<int>(r)) + ")";
+        return VK_NULL_HANDLE;
+    }
+    load_instance_functions(api, instance);
+    return instance;
+}
+
+std::vector<VkPhysicalDevice> physical_devices(const Api& api, VkInstance instance)
+{
+    uint32_t n = 0;
+    api.vkEnumeratePhysicalDevices(instance, &n, nullptr);
+    std::vector<VkPhysicalDevice> devices(n);
+    if (n) api.vkEnumeratePhysicalDevices(instance, &n, devices.data());
+    devices.resize(n);
+    return devices;
+}
+
+// A queue family that computes; -1 when the device has none.
+int compute_family(const Api& api, VkPhysicalDevice d)
+{
+    uint32_t n = 0;
+    api.vkGetPhysicalDeviceQueueFamilyProperties(d, &n, nullptr);
+    std::vector<VkQueueFamilyProperties> families(n);
+    api.vkGetPhysicalDeviceQueueFamilyProperties(d, &n, families.data());
+    for (uint32_t i = 0; i < n; ++i)
+        if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return static_cast<int>(i);
+    return -1;
+}
+
+} // namespace
+
+Buffer::~Buffer()
+{
+    if (!api_) return;
+    if (mapped_) api_->vkUnmapMemory(device_, memory_);
+    api_->vkDestroyBuffer(device_, buffer_, nullptr);
+    api_->vkFreeMemory(device_, memory_, nullptr);
+}
+
+std::vector<std::string> Device::list(std::string* why_not)
+{
+    Api api;
+    const VkInstance instance = create_instance(api, why_not);
+    if (!instance) return {};
+    std::vector<std::string> names;
+    for (VkPhysicalDevice d : physical_devices(api, instance)) {
+        VkPhysicalDeviceProperties p;
+        api.vkGetPhysicalDeviceProperties(d, &p);
+        names.push_back(p.deviceName);
+    }
+    api.vkDestroyInstance(instance, nullptr);
+    if (names.empty() && why_not) *why_not = "the Vulkan loader found no device";
+    return names;
+}
+
+std::shared_ptr<Device> Device::open(int index)
+{
+    // Opened once per process and kept: creating a device costs milliseconds, sessions come and go.
+    static std::mutex mutex;
+    static std::map<int, std::shared_ptr<Device>> open_devices;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto existing = open_devices[index]) return existing;
+    std::shared_ptr<Device> device(new Device());
+    std::string why_not;
+    device->instance_ = create_instance(device->api_, &why_not);
+    if (!device->instance_) fail("no Vulkan device: ", why_not);
+    const std::vector<VkPhysicalDevice> all = physical_devices(device->api_, device->instance_);
+    check(!all.empty(), "no Vulkan device: the Vulkan loader found none");
+    check(index >= 0 && index < static_cast<int>(all.size()), "Vulkan device ", index, " does not exist (this machine has ",
+          all.size(), ": 0..", all.size() - 1, ")");
+    const int family = compute_family(device->api_, all[static_cast<size_t>(index)]);
+    check(family >= 0, "Vulkan device ", index, " has no compute queue");
+    device->create(all[static_cast<size_t>(index)], static_cast<uint32_t>(family));
+    open_devices[index] = device;
+    return device;
+}
+
+void Device::create(VkPhysicalDevice physical, uint32_t queue_family)
+{
+    physical_ = physical;
+    VkPhysicalDeviceProperties props;
+    api_.vkGetPhysicalDeviceProperties(physical, &props);
+    name_ = props.deviceName;
+    max_groups_x_ = props.limits.maxComputeWorkGroupCount[0];
+    VkPhysicalDeviceMemoryProperties memory;
+    api_.vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+    const VkMemoryPropertyFlags wanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    host_memory_type_ = UINT32_MAX;
+    for (uint32_t i = 0; i < memory.memoryTypeCount && host_memory_type_ == UINT32_MAX; ++i)
+        if ((memory.memoryTypes[i].propertyFlags & wanted) == wanted) host_memory_type_ = i;
+    check(host_memory_type_ != UINT32_MAX, "Vulkan device '", name_, "' has no host-visible coherent memory");
+
+    const float priority = 1.f;
+    VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue.queueFamilyIndex = queue_family;
+    queue.queueCount = 1;
+    queue.pQueuePriorities = &priority;
+    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue;
+    vk_check(api_.vkCreateDevice(physical, &info, nullptr, &device_), "vkCreateDevice");
+    load_device_functions(api_, device_);
+    api_.vkGetDeviceQueue(device_, queue_family, 0, &queue_);
+
+    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool.queueFamilyIndex = queue_family;
+    vk_check(api_.vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = command_pool_;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    vk_check(api_.vkAllocateCommandBuffers(device_, &alloc, &commands_), "vkAllocateCommandBuffers");
+
+    const VkDescriptorPoolSize sizes{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 16};
+    VkDescriptorPoolCreateInfo dpool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpool.maxSets = 1; // one dispatch in flight: the pool is reset after each
+    dpool.poolSizeCount = 1;
+    dpool.pPoolSizes = &sizes;
+    vk_check(api_.vkCreateDescriptorPool(device_, &dpool, nullptr, &descriptor_pool_), "vkCreateDescriptorPool");
+    VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    vk_check(api_.vkCreateFence(device_, &fence, nullptr, &fence_), "vkCreateFence");
+}
+
+Device::~Device()
+{
+    if (device_) {
+        for (auto& kv : pipelines_) {
+            api_.vkDestroyPipeline(device_, kv.second.pipeline, nullptr);
+            api_.vkDestroyPipelineLayout(device_, kv.second.layout, nullptr);
+            api_.vkDestroyDescriptorSetLayout(device_, kv.second.set_layout, nullptr);
+            api_.vkDestroyShaderModule(device_, kv.second.module, nullptr);
+        }
+        api_.vkDestroyFence(device_, fence_, nullptr);
+        api_.vkDestroyDescriptorPool(device_, descriptor_pool_, nullptr);
+        api_.vkDestroyCommandPool(device_, command_pool_, nullptr);
+        api_.vkDestroyDevice(device_, nullptr);
+    }
+    if (instance_) api_.vkDestroyInstance(instance_, nullptr);
+}
+
+std::unique_ptr<Buffer> Device::buffer(size_t bytes)
+{
+    auto b = std::make_unique<Buffer>();
+    b->bytes_ = bytes;
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = std::max<size_t>(bytes, 4);
+    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    vk_check(api_.vkCreateBuffer(device_, &info, nullptr, &b->buffer_), "vkCreateBuffer");
+    b->api_ = &api_;
+    b->device_ = device_;
+    VkMemoryRequirements req;
+    api_.vkGetBufferMemoryRequirements(device_, b->buffer_, &req);
+    check((req.memoryTypeBits >> host_memory_type_) & 1u, "Vulkan: a buffer cannot live in host-visible memory");
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = host_memory_type_;
+    vk_check(api_.vkAllocateMemory(device_, &alloc, nullptr, &b->memory_), "vkAllocateMemory");
+    vk_check(api_.vkBindBufferMemory(device_, b->buffer_, b->memory_, 0), "vkBindBufferMemory");
+    vk_check(api_.vkMapMemory(device_, b->memory_, 0, VK_WHOLE_SIZE, 0, &b->mapped_), "vkMapMemory");
+    return b;
+}
+
+const Device::Pipeline& Device::pipeline(const std::string& name, size_t bindings, uint32_t push_bytes)
+{
+    auto it = pipelines_.find(name);
+    if (it != pipelines_.end()) return it->second;
+    const Spirv code = spirv_of(name);
+    Pipeline p;
+    p.bindings = bindings;
+    VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    module.codeSize = code.words * 4;
+    module.pCode = code.data;
+    vk_check(api_.vkCreateShaderModule(device_, &module, nullptr, &p.module), "vkCreateShaderModule");
+    std::vector<VkDescriptorSetLayoutBinding> slots(bindings);
+    for (size_t i = 0; i < bindings; ++i)
+        slots[i] = {static_cast<uint32_t>(i), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    VkDescriptorSetLayoutCreateInfo set{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set.bindingCount = static_cast<uint32_t>(bindings);
+    set.pBindings = slots.data();
+    vk_check(api_.vkCreateDescriptorSetLayout(device_, &set, nullptr, &p.set_layout), "vkCreateDescriptorSetLayout");
+    const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout.setLayoutCount = 1;
+    layout.pSetLayouts = &p.set_layout;
+    layout.pushConstantRangeCount = push_bytes ? 1 : 0;
+    layout.pPushConstantRanges = &range;
+    vk_check(api_.vkCreatePipelineLayout(device_, &layout, nullptr, &p.layout), "vkCreatePipelineLayout");
+    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = p.module;
+    info.stage.pName = "main";
+    info.layout = p.layout;
+    vk_check(api_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p.pipeline),
+             "vkCreateComputePipelines");
+    return pipelines_.emplace(name, p).first->second;
+}
+
+void Device::dispatch(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
+                      uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    const Pipeline& p = pipeline(name, buffers.size(), push_bytes);
+    check(p.bindings == buffers.size(), "shader ", name, " takes ", p.bindings, " buffers, got ", buffers.size());
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = descriptor_pool_;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &p.set_layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    vk_check(api_.vkAllocateDescriptorSets(device_, &alloc, &set), "vkAllocateDescriptorSets");
+    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+    std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
+        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstSet = set;
+        writes[i].dstBinding = static_cast<uint32_t>(i);
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+    }
+    api_.vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vk_check(api_.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
+    api_.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    api_.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+    if (push_bytes) api_.vkCmdPushConstants(commands_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    api_.vkCmdDispatch(commands_, groups_x, groups_y, groups_z);
+    vk_check(api_.vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &commands_;
+    vk_check(api_.vkQueueSubmit(queue_, 1, &submit, fence_), "vkQueueSubmit");
+    vk_check(api_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    api_.vkResetFences(device_, 1, &fence_);
+    api_.vkResetCommandBuffer(commands_, 0);
+    api_.vkResetDescriptorPool(device_, descriptor_pool_, 0);
+}
+
+} // namespace kestrel::vulkan

@@ -1,0 +1,85 @@
+// One Vulkan compute device: instance, device and queue, buffers the host
+// maps, compute pipelines built from the SPIR-V embedded in the library
+// (shaders/*.comp, compiled by glslc at build time), and dispatch. Shared by
+// every session that runs on it (open() returns the process's one per index);
+// dispatches on it are serialized.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/vulkan/vulkan_api.h"
+
+namespace kestrel::vulkan {
+
+// Device memory the host sees (mapped while it lives).
+class Buffer {
+public:
+    Buffer() = default;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer();
+    void* data() const { return mapped_; }
+    size_t bytes() const { return bytes_; }
+    VkBuffer handle() const { return buffer_; }
+
+private:
+    friend class Device;
+    const Api* api_ = nullptr;
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkBuffer buffer_ = VK_NULL_HANDLE;
+    VkDeviceMemory memory_ = VK_NULL_HANDLE;
+    void* mapped_ = nullptr;
+    size_t bytes_ = 0;
+};
+
+class Device {
+public:
+    // The machine's Vulkan devices by name; empty, with the reason in
+    // `why_not`, when there is no loader or no device.
+    static std::vector<std::string> list(std::string* why_not = nullptr);
+    // Device `index` of list(); throws kestrel::Error saying why it cannot.
+    static std::shared_ptr<Device> open(int index);
+    ~Device();
+
+    const std::string& name() const { return name_; }
+    // `bytes` of storage (at least 4), mapped for the host.
+    std::unique_ptr<Buffer> buffer(size_t bytes);
+    // Runs shader `name` (its bindings 0.. the buffers, in order; `push` its
+    // push constants) over groups x, y, z and waits for it.
+    void dispatch(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
+                  uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+    // The largest group count along x.
+    uint32_t max_groups_x() const { return max_groups_x_; }
+
+private:
+    struct Pipeline {
+        VkShaderModule module = VK_NULL_HANDLE;
+        VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+        VkPipelineLayout layout = VK_NULL_HANDLE;
+        VkPipeline pipeline = VK_NULL_HANDLE;
+        size_t bindings = 0;
+    };
+    Device() = default;
+    void create(VkPhysicalDevice physical, uint32_t queue_family);
+    const Pipeline& pipeline(const std::string& name, size_t bindings, uint32_t push_bytes);
+
+    Api api_;
+    VkInstance instance_ = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    VkCommandPool command_pool_ = VK_NULL_HANDLE;
+    VkCommandBuffer commands_ = VK_NULL_HANDLE;
+    VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+    VkFence fence_ = VK_NULL_HANDLE;
+    uint32_t host_memory_type_ = 0;
+    uint32_t max_groups_x_ = 65535;
+    std::string name_;
+    std::map<std::string, Pipeline> pipelines_;
+    std::mutex mutex_;
+};
+
+} // namespace kestrel::vulkan

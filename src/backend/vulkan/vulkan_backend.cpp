@@ -1,0 +1,43 @@
+// The Vulkan backend: the GPU kernels registered per layer type
+// (src/backend/vulkan/ops/), each asked whether it takes a layer at its shapes.
+#include <map>
+
+#include "backend/vulkan/device.h"
+#include "backend/vulkan/gpu_kernel.h"
+#include "runtime/device_backend.h"
+
+namespace kestrel {
+
+namespace vulkan {
+
+const std::map<std::string, GpuKernelFactory>& gpu_kernels()
+{
+    static const std::map<std::string, GpuKernelFactory> table = {
+        {"BinaryOp", make_binary_op_kernel},
+    };
+    return table;
+}
+
+namespace {
+
+class VulkanBackend final : public DeviceBackend {
+public:
+    explicit VulkanBackend(int device) : device_(Device::open(device)) {}
+    std::string device_name() const override { return device_->name(); }
+    std::unique_ptr<DeviceKernel> kernel_for(const Layer& l, const std::vector<TensorDesc>& in,
+                                             const std::vector<TensorDesc>& out) override
+    {
+        const auto it = gpu_kernels().find(l.type);
+        return it == gpu_kernels().end() ? nullptr : it->second(device_, l, in, out);
+    }
+
+private:
+    std::shared_ptr<Device> device_;
+};
+
+} // namespace
+} // namespace vulkan
+
+std::shared_ptr<DeviceBackend> make_vulkan_backend(int device) { return std::make_shared<vulkan::VulkanBackend>(device); }
+
+} // namespace kestrel
