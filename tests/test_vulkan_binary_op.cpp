@@ -6,82 +6,23 @@
 // error. Skipped when this machine has no Vulkan device.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
-
 #include "binary_op_cases.h"
-#include "kestrel/kestrel.h"
 #include "layer_test_util.h"
 
 #ifdef KESTREL_HAVE_VULKAN
-#include "backend/vulkan/device.h"
+#include "vulkan_test_util.h"
 
 namespace kestrel {
 namespace {
 
 using namespace binary_op_cases;
+using namespace vulkan_test;
 
-bool have_device()
+// One BinaryOp layer "op" ("params" its param text) over a and b (b absent: with_scalar).
+NetCase one_layer(const std::string& params, bool two_inputs)
 {
-    static const bool have = !vulkan::Device::list().empty();
-    return have;
-}
-
-#define REQUIRE_VULKAN()                                                                                               \
-    if (!have_device()) GTEST_SKIP() << "no Vulkan device"
-
-Options on(Options::Backend backend)
-{
-    Options o;
-    o.backend = backend;
-    return o;
-}
-
-// One BinaryOp layer ("params" its param text) over a and b (b absent: with_scalar).
-struct OneLayer {
-    Net net;
-    OneLayer(const std::string& params, bool two_inputs)
-    {
-        const std::string text = two_inputs ? "7767517\n3 3\nInput a 0 1 a\nInput b 0 1 b\nBinaryOp op 2 1 a b y " + params + "\n"
-                                            : "7767517\n2 2\nInput a 0 1 a\nBinaryOp op 1 1 a y " + params + "\n";
-        net.load_param_mem(text, "binary.param");
-    }
-    // The output on `backend`, and where the layer ran.
-    Tensor run(Options::Backend backend, const std::vector<Tensor>& in, std::string* device = nullptr) const
-    {
-        Session s(net, on(backend));
-        s.set_input("a", in[0]);
-        if (in.size() > 1) s.set_input("b", in[1]);
-        const Tensor y = s.get("y");
-        if (device) *device = s.layer_devices().at("op");
-        return y;
-    }
-};
-
-Tensor random_tensor(std::mt19937& rng, const Shape& shape, float lo, float hi)
-{
-    std::uniform_real_distribution<float> u(lo, hi);
-    Tensor t(shape, DType::F32);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-    return t;
-}
-
-// GPU against CPU: equal but for the GPU's own rounding of transcendental
-// functions (pow, atan2, exp/log): 1e-5 of the value's magnitude.
-void expect_matches_cpu(const OneLayer& layer, const std::vector<Tensor>& in)
-{
-    std::string device;
-    const Tensor gpu = layer.run(Options::Backend::Vulkan, in, &device), cpu = layer.run(Options::Backend::CPU, in);
-    ASSERT_NE(device, "cpu") << "BinaryOp fell back to the CPU";
-    ASSERT_EQ(gpu.shape(), cpu.shape());
-    for (int64_t i = 0; i < cpu.numel(); ++i) {
-        const float g = gpu.data<float>()[i], c = cpu.data<float>()[i];
-        if (std::isnan(c) || std::isinf(c)) {
-            ASSERT_TRUE((std::isnan(c) && std::isnan(g)) || g == c) << "at " << i << ": " << g << " vs " << c;
-            continue;
-        }
-        ASSERT_NEAR(g, c, 1e-5f * std::max(1.f, std::fabs(c))) << "at " << i;
-    }
+    return NetCase(two_inputs ? "7767517\n3 3\nInput a 0 1 a\nInput b 0 1 b\nBinaryOp op 2 1 a b y " + params + "\n"
+                              : "7767517\n2 2\nInput a 0 1 a\nBinaryOp op 1 1 a y " + params + "\n");
 }
 
 TEST(VulkanBinaryOp, EveryOpEveryNcnnTableRowBothOrders)
@@ -89,7 +30,7 @@ TEST(VulkanBinaryOp, EveryOpEveryNcnnTableRowBothOrders)
     REQUIRE_VULKAN();
     std::mt19937 rng(3);
     for (int t = 0; t < 19; ++t) {
-        const OneLayer layer("0=" + std::to_string(t), true);
+        const NetCase layer = one_layer("0=" + std::to_string(t), true);
         for (const Row& row : kRows)
             for (int order = 0; order < 2; ++order) {
                 const Shape sa = shape_of(nmat_of(order == 0 ? row.a : row.b));
@@ -107,7 +48,7 @@ TEST(VulkanBinaryOp, WithScalarEveryOp)
     std::mt19937 rng(5);
     for (int t = 0; t < 19; ++t) {
         SCOPED_TRACE("op " + std::to_string(t));
-        expect_matches_cpu(OneLayer("0=" + std::to_string(t) + " 1=1 2=1.75", false),
+        expect_matches_cpu(one_layer("0=" + std::to_string(t) + " 1=1 2=1.75", false),
                            {random_tensor(rng, {3, 5, 37}, 0.25f, 3.f)});
     }
 }
@@ -127,10 +68,10 @@ TEST(VulkanBinaryOp, NumpyAndUnidirectionalRules)
                 const Shape& sa = order ? c.second : c.first;
                 const Shape& sb = order ? c.first : c.second;
                 SCOPED_TRACE("op " + std::to_string(t) + " A " + shape_str(sa) + " B " + shape_str(sb));
-                expect_matches_cpu(OneLayer("0=" + std::to_string(t) + " 20=1", true),
+                expect_matches_cpu(one_layer("0=" + std::to_string(t) + " 20=1", true),
                                    {random_tensor(rng, sa, -2.f, 2.f), random_tensor(rng, sb, 0.5f, 2.f)});
             }
-    expect_matches_cpu(OneLayer("0=2 20=2", true), {random_tensor(rng, {2, 3, 4}, -1, 1), random_tensor(rng, {4}, -1, 1)});
+    expect_matches_cpu(one_layer("0=2 20=2", true), {random_tensor(rng, {2, 3, 4}, -1, 1), random_tensor(rng, {4}, -1, 1)});
 }
 
 // ONNX's typed table where float32 has a GPU form: Max / Min propagate NaN,
@@ -143,18 +84,29 @@ TEST(VulkanBinaryOp, TypedFloatOps)
         SCOPED_TRACE("typed op " + std::to_string(t));
         Tensor a = random_tensor(rng, {4, 1, 6}, -3.f, 3.f), b = random_tensor(rng, {5, 1}, -3.f, 3.f);
         a.data<float>()[1] = NAN;
-        expect_matches_cpu(OneLayer("0=" + std::to_string(t) + " 21=1", true), {a, b});
+        expect_matches_cpu(one_layer("0=" + std::to_string(t) + " 21=1", true), {a, b});
     }
 }
 
-// A layer the GPU lacks (UnaryOp, for now) between two GPU layers runs on the
+// A custom op: y = x * x + 1 (the GPU has no kernel for it).
+class SquarePlusOne : public Op {
+public:
+    void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override { out[0] = in[0]; }
+    void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext&) const override
+    {
+        for (int64_t i = 0; i < in[0].numel(); ++i) out[0].data<float>()[i] = in[0].data<float>()[i] * in[0].data<float>()[i] + 1.f;
+    }
+};
+
+// A layer type the GPU lacks (a custom op) between two GPU layers runs on the
 // CPU, and the result is the CPU backend's.
 TEST(VulkanBackend, LayersTheGpuLacksFallBackToTheCpu)
 {
     REQUIRE_VULKAN();
+    register_op("VulkanTestSquarePlusOne", [] { return std::make_unique<SquarePlusOne>(); });
     Net net;
     net.load_param_mem("7767517\n5 5\nInput a 0 1 a\nInput b 0 1 b\nBinaryOp add 2 1 a b s 0=0\n"
-                       "UnaryOp sqrt 1 1 s r 0=5\nBinaryOp mul 2 1 r b y 0=2\n",
+                       "VulkanTestSquarePlusOne custom 1 1 s r\nBinaryOp mul 2 1 r b y 0=2\n",
                        "mixed.param");
     std::mt19937 rng(9);
     const Tensor a = random_tensor(rng, {3, 8, 8}, 0.f, 2.f), b = random_tensor(rng, {3, 1, 1}, 0.f, 2.f);
@@ -168,7 +120,7 @@ TEST(VulkanBackend, LayersTheGpuLacksFallBackToTheCpu)
         where = s.layer_devices();
     }
     EXPECT_NE(where.at("add"), "cpu");
-    EXPECT_EQ(where.at("sqrt"), "cpu");
+    EXPECT_EQ(where.at("custom"), "cpu");
     EXPECT_NE(where.at("mul"), "cpu");
     for (int64_t i = 0; i < outs[0].numel(); ++i) EXPECT_NEAR(outs[1].data<float>()[i], outs[0].data<float>()[i], 1e-6f);
 }

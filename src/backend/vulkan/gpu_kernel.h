@@ -17,6 +17,10 @@ using GpuKernelFactory = std::unique_ptr<DeviceKernel> (*)(const std::shared_ptr
 std::unique_ptr<DeviceKernel> make_binary_op_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                     const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// One-input maps: UnaryOp and the activation layers.
+std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // Copies between host tensors and device buffers.
 void upload(const Tensor& t, Buffer& b);
 void download(const Buffer& b, Tensor& t);

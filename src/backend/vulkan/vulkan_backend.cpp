@@ -13,7 +13,10 @@ namespace vulkan {
 const std::map<std::string, GpuKernelFactory>& gpu_kernels()
 {
     static const std::map<std::string, GpuKernelFactory> table = {
-        {"BinaryOp", make_binary_op_kernel},
+        {"BinaryOp", make_binary_op_kernel}, {"UnaryOp", make_unary_kernel},  {"ReLU", make_unary_kernel},
+        {"Clip", make_unary_kernel},         {"Sigmoid", make_unary_kernel},  {"Swish", make_unary_kernel},
+        {"HardSigmoid", make_unary_kernel},  {"HardSwish", make_unary_kernel}, {"Mish", make_unary_kernel},
+        {"GELU", make_unary_kernel},         {"TanH", make_unary_kernel},
     };
     return table;
 }

@@ -1,0 +1,74 @@
+// One-input maps on the GPU (shaders/unary_op.comp): ncnn's UnaryOp table and
+// the activation layers, float32, their params read as the CPU layers read
+// them (src/ops/activation/activations.cpp).
+#include <cfloat>
+
+#include "backend/vulkan/gpu_kernel.h"
+
+namespace kestrel::vulkan {
+
+namespace {
+
+struct PushParams {
+    int32_t op;
+    uint32_t numel;
+    float a, b;
+};
+
+// The shader's op and params for layer `l`, or op -1 when it has no GPU form.
+PushParams shader_params(const Layer& l)
+{
+    const ParamDict& p = l.params;
+    const std::string& t = l.type;
+    if (t == "UnaryOp") {
+        const int op = p.get_int(0, 0);
+        return {p.get_int(21, 0) != 1 && op >= 0 && op <= 27 ? op : -1, 0, 0.f, 0.f};
+    }
+    if (t == "ReLU") return {40, 0, p.get_float(0, 0.f), 0.f};
+    if (t == "Clip") return {41, 0, p.get_float(0, -FLT_MAX), p.get_float(1, FLT_MAX)};
+    if (t == "Sigmoid") return {42, 0, 0.f, 0.f};
+    if (t == "Swish") return {43, 0, 0.f, 0.f};
+    if (t == "HardSigmoid") return {44, 0, p.get_float(0, 0.2f), p.get_float(1, 0.5f)};
+    if (t == "HardSwish") return {45, 0, p.get_float(0, 0.2f), p.get_float(1, 0.5f)};
+    if (t == "Mish") return {46, 0, 0.f, 0.f};
+    if (t == "GELU") return {p.get_int(0, 0) != 0 ? 47 : 48, 0, 0.f, 0.f};
+    if (t == "TanH") return {16, 0, 0.f, 0.f};
+    return {-1, 0, 0.f, 0.f};
+}
+
+class UnaryKernel final : public DeviceKernel {
+public:
+    UnaryKernel(std::shared_ptr<Device> device, const PushParams& params)
+        : device_(std::move(device)), params_(params), x_(device_->buffer(int64_t{params.numel} * 4)),
+          y_(device_->buffer(int64_t{params.numel} * 4))
+    {
+    }
+    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
+    {
+        upload(in[0], *x_);
+        const uint32_t groups = std::min<uint32_t>((params_.numel + 255) / 256, device_->max_groups_x());
+        device_->dispatch("unary_op", {x_.get(), y_.get()}, &params_, sizeof params_, std::max<uint32_t>(groups, 1));
+        download(*y_, out[0]);
+    }
+
+private:
+    std::shared_ptr<Device> device_;
+    PushParams params_;
+    std::unique_ptr<Buffer> x_, y_;
+};
+
+} // namespace
+
+std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out)
+{
+    PushParams params = shader_params(l);
+    if (params.op < 0 || in.size() != 1 || out.size() != 1 || in[0].dtype != DType::F32 || out[0].dtype != DType::F32)
+        return nullptr;
+    const int64_t n = shape_numel(in[0].shape);
+    if (n >= (int64_t{1} << 32) || shape_numel(out[0].shape) != n) return nullptr;
+    params.numel = static_cast<uint32_t>(n);
+    return std::make_unique<UnaryKernel>(device, params);
+}
+
+} // namespace kestrel::vulkan

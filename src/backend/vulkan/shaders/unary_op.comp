@@ -1,0 +1,79 @@
+// One-input maps in place of their CPU layers: ncnn's UnaryOp table (op
+// 0..27) and the activation layers (40..48), with params a and b.
+#version 450
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Params {
+    int op;
+    uint numel;
+    float a;
+    float b;
+} p;
+
+#define NAN_VALUE uintBitsToFloat(0x7fc00000u)
+#define INF_VALUE uintBitsToFloat(0x7f800000u)
+
+// GLSL leaves log and sqrt of negatives undefined: C's NaN and -inf here.
+float log_of(float v) { return v < 0.0 ? NAN_VALUE : v == 0.0 ? -INF_VALUE : log(v); }
+float sqrt_of(float v) { return v < 0.0 ? NAN_VALUE : sqrt(v); }
+float tanh_of(float v) { return tanh(clamp(v, -15.0, 15.0)); } // exp past float's range gives NaN on some devices
+float sigmoid_of(float v) { return 1.0 / (1.0 + exp(-clamp(v, -88.3762626647949, 88.3762626647949))); }
+
+// erf to 1.5e-7 (Abramowitz and Stegun 7.1.26).
+float erf_of(float v)
+{
+    float t = 1.0 / (1.0 + 0.3275911 * abs(v));
+    float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    return sign(v) * (1.0 - poly * exp(-v * v));
+}
+
+float apply(float v)
+{
+    switch (p.op) {
+    case 0: return abs(v);
+    case 1: return -v;
+    case 2: return floor(v);
+    case 3: return ceil(v);
+    case 4: return v * v;
+    case 5: return sqrt_of(v);
+    case 6: return v < 0.0 ? NAN_VALUE : v == 0.0 ? INF_VALUE : inversesqrt(v);
+    case 7: return exp(v);
+    case 8: return log_of(v);
+    case 9: return sin(v);
+    case 10: return cos(v);
+    case 11: return tan(v);
+    // asin and acos through atan: GLSL's own are far less precise on some devices.
+    case 12: return abs(v) > 1.0 ? NAN_VALUE : atan(v, sqrt((1.0 - v) * (1.0 + v)));
+    case 13: return abs(v) > 1.0 ? NAN_VALUE : atan(sqrt((1.0 - v) * (1.0 + v)), v);
+    case 14: return atan(v);
+    case 15: return 1.0 / v;
+    case 16: return tanh_of(v);
+    case 17: return log_of(v) * 0.4342944819032518;
+    case 18: return roundEven(v);
+    case 19: return trunc(v);
+    case 20: return sign(v);
+    case 21: return abs(v) < 1e-5 ? v + 0.5 * v * v : exp(v) - 1.0; // expm1
+    case 22: return sinh(v);
+    case 23: return asinh(v);
+    case 24: return cosh(v);
+    case 25: return v < 1.0 ? NAN_VALUE : acosh(v);
+    case 26: return abs(v) > 1.0 ? NAN_VALUE : atanh(v);
+    case 27: return abs(v) < 1e-4 ? v - 0.5 * v * v : log_of(1.0 + v); // log1p
+    case 40: return v < 0.0 ? v * p.a : v;                                // ReLU (a: slope)
+    case 41: return min(max(v, p.a), p.b);                               // Clip
+    case 42: return sigmoid_of(v);                                       // Sigmoid
+    case 43: return v * sigmoid_of(v);                                   // Swish
+    case 44: return clamp(v * p.a + p.b, 0.0, 1.0);                      // HardSigmoid
+    case 45: return v * clamp(v * p.a + p.b, 0.0, 1.0);                  // HardSwish
+    case 46: return v * tanh_of(v > 20.0 ? v : log(1.0 + exp(v)));       // Mish
+    case 47: return 0.5 * v * (1.0 + tanh_of(0.7978845608 * (v + 0.044715 * v * v * v))); // GELU, tanh form
+    default: return 0.5 * v * (1.0 + erf_of(v * 0.7071067811865476));    // GELU
+    }
+}
+
+void main()
+{
+    uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) y[i] = apply(x[i]);
+}
