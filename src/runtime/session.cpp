@@ -476,13 +476,18 @@ std::unique_ptr<OpState> Session::Impl::prepare_layer(int li, const std::vector<
     }
 }
 
-// The backend's kernel for layer `li` at these shapes (null: the CPU runs it),
-// with errors naming the layer.
+// The backend's kernel for layer `li` at these shapes (per sample for a
+// batched layer; null: the CPU runs it), with errors naming the layer.
 std::unique_ptr<DeviceKernel> Session::Impl::device_kernel(int li, const std::vector<TensorDesc>& in,
                                                            const std::vector<TensorDesc>& out) const
 {
+    const Layer& l = graph->layers[li];
     try {
-        return backend->kernel_for(graph->layers[li], in, out);
+        if (!l.batched()) return backend->kernel_for(l, in, out);
+        std::vector<TensorDesc> in1, out1; // per sample, as the layer runs
+        split_batch(in, in1, l.batch_input0_only());
+        split_batch(out, out1);
+        return backend->kernel_for(l, in1, out1);
     } catch (const Error& e) {
         throw Error(graph->where(li) + ": " + backend->device_name() + ": " + e.what());
     }
@@ -501,7 +506,7 @@ void Session::Impl::prepare_steps(Plan& p) const
         PreparedStep& ps = p.prepared[s];
         const std::vector<TensorDesc> in = step_descs(p, s, l.bottoms), out = step_descs(p, s, l.tops);
         ps.state = prepare_layer(p.steps[s], in, out, ps.scratch_bytes);
-        if (backend && !l.batched()) ps.device = device_kernel(p.steps[s], in, out);
+        if (backend) ps.device = device_kernel(p.steps[s], in, out);
         ps.done = true;
     }
 }
@@ -719,7 +724,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
             }
             infer_layer(li, in_desc, out_desc);
             run_time_prep.state = prepare_layer(li, in_desc, out_desc, run_time_prep.scratch_bytes);
-            if (backend && !l.batched()) run_time_prep.device = device_kernel(li, in_desc, out_desc);
+            if (backend) run_time_prep.device = device_kernel(li, in_desc, out_desc);
             for (int64_t bytes : run_time_prep.scratch_bytes) run_time_scratch.emplace_back(Shape{bytes}, DType::U8);
             for (size_t i = 0; i < l.tops.size(); ++i)
                 values[l.tops[i]] = l.op->outputs_alias_input()
@@ -739,18 +744,21 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                                                  : arena.data<uint8_t>() + prep.scratch_offsets[k]);
             const ExecContext op_ctx = ctx.with(prep.state.get(), &scratch);
             try {
-                if (prep.device) {
-                    prep.device->run(in, out);
-                } else if (l.batched()) {
+                // A batched layer runs sample by sample, on its device or the CPU.
+                auto run_one = [&](const std::vector<Tensor>& x, std::vector<Tensor>& y) {
+                    if (prep.device) prep.device->run(x, y);
+                    else l.op->forward(x, y, op_ctx);
+                };
+                if (l.batched()) {
                     for (int64_t i = 0; i < (in.empty() ? 0 : in[0].dim(0)); ++i) {
                         std::vector<Tensor> in_i, out_i;
                         for (size_t k = 0; k < in.size(); ++k)
                             in_i.push_back(k > 0 && l.batch_input0_only() ? in[k] : sample_view(in[k], i));
                         for (const Tensor& t : out) out_i.push_back(sample_view(t, i));
-                        l.op->forward(in_i, out_i, op_ctx);
+                        run_one(in_i, out_i);
                     }
                 } else {
-                    l.op->forward(in, out, op_ctx);
+                    run_one(in, out);
                 }
             } catch (const Error& e) {
                 throw Error(graph->where(li) + ": " + e.what());

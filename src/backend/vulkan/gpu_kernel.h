@@ -21,6 +21,10 @@ std::unique_ptr<DeviceKernel> make_binary_op_kernel(const std::shared_ptr<Device
 std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                 const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// Convolution and ConvolutionDepthWise, 2-D.
+std::unique_ptr<DeviceKernel> make_convolution_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                      const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // Copies between host tensors and device buffers.
 void upload(const Tensor& t, Buffer& b);
 void download(const Buffer& b, Tensor& t);

@@ -17,6 +17,7 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"Clip", make_unary_kernel},         {"Sigmoid", make_unary_kernel},  {"Swish", make_unary_kernel},
         {"HardSigmoid", make_unary_kernel},  {"HardSwish", make_unary_kernel}, {"Mish", make_unary_kernel},
         {"GELU", make_unary_kernel},         {"TanH", make_unary_kernel},
+        {"Convolution", make_convolution_kernel}, {"ConvolutionDepthWise", make_convolution_kernel},
     };
     return table;
 }

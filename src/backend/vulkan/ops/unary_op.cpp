@@ -4,6 +4,7 @@
 #include <cfloat>
 
 #include "backend/vulkan/gpu_kernel.h"
+#include "ops/activation/activation.h"
 
 namespace kestrel::vulkan {
 
@@ -24,13 +25,14 @@ PushParams shader_params(const Layer& l)
         const int op = p.get_int(0, 0);
         return {p.get_int(21, 0) != 1 && op >= 0 && op <= 27 ? op : -1, 0, 0.f, 0.f};
     }
-    if (t == "ReLU") return {40, 0, p.get_float(0, 0.f), 0.f};
-    if (t == "Clip") return {41, 0, p.get_float(0, -FLT_MAX), p.get_float(1, FLT_MAX)};
-    if (t == "Sigmoid") return {42, 0, 0.f, 0.f};
-    if (t == "Swish") return {43, 0, 0.f, 0.f};
+    // The activations Convolution fuses: 100 + Activation::Type.
+    if (t == "ReLU") return {100 + Activation::LeakyReLU, 0, p.get_float(0, 0.f), 0.f};
+    if (t == "Clip") return {100 + Activation::Clip, 0, p.get_float(0, -FLT_MAX), p.get_float(1, FLT_MAX)};
+    if (t == "Sigmoid") return {100 + Activation::Sigmoid, 0, 0.f, 0.f};
+    if (t == "Mish") return {100 + Activation::Mish, 0, 0.f, 0.f};
+    if (t == "HardSwish") return {100 + Activation::HardSwish, 0, p.get_float(0, 0.2f), p.get_float(1, 0.5f)};
+    if (t == "Swish") return {100 + Activation::Swish, 0, 0.f, 0.f};
     if (t == "HardSigmoid") return {44, 0, p.get_float(0, 0.2f), p.get_float(1, 0.5f)};
-    if (t == "HardSwish") return {45, 0, p.get_float(0, 0.2f), p.get_float(1, 0.5f)};
-    if (t == "Mish") return {46, 0, 0.f, 0.f};
     if (t == "GELU") return {p.get_int(0, 0) != 0 ? 47 : 48, 0, 0.f, 0.f};
     if (t == "TanH") return {16, 0, 0.f, 0.f};
     return {-1, 0, 0.f, 0.f};

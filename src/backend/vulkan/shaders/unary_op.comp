@@ -1,6 +1,10 @@
 // One-input maps in place of their CPU layers: ncnn's UnaryOp table (op
-// 0..27) and the activation layers (40..48), with params a and b.
+// 0..27), HardSigmoid (44), GELU (47 tanh form, 48), and the activations
+// layers fuse (100 + Activation::Type), with params a and b.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
@@ -10,15 +14,6 @@ layout(push_constant) uniform Params {
     float a;
     float b;
 } p;
-
-#define NAN_VALUE uintBitsToFloat(0x7fc00000u)
-#define INF_VALUE uintBitsToFloat(0x7f800000u)
-
-// GLSL leaves log and sqrt of negatives undefined: C's NaN and -inf here.
-float log_of(float v) { return v < 0.0 ? NAN_VALUE : v == 0.0 ? -INF_VALUE : log(v); }
-float sqrt_of(float v) { return v < 0.0 ? NAN_VALUE : sqrt(v); }
-float tanh_of(float v) { return tanh(clamp(v, -15.0, 15.0)); } // exp past float's range gives NaN on some devices
-float sigmoid_of(float v) { return 1.0 / (1.0 + exp(-clamp(v, -88.3762626647949, 88.3762626647949))); }
 
 // erf to 1.5e-7 (Abramowitz and Stegun 7.1.26).
 float erf_of(float v)
@@ -60,15 +55,10 @@ float apply(float v)
     case 25: return v < 1.0 ? NAN_VALUE : acosh(v);
     case 26: return abs(v) > 1.0 ? NAN_VALUE : atanh(v);
     case 27: return abs(v) < 1e-4 ? v - 0.5 * v * v : log_of(1.0 + v); // log1p
-    case 40: return v < 0.0 ? v * p.a : v;                                // ReLU (a: slope)
-    case 41: return min(max(v, p.a), p.b);                               // Clip
-    case 42: return sigmoid_of(v);                                       // Sigmoid
-    case 43: return v * sigmoid_of(v);                                   // Swish
     case 44: return clamp(v * p.a + p.b, 0.0, 1.0);                      // HardSigmoid
-    case 45: return v * clamp(v * p.a + p.b, 0.0, 1.0);                  // HardSwish
-    case 46: return v * tanh_of(v > 20.0 ? v : log(1.0 + exp(v)));       // Mish
     case 47: return 0.5 * v * (1.0 + tanh_of(0.7978845608 * (v + 0.044715 * v * v * v))); // GELU, tanh form
-    default: return 0.5 * v * (1.0 + erf_of(v * 0.7071067811865476));    // GELU
+    case 48: return 0.5 * v * (1.0 + erf_of(v * 0.7071067811865476));   // GELU
+    default: return activate(p.op - 100, v, p.a, p.b);                   // 100 + Activation::Type
     }
 }
 
