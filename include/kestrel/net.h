@@ -135,8 +135,8 @@ public:
     void set_callbacks(OpCallback before, OpCallback after, bool stored_layouts = false);
     // Peak activation bytes of the last plan (arena size plus outputs).
     int64_t peak_bytes() const;
-    // Where the last run ran each layer: the device's name for layers on
-    // Options::backend's device, "cpu" for the rest (empty before a run).
+    // Where runs so far ran each layer they ran: the device's name for
+    // layers on Options::backend's device, "cpu" for the rest.
     std::map<std::string, std::string> layer_devices() const;
     const Options& options() const;
 

@@ -1,6 +1,7 @@
 // UTF-8 <-> code points, for string tensors (case mapping, .npy's UTF-32).
-// Bytes that start no valid sequence decode to kUtf8RawByte + the byte and
-// encode back to that byte, so any byte string survives a round trip.
+// Bytes that start no valid sequence (overlong forms and surrogates
+// included) decode to kRawByte + the byte and encode back to that byte, so
+// any byte string survives a round trip.
 #pragma once
 #include <string>
 
@@ -21,7 +22,8 @@ inline char32_t next(const std::string& s, size_t& i)
             valid = (byte(i + k) & 0xC0) == 0x80;
             c = (c << 6) | (byte(i + k) & 0x3F);
         }
-        if (valid && c < 0x110000) {
+        const char32_t least = extra == 1 ? 0x80 : extra == 2 ? 0x800 : 0x10000; // shorter forms are overlong
+        if (valid && c >= least && c < 0x110000 && (c < 0xD800 || c > 0xDFFF)) {
             i += static_cast<size_t>(extra) + 1;
             return c;
         }

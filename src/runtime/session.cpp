@@ -103,6 +103,7 @@ struct Session::Impl {
     const Graph* graph;
     Options options;
     std::shared_ptr<DeviceBackend> backend; // null: every layer on the CPU
+    std::map<std::string, bool> ran_on_device; // per layer run by the last execute (layer_devices)
     OpCallback before, after;
     bool callbacks_see_plain = false; // callbacks set without stored layouts: plan every blob plain
     std::map<int, Tensor> inputs;
@@ -743,6 +744,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                 scratch.push_back(shapes_changed ? run_time_scratch[k].raw()
                                                  : arena.data<uint8_t>() + prep.scratch_offsets[k]);
             const ExecContext op_ctx = ctx.with(prep.state.get(), &scratch);
+            ran_on_device[l.name] = prep.device != nullptr;
             try {
                 // A batched layer runs sample by sample, on its device or the CPU.
                 auto run_one = [&](const std::vector<Tensor>& x, std::vector<Tensor>& y) {
@@ -864,10 +866,7 @@ void Session::set_callbacks(OpCallback before, OpCallback after, bool stored_lay
 std::map<std::string, std::string> Session::layer_devices() const
 {
     std::map<std::string, std::string> where;
-    if (!impl_->plan) return where;
-    const Plan& p = *impl_->plan;
-    for (size_t s = 0; s < p.steps.size(); ++s)
-        where[impl_->graph->layers[p.steps[s]].name] = p.prepared[s].device ? impl_->backend->device_name() : "cpu";
+    for (const auto& kv : impl_->ran_on_device) where[kv.first] = kv.second ? impl_->backend->device_name() : "cpu";
     return where;
 }
 
