@@ -104,6 +104,33 @@ TEST(VulkanConvolution, FusedResidual)
                         "op");
 }
 
+// InnerProduct: a flattened (c, h, w) input, a 2-D input row by row, bias or
+// not, fused activations.
+TEST(VulkanInnerProduct, FlattenedAndRowsWithActivations)
+{
+    REQUIRE_VULKAN();
+    std::mt19937 rng(23);
+    struct Case {
+        Shape input;
+        int outputs;
+        bool bias;
+        std::string extra;
+    };
+    for (const Case& c : {Case{{3, 5, 7}, 10, true, ""}, Case{{4, 33}, 17, false, "9=1"},
+                          Case{{300}, 1000, true, "9=4"}, Case{{6, 16}, 8, true, "9=3 10=2,-0.25,0.5"}}) {
+        SCOPED_TRACE(shape_str(c.input) + " " + c.extra);
+        const int64_t num_input = c.input.size() == 2 ? c.input[1] : shape_numel(c.input);
+        const int64_t weights = num_input * c.outputs;
+        Net net;
+        net.load_param_mem("7767517\n2 2\nInput a 0 1 a\nInnerProduct op 1 1 a y 0=" + std::to_string(c.outputs) +
+                               " 1=" + (c.bias ? "1" : "0") + " 2=" + std::to_string(weights) + " " + c.extra + "\n",
+                           "ip.param");
+        const std::string bin = weights_bin(rng, weights, c.bias ? c.outputs : 0);
+        net.load_model_mem(bin.data(), bin.size(), "ip.bin");
+        expect_close_to_cpu(net, {{"a", random_tensor(rng, c.input, -1.f, 1.f)}}, "op");
+    }
+}
+
 } // namespace
 } // namespace kestrel
 #endif // KESTREL_HAVE_VULKAN

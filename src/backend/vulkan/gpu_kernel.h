@@ -25,6 +25,11 @@ std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& d
 std::unique_ptr<DeviceKernel> make_convolution_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                       const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// InnerProduct.
+std::unique_ptr<DeviceKernel> make_inner_product_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                        const std::vector<TensorDesc>& in,
+                                                        const std::vector<TensorDesc>& out);
+
 // Copies between host tensors and device buffers.
 void upload(const Tensor& t, Buffer& b);
 void download(const Buffer& b, Tensor& t);
