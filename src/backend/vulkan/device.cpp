@@ -271,4 +271,11 @@ void Device::dispatch(const std::string& name, const std::vector<const Buffer*>&
     api_.vkResetDescriptorPool(device_, descriptor_pool_, 0);
 }
 
+void Device::dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
+                            uint32_t push_bytes, uint64_t items, uint32_t local_size)
+{
+    const uint64_t groups = std::min<uint64_t>((items + local_size - 1) / local_size, max_groups_x_);
+    dispatch(name, buffers, push, push_bytes, static_cast<uint32_t>(std::max<uint64_t>(groups, 1)));
+}
+
 } // namespace kestrel::vulkan

@@ -51,8 +51,11 @@ public:
     // push constants) over groups x, y, z and waits for it.
     void dispatch(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
                   uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
-    // The largest group count along x.
-    uint32_t max_groups_x() const { return max_groups_x_; }
+    // dispatch() over `items` invocations of a shader whose workgroups are
+    // `local_size` wide, looping over its items with a grid stride: as many
+    // groups as cover them, at most the device's limit.
+    void dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
+                        uint32_t push_bytes, uint64_t items, uint32_t local_size = 256);
 
 private:
     struct Pipeline {

@@ -30,6 +30,10 @@ std::unique_ptr<DeviceKernel> make_inner_product_kernel(const std::shared_ptr<De
                                                         const std::vector<TensorDesc>& in,
                                                         const std::vector<TensorDesc>& out);
 
+// Pooling, 2-D.
+std::unique_ptr<DeviceKernel> make_pooling_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                  const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // Copies between host tensors and device buffers.
 void upload(const Tensor& t, Buffer& b);
 void download(const Buffer& b, Tensor& t);

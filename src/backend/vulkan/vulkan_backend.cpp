@@ -18,7 +18,7 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"HardSigmoid", make_unary_kernel},  {"HardSwish", make_unary_kernel}, {"Mish", make_unary_kernel},
         {"GELU", make_unary_kernel},         {"TanH", make_unary_kernel},
         {"Convolution", make_convolution_kernel}, {"ConvolutionDepthWise", make_convolution_kernel},
-        {"InnerProduct", make_inner_product_kernel},
+        {"InnerProduct", make_inner_product_kernel}, {"Pooling", make_pooling_kernel},
     };
     return table;
 }

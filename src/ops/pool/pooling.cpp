@@ -45,6 +45,7 @@
 #include "kernels/pool2d.h"
 #include "ops/common/op_util.h"
 #include "ops/pool/onnx_window.h"
+#include "ops/pool/pool_plan.h"
 #include "ops/quant/int8.h"
 
 namespace kestrel {
@@ -235,6 +236,29 @@ public:
             max_pool2d(x, g, y, ctx);
         else
             average_pool2d(x, g, y, ctx);
+    }
+
+    // pooling_plan_2d (pool_plan.h).
+    bool plan_2d(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, PoolPlan& plan) const
+    {
+        if (spatial_ != 2 || adaptive_ || in.size() != 1 || out.size() != 1 || in[0].dtype != DType::F32) return false;
+        const Shape& s = in[0].shape;
+        if (s.size() != (onnx_ ? 4u : 3u)) return false;
+        plan.max = type_ == 0;
+        if (onnx_) {
+            const PoolWindows pw = onnx_windows(s);
+            plan.axes = pw.axes, plan.counted = pw.counted;
+            return true;
+        }
+        plan.axes.clear(), plan.counted.clear();
+        for (size_t k = 1; k < 3; ++k) {
+            NcnnWindow win;
+            if (global_) win.axis.kernel = s[k], win.axis.out = 1, win.counted = Span{0, s[k]};
+            else win = ncnn_window(s[k], axes_[k - 1]);
+            plan.axes.push_back(win.axis);
+            plan.counted.push_back(win.counted);
+        }
+        return true;
     }
 
 private:
@@ -483,6 +507,12 @@ private:
 };
 
 } // namespace
+
+bool pooling_plan_2d(const Op& op, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, PoolPlan& plan)
+{
+    const auto* pooling = dynamic_cast<const Pooling*>(&op);
+    return pooling != nullptr && pooling->plan_2d(in, out, plan);
+}
 
 std::unique_ptr<Op> make_pooling() { return std::make_unique<Pooling>(2); }
 std::unique_ptr<Op> make_pooling1d() { return std::make_unique<Pooling>(1); }

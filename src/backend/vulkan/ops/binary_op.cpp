@@ -52,8 +52,7 @@ public:
     {
         upload(in[0], *a_);
         if (!has_scalar_) upload(in[1], *b_);
-        const uint32_t groups = std::min<uint32_t>((plan_.numel + 255) / 256, device_->max_groups_x());
-        device_->dispatch("binary_op", {a_.get(), b_.get(), y_.get()}, &plan_, sizeof plan_, std::max<uint32_t>(groups, 1));
+        device_->dispatch_items("binary_op", {a_.get(), b_.get(), y_.get()}, &plan_, sizeof plan_, plan_.numel);
         download(*y_, out[0]);
     }
 

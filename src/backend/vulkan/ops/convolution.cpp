@@ -35,10 +35,8 @@ public:
     {
         upload(in[0], *x_);
         if (g_.has_residual) upload(in.back(), *residual_);
-        const uint32_t total = static_cast<uint32_t>(y_->bytes() / 4);
-        const uint32_t groups = std::min<uint32_t>((total + 255) / 256, device_->max_groups_x());
-        device_->dispatch("conv2d", {x_.get(), w_.get(), bias_.get(), residual_.get(), y_.get()}, &g_, sizeof g_,
-                          std::max<uint32_t>(groups, 1));
+        device_->dispatch_items("conv2d", {x_.get(), w_.get(), bias_.get(), residual_.get(), y_.get()}, &g_, sizeof g_,
+                                y_->bytes() / 4);
         download(*y_, out[0]);
     }
 

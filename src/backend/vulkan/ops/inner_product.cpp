@@ -27,10 +27,8 @@ public:
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         upload(in[0], *x_);
-        const uint32_t total = static_cast<uint32_t>(int64_t{s_.rows} * s_.num_output);
-        const uint32_t groups = std::min<uint32_t>((total + 63) / 64, device_->max_groups_x());
-        device_->dispatch("inner_product", {x_.get(), w_.get(), bias_.get(), y_.get()}, &s_, sizeof s_,
-                          std::max<uint32_t>(groups, 1));
+        device_->dispatch_items("inner_product", {x_.get(), w_.get(), bias_.get(), y_.get()}, &s_, sizeof s_,
+                                y_->bytes() / 4, 64);
         download(*y_, out[0]);
     }
 

@@ -48,8 +48,7 @@ public:
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         upload(in[0], *x_);
-        const uint32_t groups = std::min<uint32_t>((params_.numel + 255) / 256, device_->max_groups_x());
-        device_->dispatch("unary_op", {x_.get(), y_.get()}, &params_, sizeof params_, std::max<uint32_t>(groups, 1));
+        device_->dispatch_items("unary_op", {x_.get(), y_.get()}, &params_, sizeof params_, params_.numel);
         download(*y_, out[0]);
     }
 
