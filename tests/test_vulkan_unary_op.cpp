@@ -1,6 +1,6 @@
 // One-input maps on the Vulkan backend against the CPU backend: every op of
 // ncnn's UnaryOp table over ranges inside and outside its domain, and the
-// activation layers with their params; the shared models on the backend.
+// activation layers with their params; Softmax; the shared models on the backend.
 // Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
@@ -49,6 +49,45 @@ TEST(VulkanUnaryOp, ActivationLayers)
         Tensor x = random_tensor(rng, {3, 40, 40}, -8.f, 8.f);
         x.data<float>()[0] = 100.f, x.data<float>()[1] = -100.f; // saturated ends
         expect_matches_cpu(one_layer(l.first, l.second), {x}, "op", 2e-6f);
+    }
+}
+
+// Softmax along every axis of a 3-D input, and a 1-D one (normalized whole).
+TEST(VulkanSoftmax, EveryAxis)
+{
+    REQUIRE_VULKAN();
+    std::mt19937 rng(14);
+    // Values far apart: exp overflows unless the lane's maximum comes off first.
+    for (const char* params : {"0=0", "0=1 1=1", "0=2 1=1", "0=-1 1=1"})
+        expect_matches_cpu(one_layer("Softmax", params), {random_tensor(rng, {5, 7, 9}, -100.f, 100.f)}, "op", 1e-6f);
+    expect_matches_cpu(one_layer("Softmax", "0=0"), {random_tensor(rng, {1000}, -10.f, 10.f)}, "op", 1e-6f);
+}
+
+// Zoo networks whose every layer the backend has (once optimized): nothing
+// falls back to the CPU (views aside), and the output is the CPU's (zero
+// weights, as benchncnn: this checks where layers run, the shared models above
+// check values).
+TEST(VulkanModels, ZooNetworksRunWhollyOnTheGpu)
+{
+    REQUIRE_VULKAN();
+    for (const char* name : {"mobilenet", "mobilenet_v2", "resnet18", "mnasnet", "proxylessnasnet"}) {
+        SCOPED_TRACE(name);
+        Net net;
+        net.load_param(std::string(KESTREL_SHARED_DIR) + "/zoo/" + name + ".param");
+        net.load_model_zeros();
+        net.optimize(); // as `kestrel` loads models: sums fused into convolutions
+        Tensor x({3, 224, 224}, DType::F32);
+        std::fill(x.data<float>(), x.data<float>() + x.numel(), 0.01f);
+        std::vector<Tensor> outs;
+        for (auto backend : {Options::Backend::CPU, Options::Backend::Vulkan}) {
+            Session s(net, on(backend));
+            s.set_input(net.input_names().at(0), x);
+            outs.push_back(s.get(net.output_names().at(0)));
+            if (backend == Options::Backend::Vulkan)
+                for (const auto& kv : s.layer_devices()) EXPECT_NE(kv.second, "cpu") << kv.first;
+        }
+        ASSERT_EQ(outs[1].shape(), outs[0].shape());
+        for (int64_t i = 0; i < outs[0].numel(); ++i) EXPECT_NEAR(outs[1].data<float>()[i], outs[0].data<float>()[i], 1e-6f);
     }
 }
 

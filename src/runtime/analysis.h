@@ -14,8 +14,9 @@ struct LayerReport {
     std::vector<TensorDesc> inputs, outputs;
     int64_t macs = 0;
     int64_t weight_bytes = 0;
-    // Where it runs: "cpu", the device's name (Options::backend), or "" when
-    // it is evaluated while planning (its output is then known in advance).
+    // Where it runs: "cpu", the device's name (Options::backend), "view"
+    // (its outputs are views of its input: no work anywhere), or "" when it
+    // is evaluated while planning (its output is then known in advance).
     // Layers whose shapes are known only at run time are planned then and
     // count as "cpu" here (Session::layer_devices says where they ran).
     std::string device;

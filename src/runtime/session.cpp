@@ -103,7 +103,8 @@ struct Session::Impl {
     const Graph* graph;
     Options options;
     std::shared_ptr<DeviceBackend> backend; // null: every layer on the CPU
-    std::map<std::string, bool> ran_on_device; // per layer run by the last execute (layer_devices)
+    enum class Where { Cpu, Device, View };
+    std::map<std::string, Where> ran_on_device; // per layer run so far (layer_devices)
     OpCallback before, after;
     bool callbacks_see_plain = false; // callbacks set without stored layouts: plan every blob plain
     std::map<int, Tensor> inputs;
@@ -735,6 +736,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
             for (int t : l.tops) materialize(t, p.blobs[t].desc);
         }
         for (int t : l.tops) out.push_back(values[t]);
+        if (l.op->outputs_alias_input()) ran_on_device[l.name] = Where::View;
         if (before) before(OpEvent{l.name, l.type, in, out});
         amx_tiles_configured() = false; // callbacks and custom ops may load tile configurations of their own
         if (!l.op->outputs_alias_input()) {
@@ -744,7 +746,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                 scratch.push_back(shapes_changed ? run_time_scratch[k].raw()
                                                  : arena.data<uint8_t>() + prep.scratch_offsets[k]);
             const ExecContext op_ctx = ctx.with(prep.state.get(), &scratch);
-            ran_on_device[l.name] = prep.device != nullptr;
+            ran_on_device[l.name] = prep.device ? Where::Device : Where::Cpu;
             try {
                 // A batched layer runs sample by sample, on its device or the CPU.
                 auto run_one = [&](const std::vector<Tensor>& x, std::vector<Tensor>& y) {
@@ -866,7 +868,10 @@ void Session::set_callbacks(OpCallback before, OpCallback after, bool stored_lay
 std::map<std::string, std::string> Session::layer_devices() const
 {
     std::map<std::string, std::string> where;
-    for (const auto& kv : impl_->ran_on_device) where[kv.first] = kv.second ? impl_->backend->device_name() : "cpu";
+    for (const auto& kv : impl_->ran_on_device)
+        where[kv.first] = kv.second == Impl::Where::Device ? impl_->backend->device_name()
+                          : kv.second == Impl::Where::View ? "view"
+                                                           : "cpu";
     return where;
 }
 
@@ -900,7 +905,9 @@ ModelReport analyze_model(const Net& net, const std::map<std::string, TensorDesc
     ModelReport report;
     std::map<int, std::string> device_of; // step layers
     for (size_t s = 0; s < plan->steps.size(); ++s)
-        device_of[plan->steps[s]] = plan->prepared[s].device ? impl.backend->device_name() : "cpu";
+        device_of[plan->steps[s]] = plan->prepared[s].device                          ? impl.backend->device_name()
+                                    : g.layers[plan->steps[s]].op->outputs_alias_input() ? "view"
+                                                                                         : "cpu";
     for (int li : plan->all_layers) {
         const Layer& l = g.layers[li];
         LayerReport r;

@@ -105,7 +105,10 @@ void print_table(const LoadedModel& model, const Info& info)
         for (const LayerReport& r : info.report.layers)
             if (!r.device.empty()) ++per_device[r.device];
         for (const auto& kv : per_device)
-            std::printf("layers on %s: %d%s\n", kv.first.c_str(), kv.second, kv.first == "cpu" ? " (CPU fallback)" : "");
+            if (kv.first == "view")
+                std::printf("layers that are views (no work): %d\n", kv.second);
+            else
+                std::printf("layers on %s: %d%s\n", kv.first.c_str(), kv.second, kv.first == "cpu" ? " (CPU fallback)" : "");
     }
     std::printf("layers: %zu (%zu run for the outputs)\n", g.layers.size(), info.report.layers.size());
     if (info.shapes_known)

@@ -34,8 +34,39 @@ std::unique_ptr<DeviceKernel> make_inner_product_kernel(const std::shared_ptr<De
 std::unique_ptr<DeviceKernel> make_pooling_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                   const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// Softmax along an axis.
+std::unique_ptr<DeviceKernel> make_softmax_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                  const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // Copies between host tensors and device buffers.
 void upload(const Tensor& t, Buffer& b);
 void download(const Buffer& b, Tensor& t);
+
+// A kernel whose shader maps input 0 (`in_floats` values, binding 0) to the
+// output (`out_floats`, binding 1) over `items` invocations, with push
+// constants `Push` (UnaryOp, Softmax, Pooling).
+template <class Push> class MapKernel final : public DeviceKernel {
+public:
+    MapKernel(std::shared_ptr<Device> device, const char* shader, const Push& push, int64_t in_floats,
+              int64_t out_floats, uint64_t items, uint32_t local_size = 256)
+        : device_(std::move(device)), shader_(shader), push_(push), x_(device_->buffer(in_floats * 4)),
+          y_(device_->buffer(out_floats * 4)), items_(items), local_size_(local_size)
+    {
+    }
+    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
+    {
+        upload(in[0], *x_);
+        device_->dispatch_items(shader_, {x_.get(), y_.get()}, &push_, sizeof push_, items_, local_size_);
+        download(*y_, out[0]);
+    }
+
+private:
+    std::shared_ptr<Device> device_;
+    const char* shader_;
+    Push push_;
+    std::unique_ptr<Buffer> x_, y_;
+    uint64_t items_;
+    uint32_t local_size_;
+};
 
 } // namespace kestrel::vulkan

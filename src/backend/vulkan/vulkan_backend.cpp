@@ -19,6 +19,7 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"GELU", make_unary_kernel},         {"TanH", make_unary_kernel},
         {"Convolution", make_convolution_kernel}, {"ConvolutionDepthWise", make_convolution_kernel},
         {"InnerProduct", make_inner_product_kernel}, {"Pooling", make_pooling_kernel},
+        {"Softmax", make_softmax_kernel},
     };
     return table;
 }

@@ -30,6 +30,7 @@
 #include "kernels/softmax_row.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
+#include "ops/activation/softmax_lanes.h"
 
 namespace kestrel {
 
@@ -120,6 +121,14 @@ public:
         });
     }
 
+public:
+    // softmax_lanes (softmax_lanes.h).
+    void lanes_of(const Shape& s, int64_t& outer, int64_t& n, int64_t& inner) const
+    {
+        const AxisLanes lanes(s, static_cast<size_t>(resolve_axis(s)));
+        outer = lanes.outer, n = lanes.n, inner = lanes.inner;
+    }
+
 private:
     int resolve_axis(const Shape& s) const
     {
@@ -193,6 +202,13 @@ private:
 };
 
 } // namespace
+
+bool softmax_lanes(const Op& op, const Shape& in, int64_t& outer, int64_t& n, int64_t& inner)
+{
+    const auto* softmax = dynamic_cast<const Softmax*>(&op);
+    if (softmax) softmax->lanes_of(in, outer, n, inner);
+    return softmax != nullptr;
+}
 
 std::unique_ptr<Op> make_softmax() { return std::make_unique<Softmax>(); }
 std::unique_ptr<Op> make_log_softmax() { return std::make_unique<AlongAxis<log_softmax_lane>>(); }

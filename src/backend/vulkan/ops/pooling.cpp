@@ -15,26 +15,6 @@ struct PushWindows {
     int32_t count_y0, count_y1, count_x0, count_x1;
 };
 
-class PoolKernel final : public DeviceKernel {
-public:
-    PoolKernel(std::shared_ptr<Device> device, const PushWindows& w)
-        : device_(std::move(device)), w_(w), x_(device_->buffer(int64_t{w.planes} * w.in_h * w.in_w * 4)),
-          y_(device_->buffer(int64_t{w.planes} * w.out_h * w.out_w * 4))
-    {
-    }
-    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
-    {
-        upload(in[0], *x_);
-        device_->dispatch_items("pool2d", {x_.get(), y_.get()}, &w_, sizeof w_, y_->bytes() / 4);
-        download(*y_, out[0]);
-    }
-
-private:
-    std::shared_ptr<Device> device_;
-    PushWindows w_;
-    std::unique_ptr<Buffer> x_, y_;
-};
-
 int32_t narrow(int64_t v) { return static_cast<int32_t>(std::max<int64_t>(std::min<int64_t>(v, INT32_MAX), INT32_MIN)); }
 
 } // namespace
@@ -56,7 +36,8 @@ std::unique_ptr<DeviceKernel> make_pooling_kernel(const std::shared_ptr<Device>&
     pw.pad_top = narrow(ay.pad_begin), pw.pad_left = narrow(ax.pad_begin);
     pw.count_y0 = narrow(plan.counted[0].begin), pw.count_y1 = narrow(plan.counted[0].end);
     pw.count_x0 = narrow(plan.counted[1].begin), pw.count_x1 = narrow(plan.counted[1].end);
-    return std::make_unique<PoolKernel>(device, pw);
+    const int64_t outputs = planes * ay.out * ax.out;
+    return std::make_unique<MapKernel<PushWindows>>(device, "pool2d", pw, shape_numel(s), outputs, uint64_t(outputs));
 }
 
 } // namespace kestrel::vulkan

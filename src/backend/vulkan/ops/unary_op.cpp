@@ -38,26 +38,6 @@ PushParams shader_params(const Layer& l)
     return {-1, 0, 0.f, 0.f};
 }
 
-class UnaryKernel final : public DeviceKernel {
-public:
-    UnaryKernel(std::shared_ptr<Device> device, const PushParams& params)
-        : device_(std::move(device)), params_(params), x_(device_->buffer(int64_t{params.numel} * 4)),
-          y_(device_->buffer(int64_t{params.numel} * 4))
-    {
-    }
-    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
-    {
-        upload(in[0], *x_);
-        device_->dispatch_items("unary_op", {x_.get(), y_.get()}, &params_, sizeof params_, params_.numel);
-        download(*y_, out[0]);
-    }
-
-private:
-    std::shared_ptr<Device> device_;
-    PushParams params_;
-    std::unique_ptr<Buffer> x_, y_;
-};
-
 } // namespace
 
 std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& device, const Layer& l,
@@ -69,7 +49,7 @@ std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& d
     const int64_t n = shape_numel(in[0].shape);
     if (n >= (int64_t{1} << 32) || shape_numel(out[0].shape) != n) return nullptr;
     params.numel = static_cast<uint32_t>(n);
-    return std::make_unique<UnaryKernel>(device, params);
+    return std::make_unique<MapKernel<PushParams>>(device, "unary_op", params, n, n, params.numel);
 }
 
 } // namespace kestrel::vulkan
