@@ -121,7 +121,6 @@ public:
         });
     }
 
-public:
     // softmax_lanes (softmax_lanes.h).
     void lanes_of(const Shape& s, int64_t& outer, int64_t& n, int64_t& inner) const
     {
