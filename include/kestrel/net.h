@@ -135,7 +135,7 @@ public:
     void set_callbacks(OpCallback before, OpCallback after, bool stored_layouts = false);
     // Peak activation bytes of the last plan (arena size plus outputs).
     int64_t peak_bytes() const;
-    // Where runs so far ran each layer they ran: the device's name for
+    // Where the last run ran each layer it ran: the device's name for
     // layers on Options::backend's device, "view" for layers whose outputs
     // are views of their input (Split, Reshape, ...: no work), "cpu" for the rest.
     std::map<std::string, std::string> layer_devices() const;

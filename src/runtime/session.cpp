@@ -104,7 +104,7 @@ struct Session::Impl {
     Options options;
     std::shared_ptr<DeviceBackend> backend; // null: every layer on the CPU
     enum class Where { Cpu, Device, View };
-    std::map<std::string, Where> ran_on_device; // per layer run so far (layer_devices)
+    std::vector<Where> step_where; // per step of the plan last executed (layer_devices)
     OpCallback before, after;
     bool callbacks_see_plain = false; // callbacks set without stored layouts: plan every blob plain
     std::map<int, Tensor> inputs;
@@ -700,6 +700,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         case Home::Alias: values[b] = values[bp.source].view_as(stored_shape(d), d.dtype); break;
         }
     };
+    step_where.assign(p.steps.size(), Where::Cpu); // no allocation once sized
     ThreadPool* pool = options.threads > 1 ? &ThreadPool::global() : nullptr;
     const ExecContext ctx(pool, options.threads);
     std::vector<void*> scratch;
@@ -736,7 +737,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
             for (int t : l.tops) materialize(t, p.blobs[t].desc);
         }
         for (int t : l.tops) out.push_back(values[t]);
-        if (l.op->outputs_alias_input()) ran_on_device[l.name] = Where::View;
+        if (l.op->outputs_alias_input()) step_where[s] = Where::View;
         if (before) before(OpEvent{l.name, l.type, in, out});
         amx_tiles_configured() = false; // callbacks and custom ops may load tile configurations of their own
         if (!l.op->outputs_alias_input()) {
@@ -746,7 +747,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                 scratch.push_back(shapes_changed ? run_time_scratch[k].raw()
                                                  : arena.data<uint8_t>() + prep.scratch_offsets[k]);
             const ExecContext op_ctx = ctx.with(prep.state.get(), &scratch);
-            ran_on_device[l.name] = prep.device ? Where::Device : Where::Cpu;
+            step_where[s] = prep.device ? Where::Device : Where::Cpu;
             try {
                 // A batched layer runs sample by sample, on its device or the CPU.
                 auto run_one = [&](const std::vector<Tensor>& x, std::vector<Tensor>& y) {
@@ -868,10 +869,14 @@ void Session::set_callbacks(OpCallback before, OpCallback after, bool stored_lay
 std::map<std::string, std::string> Session::layer_devices() const
 {
     std::map<std::string, std::string> where;
-    for (const auto& kv : impl_->ran_on_device)
-        where[kv.first] = kv.second == Impl::Where::Device ? impl_->backend->device_name()
-                          : kv.second == Impl::Where::View ? "view"
-                                                           : "cpu";
+    if (!impl_->plan) return where;
+    const std::vector<int>& steps = impl_->plan->steps;
+    for (size_t s = 0; s < steps.size() && s < impl_->step_where.size(); ++s) {
+        const Impl::Where w = impl_->step_where[s];
+        where[impl_->graph->layers[steps[s]].name] = w == Impl::Where::Device ? impl_->backend->device_name()
+                                                     : w == Impl::Where::View ? "view"
+                                                                              : "cpu";
+    }
     return where;
 }
 

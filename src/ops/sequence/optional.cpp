@@ -13,10 +13,8 @@ namespace kestrel {
 
 namespace {
 
-class Optional : public Op {
+class Optional : public sequence::ValueOp {
 public:
-    bool takes_sequences() const override { return true; }
-    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 0, 1);
@@ -30,10 +28,8 @@ public:
     }
 };
 
-class OptionalHasElement : public Op {
+class OptionalHasElement : public sequence::ValueOp {
 public:
-    bool takes_sequences() const override { return true; }
-    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 0, 1);
@@ -47,10 +43,8 @@ public:
     }
 };
 
-class OptionalGetElement : public Op {
+class OptionalGetElement : public sequence::ValueOp {
 public:
-    bool takes_sequences() const override { return true; }
-    bool takes_strings() const override { return true; }
     void load_param(const ParamDict& pd) override
     {
         dtype_ = pd.get_int(0, -1);

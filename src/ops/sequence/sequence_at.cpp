@@ -9,11 +9,9 @@ namespace kestrel {
 
 namespace {
 
-class SequenceAt : public Op {
+class SequenceAt : public sequence::ValueOp {
 public:
     void load_param(const ParamDict& pd) override { dtype_ = sequence::element_dtype_param(pd, 0); }
-    bool takes_sequences() const override { return true; }
-    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 2, 2);

@@ -7,10 +7,8 @@ namespace kestrel {
 
 namespace {
 
-class SequenceErase : public Op {
+class SequenceErase : public sequence::ValueOp {
 public:
-    bool takes_sequences() const override { return true; }
-    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 1, 2);

@@ -8,10 +8,8 @@ namespace kestrel {
 
 namespace {
 
-class SequenceInsert : public Op {
+class SequenceInsert : public sequence::ValueOp {
 public:
-    bool takes_sequences() const override { return true; }
-    bool takes_strings() const override { return true; }
     void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) const override
     {
         expect_input_count(in, 2, 3);

@@ -10,6 +10,14 @@
 
 namespace kestrel::sequence {
 
+// A layer that moves values whole (tensors, sequences, optionals, strings)
+// and copies no element's bytes: the runtime lets every kind of value reach it.
+class ValueOp : public Op {
+public:
+    bool takes_sequences() const override { return true; }
+    bool takes_strings() const override { return true; }
+};
+
 inline void expect_sequence(const TensorDesc& d, const char* what)
 {
     check(d.dtype == DType::Sequence, what, " must be a sequence, got ", dtype_name(d.dtype));
