@@ -81,8 +81,10 @@ struct In {
 inline In C(const Tensor& t) { return In{t, true}; }
 inline In R(const Tensor& t) { return In{t, false}; }
 
-inline std::vector<Tensor> run_layer(const std::string& type, const ParamDict& pd, const std::vector<In>& ins,
-                                     int outputs = 1, const std::vector<Tensor>& weights = {}, int threads = 1)
+// A net of Input / Constant layers "in0".. feeding the layer under test "op"
+// with tops "out0"...
+inline Net layer_net(const std::string& type, const ParamDict& pd, const std::vector<In>& ins, int outputs = 1,
+                     const std::vector<Tensor>& weights = {})
 {
     Net net;
     std::vector<std::string> names, tops;
@@ -96,12 +98,30 @@ inline std::vector<Tensor> run_layer(const std::string& type, const ParamDict& p
     for (int i = 0; i < outputs; ++i) tops.push_back("out" + std::to_string(i));
     net.add_layer(type, "op", names, tops, pd, weights);
     net.finish_graph();
+    return net;
+}
+
+// The outputs of layer_net's net run with `opt`; `device`, when given, says
+// where the layer ran (Session::layer_devices).
+inline std::vector<Tensor> run_layer_net(const Net& net, const std::vector<In>& ins, int outputs, const Options& opt,
+                                         std::string* device = nullptr)
+{
+    Session s(net, opt);
+    std::vector<std::string> tops;
+    for (size_t i = 0; i < ins.size(); ++i)
+        if (!ins[i].constant) s.set_input("in" + std::to_string(i), ins[i].t);
+    for (int i = 0; i < outputs; ++i) tops.push_back("out" + std::to_string(i));
+    std::vector<Tensor> out = s.run(tops);
+    if (device) *device = s.layer_devices().at("op");
+    return out;
+}
+
+inline std::vector<Tensor> run_layer(const std::string& type, const ParamDict& pd, const std::vector<In>& ins,
+                                     int outputs = 1, const std::vector<Tensor>& weights = {}, int threads = 1)
+{
     Options opt;
     opt.threads = threads;
-    Session s(net, opt);
-    for (size_t i = 0; i < ins.size(); ++i)
-        if (!ins[i].constant) s.set_input(names[i], ins[i].t);
-    return s.run(tops);
+    return run_layer_net(layer_net(type, pd, ins, outputs, weights), ins, outputs, opt);
 }
 inline Tensor run1(const std::string& type, const ParamDict& pd, const std::vector<In>& ins,
                    const std::vector<Tensor>& weights = {})

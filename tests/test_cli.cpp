@@ -294,7 +294,7 @@ TEST(Cli, BackendVulkanRunInfoAndBench)
 {
     ktest::TempDir dir;
     ktest::write_file(dir.file("m.param"), "7767517\n3 3\nInput in 0 1 in 0=8 1=4 2=3\n"
-                                           "BinaryOp mul 1 1 in m 0=2 1=1 2=1.5\nPadding pad 1 1 m out 0=1 1=1 2=1 3=1\n");
+                                           "BinaryOp mul 1 1 in m 0=2 1=1 2=1.5\nCumulativeSum sum 1 1 m out 0=2\n");
     write_npy(dir.file("x.npy"), Tensor::zeros({3, 4, 8}));
     const ktest::CliResult bad = ktest::run_cli({"run", dir.file("m.param"), "--backend", "gpu"});
     EXPECT_EQ(bad.exit_code, 2) << bad.describe();

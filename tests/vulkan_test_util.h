@@ -10,6 +10,8 @@
 #include <string>
 
 #include "backend/vulkan/device.h"
+#include "graph/graph.h"
+#include "graph/ncnn_model_bin.h"
 #include "kestrel/kestrel.h"
 
 namespace kestrel::vulkan_test {
@@ -36,6 +38,30 @@ inline Tensor random_tensor(std::mt19937& rng, const Shape& shape, float lo, flo
     Tensor t(shape, DType::F32);
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
     return t;
+}
+
+// The ncnn .bin of random float weights for the net's layers (loaded with
+// load_model_zeros): a layer with num_output (param 0) gets He-scaled weights
+// for its fan-in, BatchNorm positive statistics, the rest values in
+// [-0.5, 0.5]; so activations stay near unit size through deep networks.
+inline std::vector<uint8_t> random_model_bytes(const Net& net, unsigned seed)
+{
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> bytes;
+    for (const Layer& l : net.graph().layers)
+        for (const StoredWeight& w : l.weights) {
+            StoredWeight r{w.value, w.encoding, {}};
+            if (w.value.dtype() == DType::F32 && w.value.numel() > 0) {
+                const int64_t n = w.value.numel(), outputs = l.params.get_int(0, 0);
+                float lo = -0.5f, hi = 0.5f;
+                if (l.type == "BatchNorm") lo = 0.5f, hi = 1.5f;
+                else if (outputs > 0 && n % outputs == 0 && n > outputs)
+                    hi = std::sqrt(6.f / static_cast<float>(n / outputs)), lo = -hi;
+                r.value = random_tensor(rng, w.value.shape(), lo, hi);
+            }
+            write_ncnn_weight(r, bytes);
+        }
+    return bytes;
 }
 
 // A net of inputs "a" (and "b") and output "y".

@@ -159,9 +159,10 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
     const bool profile = settings.profile;
     LoadedModel model;
     // Only the layers' (packed) copies of the weights are kept, as an
-    // application that only runs the model would (ncnn's lightmode).
+    // application that only runs the model would (ncnn's lightmode); a device
+    // backend builds its kernels from the weights as loaded.
     LoadOptions lo;
-    lo.keep_loaded_weights = false;
+    lo.keep_loaded_weights = settings.backend != Options::Backend::CPU;
     lo.fp16_weights = settings.fp16_weights;
     model.net.set_load_options(lo);
     load_model(model, job.path, nullptr, true, settings.optimize);

@@ -10,6 +10,10 @@ namespace kestrel::vulkan {
 
 namespace {
 
+// Dispatches per submission, and storage buffers per shader, the descriptor
+// pool holds.
+constexpr uint32_t kSetsPerSubmit = 64, kMaxBindings = 8;
+
 void vk_check(VkResult r, const char* what)
 {
     if (r != VK_SUCCESS) fail("Vulkan: ", what, " failed (VkResult ", static_cast<int>(r), ")");
@@ -143,9 +147,9 @@ void Device::create(VkPhysicalDevice physical, uint32_t queue_family)
     alloc.commandBufferCount = 1;
     vk_check(api_.vkAllocateCommandBuffers(device_, &alloc, &commands_), "vkAllocateCommandBuffers");
 
-    const VkDescriptorPoolSize sizes{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 16};
+    const VkDescriptorPoolSize sizes{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerSubmit * kMaxBindings};
     VkDescriptorPoolCreateInfo dpool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    dpool.maxSets = 1; // one dispatch in flight: the pool is reset after each
+    dpool.maxSets = kSetsPerSubmit; // one submission in flight: the pool is reset after each
     dpool.poolSizeCount = 1;
     dpool.pPoolSizes = &sizes;
     vk_check(api_.vkCreateDescriptorPool(device_, &dpool, nullptr, &descriptor_pool_), "vkCreateDescriptorPool");
@@ -229,22 +233,25 @@ const Device::Pipeline& Device::pipeline(const std::string& name, size_t binding
     return pipelines_.emplace(name, p).first->second;
 }
 
-void Device::dispatch(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
-                      uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z)
+// Binds the shader, its buffers and push constants and dispatches it; a
+// dispatch after another first waits for the other's writes.
+void Device::record(const Dispatch& d, bool after_another)
 {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const Pipeline& p = pipeline(name, buffers.size(), push_bytes);
-    check(p.bindings == buffers.size(), "shader ", name, " takes ", p.bindings, " buffers, got ", buffers.size());
+    const uint32_t push_bytes = static_cast<uint32_t>(d.push.size());
+    const Pipeline& p = pipeline(d.shader, d.buffers.size(), push_bytes);
+    check(d.buffers.size() <= kMaxBindings, "shader ", d.shader, " binds ", d.buffers.size(), " buffers, at most ",
+          kMaxBindings);
+    check(p.bindings == d.buffers.size(), "shader ", d.shader, " takes ", p.bindings, " buffers, got ", d.buffers.size());
     VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     alloc.descriptorPool = descriptor_pool_;
     alloc.descriptorSetCount = 1;
     alloc.pSetLayouts = &p.set_layout;
     VkDescriptorSet set = VK_NULL_HANDLE;
     vk_check(api_.vkAllocateDescriptorSets(device_, &alloc, &set), "vkAllocateDescriptorSets");
-    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-    std::vector<VkWriteDescriptorSet> writes(buffers.size());
-    for (size_t i = 0; i < buffers.size(); ++i) {
-        infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
+    std::vector<VkDescriptorBufferInfo> infos(d.buffers.size());
+    std::vector<VkWriteDescriptorSet> writes(d.buffers.size());
+    for (size_t i = 0; i < d.buffers.size(); ++i) {
+        infos[i] = {d.buffers[i]->handle(), 0, VK_WHOLE_SIZE};
         writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[i].dstSet = set;
         writes[i].dstBinding = static_cast<uint32_t>(i);
@@ -253,13 +260,22 @@ void Device::dispatch(const std::string& name, const std::vector<const Buffer*>&
         writes[i].pBufferInfo = &infos[i];
     }
     api_.vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vk_check(api_.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
+    if (after_another) {
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        api_.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                                  1, &barrier, 0, nullptr, 0, nullptr);
+    }
     api_.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
     api_.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
-    if (push_bytes) api_.vkCmdPushConstants(commands_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-    api_.vkCmdDispatch(commands_, groups_x, groups_y, groups_z);
+    if (push_bytes) api_.vkCmdPushConstants(commands_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, d.push.data());
+    const uint64_t groups = std::min<uint64_t>((d.items + d.local_size - 1) / d.local_size, max_groups_x_);
+    api_.vkCmdDispatch(commands_, static_cast<uint32_t>(std::max<uint64_t>(groups, 1)), 1, 1);
+}
+
+void Device::submit_and_wait()
+{
     vk_check(api_.vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
@@ -271,11 +287,24 @@ void Device::dispatch(const std::string& name, const std::vector<const Buffer*>&
     api_.vkResetDescriptorPool(device_, descriptor_pool_, 0);
 }
 
+void Device::run(const std::vector<Dispatch>& steps)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Submissions of at most kSetsPerSubmit dispatches (the descriptor pool's size).
+    for (size_t first = 0; first < steps.size(); first += kSetsPerSubmit) {
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        vk_check(api_.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
+        for (size_t i = first; i < std::min<size_t>(steps.size(), first + kSetsPerSubmit); ++i) record(steps[i], i > first);
+        submit_and_wait();
+    }
+}
+
 void Device::dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
                             uint32_t push_bytes, uint64_t items, uint32_t local_size)
 {
-    const uint64_t groups = std::min<uint64_t>((items + local_size - 1) / local_size, max_groups_x_);
-    dispatch(name, buffers, push, push_bytes, static_cast<uint32_t>(std::max<uint64_t>(groups, 1)));
+    const uint8_t* bytes = static_cast<const uint8_t*>(push);
+    run({Dispatch{name, buffers, std::vector<uint8_t>(bytes, bytes + push_bytes), items, local_size}});
 }
 
 } // namespace kestrel::vulkan

@@ -35,6 +35,18 @@ private:
     size_t bytes_ = 0;
 };
 
+// One shader run: `items` invocations of shader `name` (its bindings 0.. the
+// buffers, in order; `push` its push constants), in workgroups `local_size`
+// wide that loop over the items with a grid stride: as many groups as cover
+// them, at most the device's limit.
+struct Dispatch {
+    std::string shader;
+    std::vector<const Buffer*> buffers;
+    std::vector<uint8_t> push;
+    uint64_t items = 0;
+    uint32_t local_size = 256;
+};
+
 class Device {
 public:
     // The machine's Vulkan devices by name; empty, with the reason in
@@ -47,13 +59,10 @@ public:
     const std::string& name() const { return name_; }
     // `bytes` of storage (at least 4), mapped for the host.
     std::unique_ptr<Buffer> buffer(size_t bytes);
-    // Runs shader `name` (its bindings 0.. the buffers, in order; `push` its
-    // push constants) over groups x, y, z and waits for it.
-    void dispatch(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
-                  uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
-    // dispatch() over `items` invocations of a shader whose workgroups are
-    // `local_size` wide, looping over its items with a grid stride: as many
-    // groups as cover them, at most the device's limit.
+    // Shader runs in order, each seeing what the ones before it wrote, in one
+    // submission; waits for the last.
+    void run(const std::vector<Dispatch>& steps);
+    // run() of one Dispatch.
     void dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
                         uint32_t push_bytes, uint64_t items, uint32_t local_size = 256);
 
@@ -68,6 +77,8 @@ private:
     Device() = default;
     void create(VkPhysicalDevice physical, uint32_t queue_family);
     const Pipeline& pipeline(const std::string& name, size_t bindings, uint32_t push_bytes);
+    void record(const Dispatch& d, bool after_another);
+    void submit_and_wait();
 
     Api api_;
     VkInstance instance_ = VK_NULL_HANDLE;

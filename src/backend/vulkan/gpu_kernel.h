@@ -38,6 +38,11 @@ std::unique_ptr<DeviceKernel> make_pooling_kernel(const std::shared_ptr<Device>&
 std::unique_ptr<DeviceKernel> make_softmax_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                   const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// Layers that only move elements (ops/common/element_moves.h).
+std::unique_ptr<DeviceKernel> make_element_moves_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                        const std::vector<TensorDesc>& in,
+                                                        const std::vector<TensorDesc>& out);
+
 // Copies between host tensors and device buffers.
 void upload(const Tensor& t, Buffer& b);
 void download(const Buffer& b, Tensor& t);

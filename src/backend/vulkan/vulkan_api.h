@@ -52,6 +52,7 @@ namespace kestrel::vulkan {
     X(vkCmdBindDescriptorSets)                                                                                         \
     X(vkCmdPushConstants)                                                                                              \
     X(vkCmdDispatch)                                                                                                   \
+    X(vkCmdPipelineBarrier)                                                                                            \
     X(vkCreateFence)                                                                                                   \
     X(vkDestroyFence)                                                                                                  \
     X(vkResetFences)                                                                                                   \

@@ -20,6 +20,9 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"Convolution", make_convolution_kernel}, {"ConvolutionDepthWise", make_convolution_kernel},
         {"InnerProduct", make_inner_product_kernel}, {"Pooling", make_pooling_kernel},
         {"Softmax", make_softmax_kernel},
+        {"Concat", make_element_moves_kernel}, {"Slice", make_element_moves_kernel},
+        {"Crop", make_element_moves_kernel}, {"Permute", make_element_moves_kernel},
+        {"ShuffleChannel", make_element_moves_kernel}, {"Padding", make_element_moves_kernel},
     };
     return table;
 }

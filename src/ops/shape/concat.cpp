@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
@@ -86,7 +87,7 @@ struct ConcatState : OpState {
     int axis = 0;
 };
 
-class Concat : public Op {
+class Concat : public Op, public MovesElements {
 public:
     void load_param(const ParamDict& pd) override { axis_ = pd.get_int(0, 0); }
     bool int8_passthrough(const std::vector<TensorDesc>&) const override { return true; } // copies
@@ -143,6 +144,22 @@ public:
         const int axis = ctx.state() ? ctx.state_as<ConcatState>().axis
                                      : static_cast<int>(nd::normalize_axis(axis_, in[0].rank(), "axis (param 0)"));
         concat_copy(in, axis, out[0], ctx);
+    }
+
+    // Per input, its slice of each outer index.
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                       ElementMoves& moves) const override
+    {
+        const Shape& s = out[0].shape;
+        const size_t axis = static_cast<size_t>(nd::normalize_axis(axis_, static_cast<int64_t>(s.size()), "axis (param 0)"));
+        const int64_t outer = nd::dims_product(s, 0, axis), out_chunk = nd::dims_product(s, axis, s.size());
+        int64_t at = 0;
+        for (size_t i = 0; i < in.size(); ++i) {
+            const int64_t chunk = nd::dims_product(in[i].shape, axis, s.size());
+            moves.copies.push_back(StridedCopy{i, 0, 0, at, {outer, chunk}, {chunk, 1}, {out_chunk, 1}});
+            at += chunk;
+        }
+        return true;
     }
 
 private:

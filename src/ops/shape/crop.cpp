@@ -36,6 +36,7 @@
 #include "graph/expression.h"
 #include "ops/registry.h"
 #include "ops/common/tensor_util.h"
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
 
 namespace kestrel {
@@ -245,7 +246,7 @@ struct CropState : OpState {
     Region stored;
 };
 
-class Crop : public Op {
+class Crop : public Op, public MovesElements {
 public:
     enum class Mode { Numpy, Expression, Offset, Reference, Roi, OnnxSlice };
 
@@ -382,6 +383,22 @@ public:
             out[0] = Tensor(r.shape, in[0].dtype());
         }
         nd::strided_copy(in[0].raw(), r.offset, r.shape, r.strides, out[0].raw(), dtype_size(in[0].dtype()), &ctx);
+    }
+
+    // The region, copied whole.
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                       ElementMoves& moves) const override
+    {
+        if (!output_shapes_known(in)) return false;
+        std::vector<Shape> shapes;
+        std::vector<Tensor> values;
+        for (size_t i = 0; i < in.size(); ++i) {
+            shapes.push_back(in[i].shape);
+            if (i > 0) values.push_back(in[i].value);
+        }
+        const Region r = region(shapes, values);
+        moves.copies.push_back(StridedCopy{0, 0, r.offset, 0, r.shape, r.strides, nd::dense_strides(r.shape)});
+        return true;
     }
 
 private:

@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "core/dtype_dispatch.h"
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
@@ -182,7 +183,52 @@ void pad_copy(const Tensor& x, const Pads& pads, int type, const std::vector<std
         body(0, rows);
 }
 
-class Padding : public Op {
+// The pad value, or one per index along `axis` of the output (ncnn's per-channel data).
+struct PadValues {
+    std::vector<std::vector<uint8_t>> values;
+    int axis = -1;
+};
+
+// A run of an axis's source map: `length` outputs from `begin` on take the
+// sources source, source + step, ... (step 1 copies, 0 replicates, -1 reflects).
+struct SourceRun {
+    int64_t begin = 0, length = 0, source = 0, step = 1;
+};
+
+std::vector<SourceRun> source_runs(const std::vector<int64_t>& map)
+{
+    std::vector<SourceRun> runs;
+    const int64_t n = static_cast<int64_t>(map.size());
+    for (int64_t o = 0; o < n;) {
+        if (map[static_cast<size_t>(o)] < 0) {
+            ++o;
+            continue;
+        }
+        SourceRun r{o, 1, map[static_cast<size_t>(o)], 1};
+        if (o + 1 < n && map[static_cast<size_t>(o + 1)] >= 0) r.step = map[static_cast<size_t>(o + 1)] - r.source;
+        while (o + r.length < n && map[static_cast<size_t>(o + r.length)] >= 0 &&
+               map[static_cast<size_t>(o + r.length)] == r.source + r.length * r.step)
+            ++r.length;
+        runs.push_back(r);
+        o += r.length;
+    }
+    return runs;
+}
+
+// Fills an output of shape `s` with its pad values (whole, or channel by channel).
+void add_fills(const Shape& s, const PadValues& fill, ElementMoves& moves)
+{
+    if (fill.axis < 0) {
+        moves.fills.push_back(ConstantFill{0, 0, s, nd::dense_strides(s), fill.values[0]});
+        return;
+    }
+    const Shape plane(s.begin() + 1, s.end());
+    const int64_t plane_size = shape_numel(plane);
+    for (int64_t q = 0; q < s[0]; ++q)
+        moves.fills.push_back(ConstantFill{0, q * plane_size, plane, nd::dense_strides(plane), fill.values[static_cast<size_t>(q)]});
+}
+
+class Padding : public Op, public MovesElements {
 public:
     void load_param(const ParamDict& pd) override
     {
@@ -244,39 +290,94 @@ public:
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
-        const Shape& d = in[0].shape();
-        const DType dt = in[0].dtype();
-        std::vector<std::vector<uint8_t>> fill;
-        int fill_axis = -1;
-        Pads p;
-        if (pads_input_) {
-            p = input_pads(d, in[1], in.size() == 4 && in[3].defined() ? &in[3] : nullptr);
-            const Shape s = padded_shape(d, p);
-            if (out[0].shape() != s) out[0] = Tensor(s, dt); // dynamic pads only
-            fill.push_back(std::vector<uint8_t>(dtype_size(dt), 0));
-            if (in.size() >= 3 && in[2].defined() && in[2].numel() > 0) {
-                check(in[2].numel() == 1, "constant_value (input 2) must hold one value, got shape ",
-                      shape_str(in[2].shape()));
-                if (in[2].dtype() == dt)
-                    std::memcpy(fill[0].data(), in[2].raw(), fill[0].size());
-                else
-                    visit_dtype(in[2].dtype(), [&](auto tag) {
-                        using T = typename decltype(tag)::type;
-                        fill[0] = value_bytes(in[2].data<T>()[0], dt);
-                    });
-            }
-        } else {
-            p = ncnn_pads(d);
-            // ncnn's pad value, per output channel (the outermost axis) with per-channel data.
-            const bool per_channel = !per_channel_.empty() && d.size() >= 3;
-            fill_axis = per_channel ? 0 : -1;
-            for (int64_t q = 0; q < (per_channel ? out[0].dim(0) : 1); ++q)
-                fill.push_back(value_bytes(per_channel ? per_channel_[static_cast<size_t>(q)] : value_, dt));
+        const auto given = [&](size_t i) { return i < in.size() && in[i].defined() ? &in[i] : nullptr; };
+        PadValues fill;
+        const Pads p = resolve(in[0].shape(), in[0].dtype(), given(1), given(2), given(3), fill);
+        const Shape s = padded_shape(in[0].shape(), p);
+        if (out[0].shape() != s) out[0] = Tensor(s, in[0].dtype()); // dynamic pads only
+        pad_copy(in[0], p, type_, fill.values, fill.axis, out[0], ctx);
+    }
+
+    // Per axis, the runs of its source map; the output is every combination
+    // of one run per axis, copied, over a fill of the pad values.
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                       ElementMoves& moves) const override
+    {
+        if (!output_shapes_known(in) || (in.size() > 2 && !in[2].value.defined())) return false;
+        const auto given = [&](size_t i) { return i < in.size() && in[i].value.defined() ? &in[i].value : nullptr; };
+        PadValues fill;
+        const Shape& d = in[0].shape;
+        const Pads p = resolve(d, in[0].dtype, given(1), given(2), given(3), fill);
+        const Shape& s = out[0].shape;
+        const std::vector<int64_t> in_strides = nd::dense_strides(d), out_strides = nd::dense_strides(s);
+        std::vector<std::vector<SourceRun>> runs;
+        size_t combinations = 1;
+        bool padded = false;
+        for (size_t k = 0; k < d.size(); ++k) {
+            const std::vector<int64_t> map = source_map(d[k], s[k], p.begin[k], type_, k);
+            padded = padded || std::count(map.begin(), map.end(), -1) > 0;
+            runs.push_back(source_runs(map));
+            combinations *= std::max<size_t>(runs.back().size(), 1);
+            if (combinations > kMaxCopies) return false;
         }
-        pad_copy(in[0], p, type_, fill, fill_axis, out[0], ctx);
+        if (padded) add_fills(s, fill, moves);
+        for (size_t n = 0; n < combinations; ++n) {
+            StridedCopy c{0, 0, 0, 0, Shape(d.size()), in_strides, out_strides};
+            size_t rem = n;
+            bool empty = false;
+            for (size_t k = d.size(); k-- > 0;) {
+                if (runs[k].empty()) {
+                    empty = true;
+                    break;
+                }
+                const SourceRun& r = runs[k][rem % runs[k].size()];
+                rem /= runs[k].size();
+                c.dims[k] = r.length;
+                c.in_offset += r.source * in_strides[k];
+                c.in_strides[k] *= r.step;
+                c.out_offset += r.begin * out_strides[k];
+            }
+            if (!empty) moves.copies.push_back(std::move(c));
+        }
+        return true;
     }
 
 private:
+    // The most copies element_moves describes (runs multiply across axes).
+    static constexpr size_t kMaxCopies = 4096;
+
+    // The pads and pad values for input 0 of shape `d` and dtype `dt`, given
+    // the pads, constant_value and axes inputs (null where absent).
+    Pads resolve(const Shape& d, DType dt, const Tensor* pads, const Tensor* value, const Tensor* axes,
+                 PadValues& fill) const
+    {
+        if (pads_input_) {
+            check(pads != nullptr, "pads (input 1) is not known");
+            const Pads p = input_pads(d, *pads, axes);
+            fill.values.assign(1, std::vector<uint8_t>(dtype_size(dt), 0));
+            if (value != nullptr && value->numel() > 0) {
+                check(value->numel() == 1, "constant_value (input 2) must hold one value, got shape ",
+                      shape_str(value->shape()));
+                if (value->dtype() == dt)
+                    std::memcpy(fill.values[0].data(), value->raw(), fill.values[0].size());
+                else
+                    visit_dtype(value->dtype(), [&](auto tag) {
+                        using T = typename decltype(tag)::type;
+                        fill.values[0] = value_bytes(value->data<T>()[0], dt);
+                    });
+            }
+            return p;
+        }
+        const Pads p = ncnn_pads(d);
+        // ncnn's pad value, per output channel (the outermost axis) with per-channel data.
+        const bool per_channel = !per_channel_.empty() && d.size() >= 3;
+        fill.axis = per_channel ? 0 : -1;
+        const int64_t channels = per_channel ? d[0] + p.begin[0] + p.end[0] : 1;
+        for (int64_t q = 0; q < channels; ++q)
+            fill.values.push_back(value_bytes(per_channel ? per_channel_[static_cast<size_t>(q)] : value_, dt));
+        return p;
+    }
+
     // ncnn's pads for a rank 1-4 shape, checked.
     Pads ncnn_pads(const Shape& s) const
     {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
@@ -20,7 +21,7 @@ namespace {
 
 int order_count(int rank) { return rank == 2 ? 2 : rank == 3 ? 6 : 24; }
 
-class Permute : public Op {
+class Permute : public Op, public MovesElements {
 public:
     void load_param(const ParamDict& pd) override
     {
@@ -51,6 +52,18 @@ public:
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         nd::permuted_copy(in[0], in[0].shape(), perm(static_cast<size_t>(in[0].rank())), out[0], ctx);
+    }
+
+    // One copy reading the input's axes in the output's order.
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                       ElementMoves& moves) const override
+    {
+        const std::vector<int> p = perm(in[0].shape.size());
+        const std::vector<int64_t> dense = nd::dense_strides(in[0].shape);
+        StridedCopy c = dense_copy(0, 0, out[0].shape);
+        for (size_t k = 0; k < p.size(); ++k) c.in_strides[k] = dense[static_cast<size_t>(p[k])];
+        moves.copies.push_back(std::move(c));
+        return true;
     }
 
 private:

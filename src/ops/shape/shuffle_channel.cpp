@@ -6,13 +6,15 @@
 #include <cstring>
 
 #include "ops/registry.h"
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
+#include "ops/common/tensor_util.h"
 
 namespace kestrel {
 
 namespace {
 
-class ShuffleChannel : public Op {
+class ShuffleChannel : public Op, public MovesElements {
 public:
     void load_param(const ParamDict& pd) override
     {
@@ -30,10 +32,24 @@ public:
         out[0].value = Tensor();
     }
 
+    // Output channel g*j + i (j < cpg, i < g) from input channel cpg*i + j:
+    // the output as dense (cpg, g, plane) reads the input's (g, cpg, plane)
+    // with the first two axes swapped.
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                       ElementMoves& moves) const override
+    {
+        const NcnnDims n = ncnn_dims(in[0].shape);
+        const int64_t g = groups(n.c), cpg = n.c / g, plane = n.w * n.h * n.d;
+        StridedCopy c = dense_copy(0, 0, {cpg, g, plane});
+        c.in_strides = {plane, cpg * plane, 1};
+        moves.copies.push_back(std::move(c));
+        return true;
+    }
+
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const NcnnDims n = ncnn_dims(in[0].shape());
-        const int64_t g = reverse_ ? n.c / group_ : group_;
+        const int64_t g = groups(n.c);
         const int64_t cpg = n.c / g;
         const size_t channel = static_cast<size_t>(n.w * n.h * n.d) * dtype_size(in[0].dtype());
         const uint8_t* src = static_cast<const uint8_t*>(in[0].raw());
@@ -48,6 +64,9 @@ public:
     }
 
 private:
+    // The group count used: `group`, or with reverse channels / group.
+    int64_t groups(int64_t channels) const { return reverse_ ? channels / group_ : group_; }
+
     int group_ = 1;
     bool reverse_ = false;
 };

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 constexpr int kRemainder = -233;
 
-class Slice : public Op {
+class Slice : public Op, public MovesElements {
 public:
     void load_param(const ParamDict& pd) override
     {
@@ -85,6 +86,24 @@ public:
                         std::memcpy(static_cast<uint8_t*>(out[i].raw()) + static_cast<size_t>(o) * chunk[i],
                                     src + static_cast<size_t>(o) * in_chunk + start[i], chunk[i]);
         });
+    }
+
+    // Per output, its slice of each outer index.
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
+                       ElementMoves& moves) const override
+    {
+        if (in.size() == 2 && !in[1].value.defined()) return false;
+        const Shape& s = in[0].shape;
+        const size_t axis = static_cast<size_t>(nd::normalize_axis(axis_, static_cast<int64_t>(s.size()), "axis (param 1)"));
+        const std::vector<int64_t> sizes = piece_sizes(s[axis], out.size(), in.size() == 2 ? &in[1].value : nullptr);
+        const int64_t outer = nd::dims_product(s, 0, axis), inner = nd::dims_product(s, axis + 1, s.size());
+        int64_t at = 0;
+        for (size_t i = 0; i < out.size(); ++i) {
+            const int64_t chunk = sizes[i] * inner;
+            moves.copies.push_back(StridedCopy{0, i, at, 0, {outer, chunk}, {s[axis] * inner, 1}, {chunk, 1}});
+            at += chunk;
+        }
+        return true;
     }
 
 private:

@@ -18,6 +18,23 @@ struct PushGeometry {
 };
 static_assert(sizeof(PushGeometry) <= 128, "push constants stay within Vulkan's guaranteed 128 bytes");
 
+// Weights (out_c, in_per_group, taps) as vec4 over blocks of 4 output
+// channels (shaders/conv2d_tiled.comp), zeros past out_c.
+Tensor packed_in_blocks(const Tensor& weight, int64_t out_c, int64_t in_per_group, int64_t taps)
+{
+    const int64_t blocks = (out_c + 3) / 4, rows = in_per_group * taps;
+    Tensor packed({blocks * rows * 4}, DType::F32);
+    float* dst = packed.data<float>();
+    const float* src = weight.data<float>();
+    for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < 4; ++j) {
+                const int64_t oc = b * 4 + j;
+                dst[(b * rows + r) * 4 + j] = oc < out_c ? src[oc * rows + r] : 0.f;
+            }
+    return packed;
+}
+
 class ConvKernel2d final : public DeviceKernel {
 public:
     ConvKernel2d(std::shared_ptr<Device> device, const PushGeometry& g, const Tensor& weight, const Tensor& bias)
@@ -26,8 +43,13 @@ public:
         x_ = device_->buffer(int64_t{g.in_c} * g.in_h * g.in_w * 4);
         y_ = device_->buffer(int64_t{g.out_c} * g.out_h * g.out_w * 4);
         residual_ = device_->buffer(g.has_residual ? y_->bytes() : 4);
-        w_ = device_->buffer(weight.nbytes());
-        upload(weight, *w_);
+        // Tiles of 4 output channels when each block of 4 stays within a group.
+        const int64_t out_per_group = g.out_c / g.group;
+        tiled_ = g.group == 1 || out_per_group % 4 == 0;
+        const Tensor w = tiled_ ? packed_in_blocks(weight, g.out_c, g.in_c / g.group, int64_t{g.kernel_h} * g.kernel_w)
+                                : weight;
+        w_ = device_->buffer(w.nbytes());
+        upload(w, *w_);
         bias_ = device_->buffer(bias.defined() ? bias.nbytes() : 4);
         if (bias.defined()) upload(bias, *bias_);
     }
@@ -35,14 +57,19 @@ public:
     {
         upload(in[0], *x_);
         if (g_.has_residual) upload(in.back(), *residual_);
-        device_->dispatch_items("conv2d", {x_.get(), w_.get(), bias_.get(), residual_.get(), y_.get()}, &g_, sizeof g_,
-                                y_->bytes() / 4);
+        const std::vector<const Buffer*> buffers = {x_.get(), w_.get(), bias_.get(), residual_.get(), y_.get()};
+        if (tiled_)
+            device_->dispatch_items("conv2d_tiled", buffers, &g_, sizeof g_,
+                                    uint64_t((g_.out_c + 3) / 4) * g_.out_h * ((g_.out_w + 3) / 4), 64);
+        else
+            device_->dispatch_items("conv2d", buffers, &g_, sizeof g_, y_->bytes() / 4);
         download(*y_, out[0]);
     }
 
 private:
     std::shared_ptr<Device> device_;
     PushGeometry g_;
+    bool tiled_ = false;
     std::unique_ptr<Buffer> x_, w_, bias_, residual_, y_;
 };
 
