@@ -53,9 +53,9 @@ std::vector<std::pair<std::string, Shape>> zoo_networks()
 }
 
 // Layer types the backend does not have yet (issue 23): they run on the CPU.
-const std::set<std::string> kNotYetOnGpu = {"Interp", "LRN", "Reduction", "PriorBox", "DetectionOutput",
+const std::set<std::string> kNotYetOnGpu = {"LRN", "Reduction", "PriorBox", "DetectionOutput",
                                             "YoloDetectionOutput", "Yolov3DetectionOutput", "DeconvolutionDepthWise",
-                                            "Eltwise", "BatchNorm", "LayerNorm", "MultiHeadAttention", "Gemm"};
+                                            "LayerNorm", "MultiHeadAttention", "Gemm"};
 
 // Detection layers decide which boxes survive by comparing scores: features
 // a few ulps apart can keep another box. Their inputs are compared instead of

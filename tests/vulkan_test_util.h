@@ -13,6 +13,7 @@
 #include "graph/graph.h"
 #include "graph/ncnn_model_bin.h"
 #include "kestrel/kestrel.h"
+#include "layer_test_util.h"
 
 namespace kestrel::vulkan_test {
 
@@ -94,6 +95,27 @@ inline void expect_matches_cpu(const NetCase& c, const std::vector<Tensor>& in, 
         const float g = gpu.data<float>()[i], v = cpu.data<float>()[i];
         if (std::isnan(v) || std::isinf(v)) {
             ASSERT_TRUE((std::isnan(v) && std::isnan(g)) || g == v) << "at " << i << ": " << g << " vs " << v;
+            continue;
+        }
+        ASSERT_NEAR(g, v, tolerance * std::max(1.f, std::fabs(v))) << "at " << i;
+    }
+}
+
+// Layer `type` (layer_test::layer_net: inputs in0.., constants where marked,
+// `weights`) on the GPU against the CPU, as expect_matches_cpu.
+inline void expect_layer_matches_cpu(const std::string& type, const ParamDict& pd, const std::vector<layer_test::In>& ins,
+                                     const std::vector<Tensor>& weights = {}, float tolerance = 1e-5f)
+{
+    const Net net = layer_test::layer_net(type, pd, ins, 1, weights);
+    std::string device;
+    const Tensor gpu = layer_test::run_layer_net(net, ins, 1, on(Options::Backend::Vulkan), &device)[0];
+    const Tensor cpu = layer_test::run_layer_net(net, ins, 1, Options{})[0];
+    ASSERT_NE(device, "cpu") << type << " fell back to the CPU";
+    ASSERT_EQ(gpu.shape(), cpu.shape());
+    for (int64_t i = 0; i < cpu.numel(); ++i) {
+        const float g = gpu.data<float>()[i], v = cpu.data<float>()[i];
+        if (std::isnan(v)) {
+            ASSERT_TRUE(std::isnan(g)) << "at " << i << ": " << g << " vs NaN";
             continue;
         }
         ASSERT_NEAR(g, v, tolerance * std::max(1.f, std::fabs(v))) << "at " << i;

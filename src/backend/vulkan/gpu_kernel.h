@@ -38,6 +38,19 @@ std::unique_ptr<DeviceKernel> make_pooling_kernel(const std::shared_ptr<Device>&
 std::unique_ptr<DeviceKernel> make_softmax_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                   const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// Scale, BatchNorm, Bias, PReLU.
+std::unique_ptr<DeviceKernel> make_channel_affine_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                         const std::vector<TensorDesc>& in,
+                                                         const std::vector<TensorDesc>& out);
+
+// Eltwise.
+std::unique_ptr<DeviceKernel> make_eltwise_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                  const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
+// Interp (ncnn's form and ONNX's Resize).
+std::unique_ptr<DeviceKernel> make_interp_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                 const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // Layers that only move elements (ops/common/element_moves.h).
 std::unique_ptr<DeviceKernel> make_element_moves_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                         const std::vector<TensorDesc>& in,
@@ -48,20 +61,29 @@ void upload(const Tensor& t, Buffer& b);
 void download(const Buffer& b, Tensor& t);
 
 // A kernel whose shader maps input 0 (`in_floats` values, binding 0) to the
-// output (`out_floats`, binding 1) over `items` invocations, with push
-// constants `Push` (UnaryOp, Softmax, Pooling).
+// output (`out_floats`, the last binding) over `items` invocations, with push
+// constants `Push` and, between them, buffers holding `constants` (weights,
+// per-channel values; an undefined tensor binds a placeholder): UnaryOp,
+// Softmax, Pooling, InnerProduct, the per-channel maps.
 template <class Push> class MapKernel final : public DeviceKernel {
 public:
     MapKernel(std::shared_ptr<Device> device, const char* shader, const Push& push, int64_t in_floats,
-              int64_t out_floats, uint64_t items, uint32_t local_size = 256)
+              int64_t out_floats, uint64_t items, uint32_t local_size = 256, const std::vector<Tensor>& constants = {})
         : device_(std::move(device)), shader_(shader), push_(push), x_(device_->buffer(in_floats * 4)),
           y_(device_->buffer(out_floats * 4)), items_(items), local_size_(local_size)
     {
+        buffers_.push_back(x_.get());
+        for (const Tensor& t : constants) {
+            constants_.push_back(device_->buffer(t.defined() ? t.nbytes() : 4));
+            if (t.defined()) upload(t, *constants_.back());
+            buffers_.push_back(constants_.back().get());
+        }
+        buffers_.push_back(y_.get());
     }
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         upload(in[0], *x_);
-        device_->dispatch_items(shader_, {x_.get(), y_.get()}, &push_, sizeof push_, items_, local_size_);
+        device_->dispatch_items(shader_, buffers_, &push_, sizeof push_, items_, local_size_);
         download(*y_, out[0]);
     }
 
@@ -70,6 +92,8 @@ private:
     const char* shader_;
     Push push_;
     std::unique_ptr<Buffer> x_, y_;
+    std::vector<std::unique_ptr<Buffer>> constants_;
+    std::vector<const Buffer*> buffers_;
     uint64_t items_;
     uint32_t local_size_;
 };

@@ -23,6 +23,9 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"Concat", make_element_moves_kernel}, {"Slice", make_element_moves_kernel},
         {"Crop", make_element_moves_kernel}, {"Permute", make_element_moves_kernel},
         {"ShuffleChannel", make_element_moves_kernel}, {"Padding", make_element_moves_kernel},
+        {"Scale", make_channel_affine_kernel}, {"BatchNorm", make_channel_affine_kernel},
+        {"Bias", make_channel_affine_kernel}, {"PReLU", make_channel_affine_kernel},
+        {"Eltwise", make_eltwise_kernel}, {"Interp", make_interp_kernel},
     };
     return table;
 }

@@ -12,6 +12,7 @@
 
 #include "kernels/broadcast.h"
 #include "ops/common/op_util.h"
+#include "ops/elementwise/eltwise_plan.h"
 #include "ops/elementwise/typed_ops.h"
 
 namespace kestrel {
@@ -77,6 +78,20 @@ public:
             typed_ops::run_widened(in, out.at(0), [&](const std::vector<Tensor>& w, Tensor& y) { forward_typed(w, y, ctx); });
         else
             forward_typed(in, out.at(0), ctx);
+    }
+
+    bool plan(const std::vector<TensorDesc>& in, EltwisePlan& p) const
+    {
+        for (const TensorDesc& d : in)
+            if (d.shape != in[0].shape) return false;
+        using Step = EltwisePlan::Step;
+        if (typed_)
+            p.step = op_ == kSum ? Step::Sum : op_ == kMax ? Step::NanMax : op_ == kMin ? Step::NanMin : Step::Mean;
+        else
+            p.step = op_ == kProd ? Step::Product : op_ == kSum ? Step::Sum : Step::Max;
+        p.coeffs.clear();
+        for (size_t k = 0; k < in.size(); ++k) p.coeffs.push_back(typed_ ? 1.f : coeff(k));
+        return true;
     }
 
 private:
@@ -164,6 +179,12 @@ private:
 };
 
 } // namespace
+
+bool eltwise_plan(const Op& op, const std::vector<TensorDesc>& in, EltwisePlan& plan)
+{
+    const auto* eltwise = dynamic_cast<const Eltwise*>(&op);
+    return eltwise != nullptr && eltwise->plan(in, plan);
+}
 
 std::unique_ptr<Op> make_eltwise() { return std::make_unique<Eltwise>(); }
 

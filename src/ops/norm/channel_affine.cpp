@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "ops/common/op_util.h"
+#include "ops/norm/channel_affine_plan.h"
 
 namespace kestrel {
 
@@ -156,6 +157,19 @@ public:
         });
     }
 
+    bool plan(const Shape& x, ChannelAffinePlan& p) const
+    {
+        if (channels_ == kFromInput) return false;
+        p.form = kind_ == Kind::PReLU ? ChannelAffinePlan::Form::PReLU
+                 : kind_ == Kind::Bias ? ChannelAffinePlan::Form::Bias
+                                       : ChannelAffinePlan::Form::Affine;
+        p.scale = scale_;
+        p.bias = has_bias_ ? bias_ : Tensor();
+        p.channels = channels_of(x);
+        p.inner = p.channels == 0 ? 0 : shape_numel(x) / p.channels;
+        return true;
+    }
+
 private:
     // The channel count of x: its outermost dim (rank 1: each element), or,
     // for Bias at ranks 1 and 2, one.
@@ -177,6 +191,12 @@ private:
 };
 
 } // namespace
+
+bool channel_affine_plan(const Op& op, const Shape& in, ChannelAffinePlan& plan)
+{
+    const auto* affine = dynamic_cast<const ChannelAffine*>(&op);
+    return affine != nullptr && affine->plan(in, plan);
+}
 
 std::unique_ptr<Op> make_scale() { return std::make_unique<ChannelAffine>(Kind::Scale); }
 std::unique_ptr<Op> make_batch_norm() { return std::make_unique<ChannelAffine>(Kind::BatchNorm); }

@@ -44,6 +44,7 @@
 #include "graph/expression.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
+#include "ops/resample/interp_plan.h"
 #include "ops/resample/taps.h"
 
 namespace kestrel {
@@ -79,19 +80,29 @@ public:
     std::unique_ptr<OpState> prepare(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
                                      PrepareContext& ctx) const override
     {
-        std::unique_ptr<ResamplePlan> plan;
-        if (!onnx_) {
-            std::vector<Shape> shapes;
-            for (const auto& d : in) shapes.push_back(d.shape);
-            plan = std::make_unique<ResamplePlan>(ncnn_plan(shapes));
-        } else {
-            const bool crop = onnx_rule_.coord == kTfCropAndResize;
-            if (!in[1].value.defined() || (crop && !in[2].value.defined())) return nullptr;
-            plan = std::make_unique<ResamplePlan>(onnx_plan(in[0].shape, in[1].value, crop ? &in[2].value : nullptr));
-        }
+        auto plan = std::make_unique<ResamplePlan>();
+        if (!planned(in, *plan)) return nullptr;
         plan->request_scratch(sampled_shape(in[0].shape), ctx);
         return plan;
     }
+
+    // The plan for these inputs; false when an ONNX target is known only at run time.
+    bool planned(const std::vector<TensorDesc>& in, ResamplePlan& plan) const
+    {
+        if (!onnx_) {
+            std::vector<Shape> shapes;
+            for (const auto& d : in) shapes.push_back(d.shape);
+            plan = ncnn_plan(shapes);
+            return true;
+        }
+        const bool crop = onnx_rule_.coord == kTfCropAndResize;
+        if (!in[1].value.defined() || (crop && !in[2].value.defined())) return false;
+        plan = onnx_plan(in[0].shape, in[1].value, crop ? &in[2].value : nullptr);
+        return true;
+    }
+
+    Shape sampled_shape(const Shape& s) const { return !onnx_ && s.size() == 1 ? Shape{s[0], 1, 1} : s; }
+    float fill() const { return extrapolation_; }
 
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
@@ -206,8 +217,6 @@ private:
 
     // A 1-D ncnn input is resampled as (n, 1, 1): every output of channel q is
     // its one value, whatever the type.
-    Shape sampled_shape(const Shape& s) const { return !onnx_ && s.size() == 1 ? Shape{s[0], 1, 1} : s; }
-
     // w first, then h (as ncnn computes), each step kept even when it maps an
     // axis onto itself (the blend then still runs, as in ncnn) unless the whole
     // input is kept or h is a single row kept.
@@ -348,6 +357,15 @@ private:
 };
 
 } // namespace
+
+bool interp_plan(const Op& op, const std::vector<TensorDesc>& in, ResamplePlan& plan, Shape& sampled_in, float& fill)
+{
+    const auto* interp = dynamic_cast<const Interp*>(&op);
+    if (interp == nullptr || !interp->planned(in, plan)) return false;
+    sampled_in = interp->sampled_shape(in[0].shape);
+    fill = interp->fill();
+    return true;
+}
 
 std::unique_ptr<Op> make_interp() { return std::make_unique<Interp>(); }
 

@@ -14,30 +14,6 @@ struct PushShape {
     float act_a, act_b;
 };
 
-class InnerProductKernel final : public DeviceKernel {
-public:
-    InnerProductKernel(std::shared_ptr<Device> device, const PushShape& s, const Tensor& weight, const Tensor& bias)
-        : device_(std::move(device)), s_(s), x_(device_->buffer(int64_t{s.rows} * s.num_input * 4)),
-          w_(device_->buffer(weight.nbytes())), bias_(device_->buffer(bias.defined() ? bias.nbytes() : 4)),
-          y_(device_->buffer(int64_t{s.rows} * s.num_output * 4))
-    {
-        upload(weight, *w_);
-        if (bias.defined()) upload(bias, *bias_);
-    }
-    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
-    {
-        upload(in[0], *x_);
-        device_->dispatch_items("inner_product", {x_.get(), w_.get(), bias_.get(), y_.get()}, &s_, sizeof s_,
-                                y_->bytes() / 4, 64);
-        download(*y_, out[0]);
-    }
-
-private:
-    std::shared_ptr<Device> device_;
-    PushShape s_;
-    std::unique_ptr<Buffer> x_, w_, bias_, y_;
-};
-
 } // namespace
 
 std::unique_ptr<DeviceKernel> make_inner_product_kernel(const std::shared_ptr<Device>& device, const Layer& l,
@@ -58,7 +34,9 @@ std::unique_ptr<DeviceKernel> make_inner_product_kernel(const std::shared_ptr<De
     const Activation act = Activation::from_ncnn(pd.get_int(9, 0), pd.get_floats(10));
     const PushShape s{static_cast<int32_t>(rows), static_cast<int32_t>(num_input), num_output, bias ? 1 : 0, act.type,
                       act.a, act.b};
-    return std::make_unique<InnerProductKernel>(device, s, l.weights[0].value, bias ? l.weights[1].value : Tensor());
+    return std::make_unique<MapKernel<PushShape>>(device, "inner_product", s, rows * num_input, rows * num_output,
+                                                  uint64_t(rows * num_output), 64,
+                                                  std::vector<Tensor>{l.weights[0].value, bias ? l.weights[1].value : Tensor()});
 }
 
 } // namespace kestrel::vulkan
