@@ -1,8 +1,8 @@
 // Per-channel maps (Scale, BatchNorm, Bias, PReLU) and Eltwise on the Vulkan
 // backend against the CPU backend: ranks 1-4, shared and per-channel values,
 // with and without bias; Eltwise's ncnn forms (product, weighted sum, max) and
-// ONNX's (Sum, Max / Min with NaN, Mean) over 1-4 inputs. Skipped without a
-// Vulkan device.
+// ONNX's (Sum, Max / Min with NaN, Mean) over 1-4 inputs; LRN across and
+// within channels. Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -65,6 +65,21 @@ TEST(VulkanEltwise, NcnnAndOnnxForms)
             expect_layer_matches_cpu("Eltwise", P({{21, 1}, {0, op}}), ins);
         }
     }
+}
+
+TEST(VulkanLRN, AcrossAndWithinChannels)
+{
+    REQUIRE_VULKAN();
+    std::mt19937 rng(43);
+    for (const Shape& shape : {Shape{7, 6, 5}, Shape{4, 9}, Shape{11}})
+        for (int region : {0, 1})
+            for (int size : {3, 5})
+                for (float beta : {0.75f, 0.6f}) {
+                    SCOPED_TRACE(shape_str(shape) + " region " + std::to_string(region));
+                    ParamDict pd = P({{0, region}, {1, size}});
+                    pd.set_float(2, 1e-2f), pd.set_float(3, beta), pd.set_float(4, 2.f);
+                    expect_layer_matches_cpu("LRN", pd, {random_tensor(rng, shape, -3.f, 3.f)});
+                }
 }
 
 } // namespace

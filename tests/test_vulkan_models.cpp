@@ -53,7 +53,7 @@ std::vector<std::pair<std::string, Shape>> zoo_networks()
 }
 
 // Layer types the backend does not have yet (issue 23): they run on the CPU.
-const std::set<std::string> kNotYetOnGpu = {"LRN", "Reduction", "PriorBox", "DetectionOutput",
+const std::set<std::string> kNotYetOnGpu = {"PriorBox", "DetectionOutput",
                                             "YoloDetectionOutput", "Yolov3DetectionOutput", "DeconvolutionDepthWise",
                                             "LayerNorm", "MultiHeadAttention", "Gemm"};
 

@@ -51,6 +51,14 @@ std::unique_ptr<DeviceKernel> make_eltwise_kernel(const std::shared_ptr<Device>&
 std::unique_ptr<DeviceKernel> make_interp_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                  const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// Reduction.
+std::unique_ptr<DeviceKernel> make_reduction_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                    const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
+// LRN.
+std::unique_ptr<DeviceKernel> make_lrn_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                              const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // Layers that only move elements (ops/common/element_moves.h).
 std::unique_ptr<DeviceKernel> make_element_moves_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                         const std::vector<TensorDesc>& in,

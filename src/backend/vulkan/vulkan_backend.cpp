@@ -25,7 +25,8 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"ShuffleChannel", make_element_moves_kernel}, {"Padding", make_element_moves_kernel},
         {"Scale", make_channel_affine_kernel}, {"BatchNorm", make_channel_affine_kernel},
         {"Bias", make_channel_affine_kernel}, {"PReLU", make_channel_affine_kernel},
-        {"Eltwise", make_eltwise_kernel}, {"Interp", make_interp_kernel},
+        {"Eltwise", make_eltwise_kernel}, {"Interp", make_interp_kernel}, {"Reduction", make_reduction_kernel},
+        {"LRN", make_lrn_kernel},
     };
     return table;
 }

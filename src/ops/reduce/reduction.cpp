@@ -39,6 +39,7 @@
 #include "ops/common/op_util.h"
 #include "ops/common/strided_walker.h"
 #include "ops/common/tensor_util.h"
+#include "ops/reduce/reduction_plan.h"
 
 namespace kestrel {
 
@@ -138,6 +139,21 @@ public:
                 });
             }
         });
+    }
+
+    bool plan(const std::vector<TensorDesc>& in, ReductionPlan& p) const
+    {
+        const Shape& s = in[0].shape;
+        if (axes_input_ && in.size() == 2 && !in[1].value.defined() && in[1].shape[0] != 0) return false;
+        p.op = op_;
+        p.ncnn = !axes_input_;
+        p.reduced = axes_input_ ? input_axes(s, in.size() == 2 ? in[1].value : Tensor()) : ncnn_axes(s);
+        p.passthrough = noop_with_empty_axes_ && std::none_of(p.reduced.begin(), p.reduced.end(), [](bool r) { return r; });
+        int64_t count = 1;
+        for (size_t k = 0; k < s.size(); ++k)
+            if (p.reduced[k]) count *= s[k];
+        p.coeff = !axes_input_ && op_ == MEAN ? coeff_ / static_cast<float>(count) : axes_input_ ? 1.f : coeff_;
+        return true;
     }
 
 private:
@@ -296,6 +312,12 @@ private:
 };
 
 } // namespace
+
+bool reduction_plan(const Op& op, const std::vector<TensorDesc>& in, ReductionPlan& plan)
+{
+    const auto* reduction = dynamic_cast<const Reduction*>(&op);
+    return reduction != nullptr && reduction->plan(in, plan);
+}
 
 std::unique_ptr<Op> make_reduction() { return std::make_unique<Reduction>(); }
 
