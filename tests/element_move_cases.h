@@ -1,7 +1,7 @@
 // Layers that only move elements (ops/common/element_moves.h), in the forms
-// their moves must cover: Concat, Slice, Crop, Permute, ShuffleChannel and
-// Padding over ranks, axes, ncnn's and ONNX's parameter forms, 4- and 8-byte
-// elements. Shared by the moves' own test (test_element_moves.cpp) and the
+// their moves must cover: Concat, Slice, Crop, Permute, ShuffleChannel,
+// Padding, Tile, Expand and the gathers over ranks, axes, ncnn's and ONNX's
+// parameter forms, 4- and 8-byte elements. Shared by the moves' own test (test_element_moves.cpp) and the
 // Vulkan backend's (test_vulkan_element_moves.cpp).
 #pragma once
 #include <string>
@@ -104,6 +104,17 @@ inline std::vector<MoveCase> cases()
     add("Padding", "onnx wrap", params({{21, 1}, {4, 3}}), {counting({4, 3}), C(i64v({1, 2, 0, 3}))});
     add("Padding", "int64 onnx constant", params({{21, 1}, {4, 0}}),
         {counting({2, 3}, DType::I64), C(i64v({1, 1, 0, 2}))});
+    // Tile, Expand
+    add("Tile", "ncnn axis", params({{0, 1}, {1, 3}}), {counting({2, 3, 4})});
+    add("Tile", "ncnn repeats", params({}, {{2, {2, 1, 3}}}), {counting({3, 2, 2})});
+    add("Tile", "onnx repeats", params({{21, 1}}), {counting({2, 3}), C(i64v({3, 2}))});
+    add("Expand", "numpy", params({}), {counting({3, 1, 4}), C(i64v({2, 1, 5, 1}))});
+    // Gathers with indices known while planning
+    add("Gather", "axis 1", params({{0, 1}}), {counting({3, 5, 4}), C(i64v({4, -1, 0, 2}))});
+    add("Gather", "scalar index", params({{0, 0}}), {counting({4, 6}), C(layer_test::i64({}, {2}))});
+    add("GatherElements", "axis 1", params({{0, 1}}),
+        {counting({3, 4}), C(layer_test::i64({3, 2}, {0, 3, 1, 1, -1, 2}))});
+    add("GatherND", "pairs", params({}), {counting({3, 4, 2}), C(layer_test::i64({2, 2}, {1, 3, 2, 0}))});
     return v;
 }
 

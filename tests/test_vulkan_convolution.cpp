@@ -1,8 +1,9 @@
 // Convolution and ConvolutionDepthWise on the Vulkan backend against the CPU
 // backend: kernel sizes, strides, dilations, explicit and SAME pads, a pad
 // value, groups (one, several, depthwise), bias or not, every fused
-// activation, the fused residual, and a batched (ONNX-style) layer. Skipped
-// without a Vulkan device.
+// activation, the fused residual, and a batched (ONNX-style) layer;
+// Deconvolution and DeconvolutionDepthWise (output pads, sizes, SAME cuts);
+// InnerProduct. Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -16,7 +17,7 @@ namespace {
 using namespace vulkan_test;
 
 struct ConvCase {
-    std::string type; // Convolution or ConvolutionDepthWise
+    std::string type; // Convolution, Deconvolution or their DepthWise
     int inch, h, w, outch, k, stride, dilation, pad, group;
     bool bias;
     std::string extra; // more params: activation, pad value, SAME pads
@@ -55,6 +56,26 @@ void expect_close_to_cpu(const Net& net, const std::vector<std::pair<std::string
     EXPECT_LE(worst, 1e-5f * std::max(peak, 1.f)) << "peak " << peak;
 }
 
+// Each case as a one-layer net with random weights, on the GPU and the CPU.
+void expect_cases_close_to_cpu(const std::vector<ConvCase>& cases, unsigned seed)
+{
+    std::mt19937 rng(seed);
+    for (const ConvCase& c : cases) {
+        SCOPED_TRACE(c.type + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " + c.extra);
+        const int64_t weights = int64_t{c.outch} * (c.inch / c.group) * c.k * c.k;
+        const bool depthwise = c.type.find("DepthWise") != std::string::npos;
+        const std::string params = "0=" + std::to_string(c.outch) + " 1=" + std::to_string(c.k) + " 2=" +
+                                   std::to_string(c.dilation) + " 3=" + std::to_string(c.stride) + " 4=" +
+                                   std::to_string(c.pad) + " 5=" + (c.bias ? "1" : "0") + " 6=" + std::to_string(weights) +
+                                   (depthwise ? " 7=" + std::to_string(c.group) : "") + " " + c.extra;
+        Net net;
+        net.load_param_mem("7767517\n2 2\nInput a 0 1 a\n" + c.type + " op 1 1 a y " + params + "\n", "conv.param");
+        const std::string bin = weights_bin(rng, weights, c.bias ? c.outch : 0);
+        net.load_model_mem(bin.data(), bin.size(), "conv.bin");
+        expect_close_to_cpu(net, {{"a", random_tensor(rng, {c.inch, c.h, c.w}, -1.f, 1.f)}}, "op");
+    }
+}
+
 TEST(VulkanConvolution, GeometriesGroupsActivations)
 {
     REQUIRE_VULKAN();
@@ -72,20 +93,24 @@ TEST(VulkanConvolution, GeometriesGroupsActivations)
         {"ConvolutionDepthWise", 6, 20, 20, 6, 5, 2, 1, 2, 6, false, ""},
         {"ConvolutionDepthWise", 8, 12, 12, 16, 3, 1, 1, 1, 4, true, ""},
     };
-    std::mt19937 rng(21);
-    for (const ConvCase& c : cases) {
-        SCOPED_TRACE(c.type + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " + c.extra);
-        const int64_t weights = int64_t{c.outch} * (c.inch / c.group) * c.k * c.k;
-        const std::string params = "0=" + std::to_string(c.outch) + " 1=" + std::to_string(c.k) + " 2=" +
-                                   std::to_string(c.dilation) + " 3=" + std::to_string(c.stride) + " 4=" +
-                                   std::to_string(c.pad) + " 5=" + (c.bias ? "1" : "0") + " 6=" + std::to_string(weights) +
-                                   (c.type == "ConvolutionDepthWise" ? " 7=" + std::to_string(c.group) : "") + " " + c.extra;
-        Net net;
-        net.load_param_mem("7767517\n2 2\nInput a 0 1 a\n" + c.type + " op 1 1 a y " + params + "\n", "conv.param");
-        const std::string bin = weights_bin(rng, weights, c.bias ? c.outch : 0);
-        net.load_model_mem(bin.data(), bin.size(), "conv.bin");
-        expect_close_to_cpu(net, {{"a", random_tensor(rng, {c.inch, c.h, c.w}, -1.f, 1.f)}}, "op");
-    }
+    expect_cases_close_to_cpu(cases, 21);
+}
+
+// Deconvolution / DeconvolutionDepthWise: strides, dilation, pads cut, output
+// pads, output sizes with SAME cuts, groups, bias, activations.
+TEST(VulkanDeconvolution, GeometriesGroupsActivations)
+{
+    REQUIRE_VULKAN();
+    const std::vector<ConvCase> cases = {
+        {"Deconvolution", 3, 7, 8, 5, 3, 2, 1, 0, 1, true, ""},
+        {"Deconvolution", 4, 6, 5, 6, 4, 2, 1, 1, 1, false, "9=1"},
+        {"Deconvolution", 3, 5, 6, 4, 3, 3, 2, 0, 1, true, "18=1 19=2"},
+        {"Deconvolution", 4, 6, 6, 4, 3, 2, 1, -233, 1, true, "20=13 21=11 9=2 10=1,0.1"},
+        {"Deconvolution", 2, 5, 7, 3, 5, 1, 1, 2, 1, true, "9=3 10=2,-0.5,0.75"},
+        {"DeconvolutionDepthWise", 6, 7, 7, 6, 4, 2, 1, 1, 6, true, ""},
+        {"DeconvolutionDepthWise", 8, 5, 6, 4, 3, 2, 1, 0, 2, true, "9=1"},
+    };
+    expect_cases_close_to_cpu(cases, 23);
 }
 
 // The residual the optimizer fuses (param 20: the last input added to the

@@ -53,8 +53,8 @@ std::vector<std::pair<std::string, Shape>> zoo_networks()
 }
 
 // Layer types the backend does not have yet (issue 23): they run on the CPU.
-const std::set<std::string> kNotYetOnGpu = {"PriorBox", "DetectionOutput",
-                                            "YoloDetectionOutput", "Yolov3DetectionOutput", "DeconvolutionDepthWise",
+const std::set<std::string> kNotYetOnGpu = {"DetectionOutput",
+                                            "YoloDetectionOutput", "Yolov3DetectionOutput",
                                             "LayerNorm", "MultiHeadAttention", "Gemm"};
 
 // Detection layers decide which boxes survive by comparing scores: features

@@ -1,7 +1,8 @@
 // Pooling on the Vulkan backend against the CPU backend: ncnn's pad modes
 // (Caffe's ceil tail, explicit, SAME upper / lower), averages counting pads or
-// not, global pooling, and ONNX's MaxPool / AveragePool (dilation, ceil mode,
-// auto_pad, count_include_pad) on (N, C, H, W). Skipped without a Vulkan device.
+// not, global pooling, adaptive pooling that tiles the plane evenly, and
+// ONNX's MaxPool / AveragePool (dilation, ceil mode, auto_pad,
+// count_include_pad) on (N, C, H, W). Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -27,6 +28,11 @@ TEST(VulkanPooling, NcnnPadModesAndCounts)
         SCOPED_TRACE(params);
         for (const Shape& shape : {Shape{3, 13, 11}, Shape{5, 8, 8}})
             expect_matches_cpu(pooling(params), {random_tensor(rng, shape, -2.f, 2.f)}, "op", 1e-6f);
+    }
+    // Adaptive windows that tile the plane: ONNX's GlobalAveragePool's form, and even tiles.
+    for (const char* params : {"0=1 7=1 8=1 18=1", "0=0 7=1 8=4 18=2", "0=1 7=1 8=2 18=4"}) {
+        SCOPED_TRACE(params);
+        expect_matches_cpu(pooling(params), {random_tensor(rng, {3, 16, 12}, -2.f, 2.f)}, "op", 1e-6f);
     }
 }
 

@@ -246,9 +246,11 @@ bool Session::Impl::evaluate_while_planning(int li, Plan& p) const
         else if (shapes_only) in.push_back(Tensor::wrap(nullptr, d.shape, d.dtype));
         else return false;
     }
+    // Outputs from shapes alone (PriorBox's anchors) would be recomputed by every
+    // run otherwise: they are held whatever their size.
     int64_t elements = 0;
     for (int t : l.tops) elements += shape_numel(p.blobs[t].desc.shape);
-    if (elements > kMaxPlanTimeElements) return false;
+    if (elements > kMaxPlanTimeElements && !shapes_only) return false;
     std::vector<Tensor> out;
     for (size_t i = 0; i < l.tops.size(); ++i) {
         const TensorDesc& d = p.blobs[l.tops[i]].desc;

@@ -25,6 +25,11 @@ std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& d
 std::unique_ptr<DeviceKernel> make_convolution_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                       const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// Deconvolution and DeconvolutionDepthWise, 2-D.
+std::unique_ptr<DeviceKernel> make_deconvolution_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                        const std::vector<TensorDesc>& in,
+                                                        const std::vector<TensorDesc>& out);
+
 // InnerProduct.
 std::unique_ptr<DeviceKernel> make_inner_product_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                         const std::vector<TensorDesc>& in,

@@ -23,10 +23,14 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"Concat", make_element_moves_kernel}, {"Slice", make_element_moves_kernel},
         {"Crop", make_element_moves_kernel}, {"Permute", make_element_moves_kernel},
         {"ShuffleChannel", make_element_moves_kernel}, {"Padding", make_element_moves_kernel},
+        {"Tile", make_element_moves_kernel}, {"Expand", make_element_moves_kernel},
+        {"Gather", make_element_moves_kernel}, {"GatherElements", make_element_moves_kernel},
+        {"GatherND", make_element_moves_kernel},
         {"Scale", make_channel_affine_kernel}, {"BatchNorm", make_channel_affine_kernel},
         {"Bias", make_channel_affine_kernel}, {"PReLU", make_channel_affine_kernel},
         {"Eltwise", make_eltwise_kernel}, {"Interp", make_interp_kernel}, {"Reduction", make_reduction_kernel},
-        {"LRN", make_lrn_kernel},
+        {"LRN", make_lrn_kernel}, {"Deconvolution", make_deconvolution_kernel},
+        {"DeconvolutionDepthWise", make_deconvolution_kernel},
     };
     return table;
 }

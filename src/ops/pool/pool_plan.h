@@ -17,7 +17,9 @@ struct PoolPlan {
 
 // The 2-D windows `op` (a Pooling layer) slides over the last two axes of `in`,
 // every other axis a plane; false when it is no such layer or its windows do
-// not fit this form (adaptive, 1-D / 3-D, ONNX's Indices output, int8).
+// not fit this form (adaptive windows of varying size, 1-D / 3-D, ONNX's
+// Indices output, int8). Adaptive windows that tile the plane evenly are
+// plain windows.
 bool pooling_plan_2d(const Op& op, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, PoolPlan& plan);
 
 } // namespace kestrel

@@ -241,9 +241,10 @@ public:
     // pooling_plan_2d (pool_plan.h).
     bool plan_2d(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, PoolPlan& plan) const
     {
-        if (spatial_ != 2 || adaptive_ || in.size() != 1 || out.size() != 1 || in[0].dtype != DType::F32) return false;
+        if (spatial_ != 2 || in.size() != 1 || out.size() != 1 || in[0].dtype != DType::F32) return false;
         const Shape& s = in[0].shape;
         if (s.size() != (onnx_ ? 4u : 3u)) return false;
+        if (adaptive_ && !global_) return !onnx_ && adaptive_as_windows(s, out[0].shape, plan);
         plan.max = type_ == 0;
         if (onnx_) {
             const PoolWindows pw = onnx_windows(s);
@@ -262,6 +263,24 @@ public:
     }
 
 private:
+    // Adaptive windows that tile the plane evenly (each input size a multiple
+    // of its output size: the ONNX global pools, most adaptive heads) as
+    // plain windows of that many positions, every position counted.
+    bool adaptive_as_windows(const Shape& s, const Shape& o, PoolPlan& plan) const
+    {
+        plan.max = type_ == 0;
+        plan.axes.clear(), plan.counted.clear();
+        for (size_t k = 1; k < 3; ++k) {
+            if (o[k] <= 0 || s[k] % o[k] != 0) return false;
+            window::Axis a;
+            a.kernel = a.stride = s[k] / o[k];
+            a.out = o[k];
+            plan.axes.push_back(a);
+            plan.counted.push_back(Span{0, s[k]});
+        }
+        return true;
+    }
+
     // Blobs in channel blocks: global pooling's input, max pooling's either
     // side (then its windows, and the channel count the blocks hold).
     struct PoolState : OpState {

@@ -11,6 +11,7 @@
 //       Output shape: indices.shape[:-1] + data.shape[b+m:].
 #include <cstring>
 
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
@@ -41,7 +42,7 @@ void gather_blocks(const Tensor& data, const std::vector<int64_t>& offsets, int6
 
 enum class Addressing { Slices, Elements, Tuples };
 
-class Gather : public Op {
+class Gather : public Op, public MovesElements {
 public:
     explicit Gather(Addressing addressing) : addressing_(addressing) {}
 
@@ -64,12 +65,36 @@ public:
         const Shape& d = in[0].shape();
         const Shape& is = in[1].shape();
         out_shape(d, is); // checks
-        const std::vector<int64_t> idx = nd::int_values(in[1], "indices (input 1)");
         std::vector<int64_t> offsets;
         int64_t block = 1;
+        blocks(d, is, nd::int_values(in[1], "indices (input 1)"), offsets, block);
+        gather_blocks(in[0], offsets, block, out[0], ctx);
+    }
+
+    // With indices known while planning: one copy per block (at most kMaxCopies).
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                       ElementMoves& moves) const override
+    {
+        if (!in[1].value.defined()) return false;
+        std::vector<int64_t> offsets;
+        int64_t block = 1;
+        blocks(in[0].shape, in[1].shape, nd::int_values(in[1].value, "indices (input 1)"), offsets, block);
+        if (offsets.size() > kMaxCopies) return false;
+        for (size_t t = 0; t < offsets.size(); ++t)
+            moves.copies.push_back(dense_copy(0, 0, {block}, offsets[t], static_cast<int64_t>(t) * block));
+        return true;
+    }
+
+private:
+    static constexpr size_t kMaxCopies = 4096;
+
+    // Output block t (`block` elements) is data's block at element offsets[t].
+    void blocks(const Shape& d, const Shape& is, const std::vector<int64_t>& idx, std::vector<int64_t>& offsets,
+                int64_t& block) const
+    {
         switch (addressing_) {
         case Addressing::Slices: {
-            const size_t a = static_cast<size_t>(nd::normalize_axis(param_, in[0].rank(), "axis (param 0)"));
+            const size_t a = static_cast<size_t>(nd::normalize_axis(param_, static_cast<int64_t>(d.size()), "axis (param 0)"));
             const int64_t outer = nd::dims_product(d, 0, a), dim = d[a];
             block = nd::dims_product(d, a + 1, d.size());
             for (int64_t o = 0; o < outer; ++o)
@@ -92,10 +117,8 @@ public:
             break;
         }
         }
-        gather_blocks(in[0], offsets, block, out[0], ctx);
     }
 
-private:
     Shape out_shape(const Shape& d, const Shape& is) const
     {
         switch (addressing_) {

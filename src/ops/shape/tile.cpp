@@ -16,6 +16,7 @@
 
 #include "core/dtype_dispatch.h"
 #include "kernels/broadcast.h"
+#include "ops/common/element_moves.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
@@ -25,7 +26,7 @@ namespace {
 
 enum class Stretch { Tile, Expand };
 
-class BroadcastCopy : public Op {
+class BroadcastCopy : public Op, public MovesElements {
 public:
     explicit BroadcastCopy(Stretch stretch) : stretch_(stretch) {}
 
@@ -76,6 +77,24 @@ public:
         const BroadcastPlan p = plan(in[0].shape(), in[1]);
         if (out[0].shape() != p.out_shape) out[0] = Tensor(p.out_shape, in[0].dtype()); // dynamic values only
         nd::broadcast_copy(p, in[0], out[0], ctx);
+    }
+
+    // One copy over the broadcast's merged axes, the input's strides 0 where it repeats.
+    bool element_moves(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&,
+                       ElementMoves& moves) const override
+    {
+        BroadcastPlan p;
+        if (ncnn_) {
+            const auto [lifted, repeats] = ncnn_repeats(in[0].shape);
+            p = tile_plan(lifted, repeats);
+        } else {
+            if (!in[1].value.defined()) return false;
+            p = plan(in[0].shape, in[1].value);
+        }
+        StridedCopy c = dense_copy(0, 0, p.dims);
+        c.in_strides = p.strides[0];
+        moves.copies.push_back(std::move(c));
+        return true;
     }
 
 private:

@@ -1,5 +1,6 @@
 // Every layer that only moves elements (Concat, Slice, Crop, Permute,
-// ShuffleChannel, Padding; ops/common/element_moves.h) on the GPU, from the
+// ShuffleChannel, Padding, Tile, Expand, the gathers with known indices;
+// ops/common/element_moves.h) on the GPU, from the
 // moves the CPU layer describes: its fills and copies as strided copies of
 // 32-bit words (shaders/strided_copy.comp), recorded once and run in one
 // submission. Elements of 4 or 8 bytes (8: two words each); at most 6 axes
