@@ -2,7 +2,7 @@
 // backend against the CPU backend: ranks 1-4, shared and per-channel values,
 // with and without bias; Eltwise's ncnn forms (product, weighted sum, max) and
 // ONNX's (Sum, Max / Min with NaN, Mean) over 1-4 inputs; LRN across and
-// within channels. Skipped without a Vulkan device.
+// within channels; ncnn's LayerNorm. Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -80,6 +80,24 @@ TEST(VulkanLRN, AcrossAndWithinChannels)
                     pd.set_float(2, 1e-2f), pd.set_float(3, beta), pd.set_float(4, 2.f);
                     expect_layer_matches_cpu("LRN", pd, {random_tensor(rng, shape, -3.f, 3.f)});
                 }
+}
+
+TEST(VulkanLayerNorm, NcnnGroups)
+{
+    REQUIRE_VULKAN();
+    std::mt19937 rng(44);
+    // (shape, affine_size): rows, planes and whole channels.
+    const std::vector<std::pair<Shape, int>> cases = {
+        {{17, 64}, 64}, {{4, 5, 6}, 6}, {{4, 5, 6}, 30}, {{3, 2, 4, 5}, 5}, {{3, 2, 4, 5}, 20}, {{3, 2, 4, 5}, 40}, {{50}, 50}};
+    for (const auto& [shape, size] : cases)
+        for (int affine : {0, 1}) {
+            SCOPED_TRACE(shape_str(shape) + " " + std::to_string(size));
+            ParamDict pd = P({{0, size}, {2, affine}});
+            pd.set_float(1, 1e-5f);
+            std::vector<Tensor> weights;
+            if (affine) weights = {random_tensor(rng, {size}, 0.5f, 1.5f), random_tensor(rng, {size}, -1.f, 1.f)};
+            expect_layer_matches_cpu("LayerNorm", pd, {random_tensor(rng, shape, -3.f, 5.f)}, weights, 1e-5f);
+        }
 }
 
 } // namespace

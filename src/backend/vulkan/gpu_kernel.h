@@ -60,6 +60,21 @@ std::unique_ptr<DeviceKernel> make_interp_kernel(const std::shared_ptr<Device>& 
 std::unique_ptr<DeviceKernel> make_reduction_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                     const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// LayerNorm (ncnn's form).
+std::unique_ptr<DeviceKernel> make_layer_norm_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                     const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
+// Gemm (ncnn's).
+std::unique_ptr<DeviceKernel> make_gemm_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                               const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
+// MultiHeadAttention and SDPA.
+std::unique_ptr<DeviceKernel> make_multi_head_attention_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                               const std::vector<TensorDesc>& in,
+                                                               const std::vector<TensorDesc>& out);
+std::unique_ptr<DeviceKernel> make_sdpa_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                               const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // LRN.
 std::unique_ptr<DeviceKernel> make_lrn_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                               const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
@@ -109,6 +124,47 @@ private:
     std::vector<const Buffer*> buffers_;
     uint64_t items_;
     uint32_t local_size_;
+};
+
+// A kernel of buffers (inputs uploaded into theirs each run, constants once)
+// and a list of dispatches run in one submission, output 0 read back from one
+// buffer (Gemm, the attention layers).
+class StepsKernel final : public DeviceKernel {
+public:
+    explicit StepsKernel(std::shared_ptr<Device> device) : device_(std::move(device)) {}
+    Buffer* buffer(int64_t floats)
+    {
+        buffers_.push_back(device_->buffer(size_t(std::max<int64_t>(floats, 1)) * 4));
+        return buffers_.back().get();
+    }
+    const Buffer* input(size_t index, int64_t floats)
+    {
+        Buffer* b = buffer(floats);
+        inputs_.push_back({index, b});
+        return b;
+    }
+    const Buffer* constant(const Tensor& t)
+    {
+        Buffer* b = buffer(t.numel());
+        upload(t, *b);
+        return b;
+    }
+    void add(Dispatch d) { steps_.push_back(std::move(d)); }
+    void set_output(const Buffer* y) { y_ = y; }
+
+    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
+    {
+        for (const auto& [index, b] : inputs_) upload(in[index], *b);
+        device_->run(steps_);
+        download(*y_, out[0]);
+    }
+
+private:
+    std::shared_ptr<Device> device_;
+    std::vector<std::unique_ptr<Buffer>> buffers_;
+    std::vector<std::pair<size_t, Buffer*>> inputs_;
+    std::vector<Dispatch> steps_;
+    const Buffer* y_ = nullptr;
 };
 
 } // namespace kestrel::vulkan

@@ -33,6 +33,7 @@
 #include "ops/common/tensor_util.h"
 #include "ops/common/strided_walker.h"
 #include "ops/common/op_util.h"
+#include "ops/norm/layer_norm_plan.h"
 
 namespace kestrel {
 
@@ -167,6 +168,17 @@ public:
                 });
             }
         });
+    }
+
+    bool plan(const Shape& x, LayerNormPlan& p) const
+    {
+        if (onnx_) return false;
+        p.group_size = 1;
+        for (int a : ncnn_group_axes(x)) p.group_size *= x[static_cast<size_t>(a)];
+        p.eps = eps_;
+        p.gamma = affine_ ? gamma_ : Tensor();
+        p.beta = affine_ ? beta_ : Tensor();
+        return true;
     }
 
 private:
@@ -543,6 +555,12 @@ private:
 };
 
 } // namespace
+
+bool layer_norm_plan(const Op& op, const Shape& in, LayerNormPlan& plan)
+{
+    const auto* norm = dynamic_cast<const Normalization*>(&op);
+    return norm != nullptr && norm->plan(in, plan);
+}
 
 std::unique_ptr<Op> make_layer_norm() { return std::make_unique<Normalization>(); }
 std::unique_ptr<Op> make_instance_norm() { return std::make_unique<NcnnNormalization>(NcnnNorm::Instance); }
