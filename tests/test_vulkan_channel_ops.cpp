@@ -1,8 +1,9 @@
 // Per-channel maps (Scale, BatchNorm, Bias, PReLU) and Eltwise on the Vulkan
 // backend against the CPU backend: ranks 1-4, shared and per-channel values,
 // with and without bias; Eltwise's ncnn forms (product, weighted sum, max) and
-// ONNX's (Sum, Max / Min with NaN, Mean) over 1-4 inputs; LRN across and
-// within channels; ncnn's LayerNorm. Skipped without a Vulkan device.
+// ONNX's (Sum, Max / Min with NaN, Mean) over 1-4 inputs, broadcasting; LRN
+// across and within channels; ncnn's LayerNorm. Skipped without a Vulkan
+// device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -65,6 +66,21 @@ TEST(VulkanEltwise, NcnnAndOnnxForms)
             expect_layer_matches_cpu("Eltwise", P({{21, 1}, {0, op}}), ins);
         }
     }
+}
+
+// ONNX's Sum / Max / Min / Mean over inputs that broadcast (numpy), NaN included.
+TEST(VulkanEltwise, OnnxFormsBroadcasting)
+{
+    REQUIRE_VULKAN();
+    std::mt19937 rng(45);
+    std::vector<In> x = {random_tensor(rng, {2, 1, 4, 5}, -2.f, 2.f), random_tensor(rng, {3, 1, 5}, -2.f, 2.f),
+                         random_tensor(rng, {5}, -2.f, 2.f), random_tensor(rng, {2, 3, 4, 1}, -2.f, 2.f)};
+    x[1].t.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t n = 2; n <= 4; ++n)
+        for (int op : {1, 2, 3, 4}) {
+            SCOPED_TRACE(std::to_string(n) + " inputs, op " + std::to_string(op));
+            expect_layer_matches_cpu("Eltwise", P({{21, 1}, {0, op}}), std::vector<In>(x.begin(), x.begin() + long(n)));
+        }
 }
 
 TEST(VulkanLRN, AcrossAndWithinChannels)

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "backend/vulkan/device.h"
+#include "kernels/broadcast.h"
 #include "runtime/device_backend.h"
 
 namespace kestrel::vulkan {
@@ -16,6 +17,11 @@ using GpuKernelFactory = std::unique_ptr<DeviceKernel> (*)(const std::shared_ptr
 
 std::unique_ptr<DeviceKernel> make_binary_op_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                     const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
+// A step of shaders/binary_op.comp: y = a (op) b over a two-input broadcast
+// plan (op: the shader's code, ncnn's op_type 0..18 or ONNX's forms 19..);
+// false when the plan does not fit the shader.
+bool binary_dispatch(int op, const BroadcastPlan& plan, const Buffer* a, const Buffer* b, const Buffer* y, Dispatch& d);
 
 // One-input maps: UnaryOp and the activation layers.
 std::unique_ptr<DeviceKernel> make_unary_kernel(const std::shared_ptr<Device>& device, const Layer& l,

@@ -82,8 +82,6 @@ public:
 
     bool plan(const std::vector<TensorDesc>& in, EltwisePlan& p) const
     {
-        for (const TensorDesc& d : in)
-            if (d.shape != in[0].shape) return false;
         using Step = EltwisePlan::Step;
         if (typed_)
             p.step = op_ == kSum ? Step::Sum : op_ == kMax ? Step::NanMax : op_ == kMin ? Step::NanMin : Step::Mean;

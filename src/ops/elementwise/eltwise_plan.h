@@ -1,7 +1,8 @@
 // An Eltwise layer's steps as data, for backends that run them themselves
 // (the Vulkan backend): acc = coeff[0] * x0, then per further input k
 // acc = acc (op) x_k (sum: + coeff[k] * x_k); Mean divides the last sum by
-// the count. Only for inputs of one shape (no broadcasting).
+// the count. ncnn's form has inputs of one shape; ONNX's (Sum, Max, Min,
+// Mean) broadcast them numpy's way.
 #pragma once
 #include <vector>
 
@@ -15,7 +16,7 @@ struct EltwisePlan {
     std::vector<float> coeffs; // one per input (1 where the layer has none)
 };
 
-// False when `op` is no Eltwise layer or its inputs differ in shape.
+// False when `op` is no Eltwise layer.
 bool eltwise_plan(const Op& op, const std::vector<TensorDesc>& in, EltwisePlan& plan);
 
 } // namespace kestrel

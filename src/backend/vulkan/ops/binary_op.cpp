@@ -38,30 +38,21 @@ int shader_op(const ParamDict& p)
     }
 }
 
-class BinaryOpKernel final : public DeviceKernel {
-public:
-    BinaryOpKernel(std::shared_ptr<Device> device, const PushPlan& plan, int64_t a_numel, int64_t b_numel,
-                   const float* scalar)
-        : device_(std::move(device)), plan_(plan), a_(device_->buffer(a_numel * 4)),
-          b_(device_->buffer(scalar ? 4 : b_numel * 4)), y_(device_->buffer(int64_t{plan.numel} * 4)),
-          has_scalar_(scalar != nullptr)
-    {
-        if (scalar) std::memcpy(b_->data(), scalar, 4);
+// The push constants of `plan` (two inputs) for shader op `op`; false past the shader's axes or 2^32 elements.
+bool push_of(int op, const BroadcastPlan& plan, PushPlan& push)
+{
+    if (plan.rank() > kMaxRank || plan.numel >= (int64_t{1} << 32)) return false;
+    push = PushPlan{};
+    push.op = op;
+    push.rank = static_cast<uint32_t>(plan.rank());
+    push.numel = static_cast<uint32_t>(plan.numel);
+    for (int k = 0; k < plan.rank(); ++k) {
+        push.dims[k] = static_cast<uint32_t>(plan.dims[k]);
+        push.stride_a[k] = static_cast<uint32_t>(plan.strides[0][k]);
+        push.stride_b[k] = static_cast<uint32_t>(plan.strides[1][k]);
     }
-    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
-    {
-        upload(in[0], *a_);
-        if (!has_scalar_) upload(in[1], *b_);
-        device_->dispatch_items("binary_op", {a_.get(), b_.get(), y_.get()}, &plan_, sizeof plan_, plan_.numel);
-        download(*y_, out[0]);
-    }
-
-private:
-    std::shared_ptr<Device> device_;
-    PushPlan plan_;
-    std::unique_ptr<Buffer> a_, b_, y_;
-    bool has_scalar_;
-};
+    return true;
+}
 
 } // namespace
 
@@ -78,19 +69,26 @@ std::unique_ptr<DeviceKernel> make_binary_op_kernel(const std::shared_ptr<Device
     const int rule = p.get_int(20, p.get_int(21, 0) == 1 ? 1 : 0);
     const BroadcastPlan plan = scalar ? broadcast_numpy(in[0].shape, Shape{})
                                       : broadcast_plan(static_cast<BroadcastRule>(rule), in[0].shape, in[1].shape);
-    if (plan.rank() > kMaxRank || plan.numel >= (int64_t{1} << 32)) return nullptr;
-    PushPlan push{};
-    push.op = op;
-    push.rank = static_cast<uint32_t>(plan.rank());
-    push.numel = static_cast<uint32_t>(plan.numel);
-    for (int k = 0; k < plan.rank(); ++k) {
-        push.dims[k] = static_cast<uint32_t>(plan.dims[k]);
-        push.stride_a[k] = static_cast<uint32_t>(plan.strides[0][k]);
-        push.stride_b[k] = static_cast<uint32_t>(plan.strides[1][k]);
-    }
-    const float b = p.get_float(2, 0.f);
-    return std::make_unique<BinaryOpKernel>(device, push, plan.in_numel(0), scalar ? 1 : plan.in_numel(1),
-                                            scalar ? &b : nullptr);
+    auto kernel = std::make_unique<StepsKernel>(device);
+    const Buffer* a = kernel->input(0, plan.in_numel(0));
+    Tensor b_value({1}, DType::F32);
+    b_value.data<float>()[0] = p.get_float(2, 0.f);
+    const Buffer* b = scalar ? kernel->constant(b_value) : kernel->input(1, plan.in_numel(1));
+    const Buffer* y = kernel->buffer(plan.numel);
+    Dispatch d;
+    if (!binary_dispatch(op, plan, a, b, y, d)) return nullptr;
+    kernel->add(std::move(d));
+    kernel->set_output(y);
+    return kernel;
+}
+
+bool binary_dispatch(int op, const BroadcastPlan& plan, const Buffer* a, const Buffer* b, const Buffer* y, Dispatch& d)
+{
+    PushPlan push;
+    if (!push_of(op, plan, push)) return false;
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&push);
+    d = Dispatch{"binary_op", {a, b, y}, std::vector<uint8_t>(bytes, bytes + sizeof push), uint64_t(plan.numel)};
+    return true;
 }
 
 } // namespace kestrel::vulkan

@@ -1,7 +1,9 @@
-// Eltwise (float32, inputs of one shape: ncnn's product / weighted sum / max,
-// ONNX's Sum / Max / Min / Mean) on the GPU (shaders/eltwise.comp): the CPU
-// layer's steps (ops/elementwise/eltwise_plan.h), one dispatch per further
-// input, in the CPU's order, in one submission.
+// Eltwise (float32: ncnn's product / weighted sum / max, ONNX's Sum / Max /
+// Min / Mean) on the GPU: the CPU layer's steps (ops/elementwise/eltwise_plan.h),
+// one dispatch per further input, in the CPU's order, in one submission.
+// Inputs of one shape run shaders/eltwise.comp; ONNX's inputs that broadcast
+// run BinaryOp's shader over the broadcast engine's plans, the output being
+// the accumulator, Mean dividing at the end.
 #include "backend/vulkan/gpu_kernel.h"
 #include "ops/elementwise/eltwise_plan.h"
 
@@ -60,6 +62,46 @@ private:
     std::vector<Dispatch> steps_;
 };
 
+// Shape s lifted to `rank` axes (numpy's alignment).
+Shape lifted(const Shape& s, size_t rank)
+{
+    Shape r(rank - s.size(), 1);
+    r.insert(r.end(), s.begin(), s.end());
+    return r;
+}
+
+// ONNX's forms over inputs that broadcast: acc = x0 op x1, acc = acc op x_k, Mean's acc / n.
+std::unique_ptr<DeviceKernel> broadcasting_kernel(const std::shared_ptr<Device>& device, const EltwisePlan& plan,
+                                                  const std::vector<TensorDesc>& in, const Shape& os)
+{
+    using Step = EltwisePlan::Step;
+    if (in.size() < 2 || (plan.step != Step::Sum && plan.step != Step::NanMax && plan.step != Step::NanMin &&
+                          plan.step != Step::Mean))
+        return nullptr;
+    const int op = plan.step == Step::NanMax ? 19 : plan.step == Step::NanMin ? 20 : 0; // Add for Sum and Mean
+    auto kernel = std::make_unique<StepsKernel>(device);
+    const Buffer* y = kernel->buffer(shape_numel(os));
+    for (size_t k = 1; k < in.size(); ++k) {
+        const Shape first = k == 1 ? in[0].shape : os;
+        const BroadcastPlan p = make_broadcast_plan(os, {lifted(first, os.size()), lifted(in[k].shape, os.size())},
+                                                    {first, in[k].shape});
+        const Buffer* a = k == 1 ? kernel->input(0, shape_numel(in[0].shape)) : y;
+        Dispatch d;
+        if (!binary_dispatch(op, p, a, kernel->input(k, shape_numel(in[k].shape)), y, d)) return nullptr;
+        kernel->add(std::move(d));
+    }
+    if (plan.step == Step::Mean) {
+        Tensor n({1}, DType::F32);
+        n.data<float>()[0] = static_cast<float>(in.size());
+        const BroadcastPlan p = make_broadcast_plan(os, {os, Shape(os.size(), 1)}, {os, Shape{1}});
+        Dispatch d;
+        if (!binary_dispatch(3, p, y, kernel->constant(n), y, d)) return nullptr; // Div
+        kernel->add(std::move(d));
+    }
+    kernel->set_output(y);
+    return kernel;
+}
+
 } // namespace
 
 std::unique_ptr<DeviceKernel> make_eltwise_kernel(const std::shared_ptr<Device>& device, const Layer& l,
@@ -71,7 +113,9 @@ std::unique_ptr<DeviceKernel> make_eltwise_kernel(const std::shared_ptr<Device>&
     for (const TensorDesc& d : in)
         if (d.dtype != DType::F32) return nullptr;
     const int64_t count = shape_numel(out[0].shape);
-    if (count == 0 || count >= (int64_t{1} << 32) || count != shape_numel(in[0].shape)) return nullptr;
+    if (count == 0 || count >= (int64_t{1} << 32)) return nullptr;
+    for (const TensorDesc& d : in)
+        if (d.shape != out[0].shape) return broadcasting_kernel(device, plan, in, out[0].shape);
     return std::make_unique<EltwiseKernel>(device, plan, in.size(), static_cast<uint32_t>(count));
 }
 
