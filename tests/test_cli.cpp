@@ -318,6 +318,7 @@ TEST(Cli, BackendVulkanRunInfoAndBench)
                                                    "--loops", "2", "--warmup", "1"});
     ASSERT_EQ(bench.exit_code, 0) << bench.describe();
     EXPECT_TRUE(has(bench.out, "device")) << bench.out;
+    EXPECT_TRUE(has(bench.out, "gpu ms")) << bench.out; // the device's timestamps per layer
     const ktest::CliResult missing = ktest::run_cli({"run", dir.file("m.param"), "--backend", "vulkan", "--device", "64"});
     EXPECT_NE(missing.exit_code, 0);
     EXPECT_TRUE(has(missing.err, "Vulkan device 64 does not exist")) << missing.err;

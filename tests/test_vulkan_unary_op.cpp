@@ -1,10 +1,12 @@
 // One-input maps on the Vulkan backend against the CPU backend: every op of
 // ncnn's UnaryOp table over ranges inside and outside its domain, and the
-// activation layers with their params; Softmax.
+// activation layers with their params; Softmax; the device time per layer.
 // Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
+#include <map>
+
 #include "vulkan_test_util.h"
 
 namespace kestrel {
@@ -57,6 +59,24 @@ TEST(VulkanSoftmax, EveryAxis)
     for (const char* params : {"0=0", "0=1 1=1", "0=2 1=1", "0=-1 1=1"})
         expect_matches_cpu(one_layer("Softmax", params), {random_tensor(rng, {5, 7, 9}, -100.f, 100.f)}, "op", 1e-6f);
     expect_matches_cpu(one_layer("Softmax", "0=0"), {random_tensor(rng, {1000}, -10.f, 10.f)}, "op", 1e-6f);
+}
+
+// The "after" callback carries the device's own time for a layer on the GPU
+// (lavapipe has timestamps), -1 for a layer on the CPU.
+TEST(VulkanProfile, DeviceTimePerLayer)
+{
+    REQUIRE_VULKAN();
+    Net net;
+    net.load_param_mem("7767517\n3 3\nInput a 0 1 a\nUnaryOp op 1 1 a m 0=7\nCumulativeSum sum 1 1 m y 0=0\n", "t.param");
+    Session s(net, on(Options::Backend::Vulkan));
+    std::map<std::string, double> device_ms;
+    s.set_callbacks(nullptr, [&](const OpEvent& e) { device_ms[e.layer_name] = e.device_ms; });
+    std::mt19937 rng(9);
+    s.set_input("a", random_tensor(rng, {64, 64}, -1.f, 1.f));
+    s.get("y");
+    EXPECT_GE(device_ms.at("op"), 0.0);
+    EXPECT_LT(device_ms.at("op"), 10000.0);
+    EXPECT_EQ(device_ms.at("sum"), -1.0);
 }
 
 } // namespace

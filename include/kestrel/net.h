@@ -109,6 +109,10 @@ struct OpEvent {
     const std::string& layer_type;
     const std::vector<Tensor>& inputs;
     const std::vector<Tensor>& outputs; // not yet computed in the "before" callback
+    // In the "after" callback of a layer that ran on Options::backend's device:
+    // the device's own time for it (its timestamps, ms; transfers aside). -1
+    // otherwise, or when the device does not say.
+    double device_ms = -1;
 };
 using OpCallback = std::function<void(const OpEvent&)>;
 

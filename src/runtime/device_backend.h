@@ -18,6 +18,9 @@ class DeviceKernel {
 public:
     virtual ~DeviceKernel() = default;
     virtual void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) = 0;
+    // The device's own time for the last run (its timestamps, ms), transfers
+    // aside; -1 when the device does not say.
+    virtual double device_ms() const { return -1; }
 };
 
 class DeviceBackend {

@@ -740,6 +740,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         }
         for (int t : l.tops) out.push_back(values[t]);
         if (l.op->outputs_alias_input()) step_where[s] = Where::View;
+        double device_ms = -1; // the device's time for this layer, when it ran on one
         if (before) before(OpEvent{l.name, l.type, in, out});
         amx_tiles_configured() = false; // callbacks and custom ops may load tile configurations of their own
         if (!l.op->outputs_alias_input()) {
@@ -750,11 +751,14 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                                                  : arena.data<uint8_t>() + prep.scratch_offsets[k]);
             const ExecContext op_ctx = ctx.with(prep.state.get(), &scratch);
             step_where[s] = prep.device ? Where::Device : Where::Cpu;
+            device_ms = prep.device ? 0 : -1;
             try {
                 // A batched layer runs sample by sample, on its device or the CPU.
                 auto run_one = [&](const std::vector<Tensor>& x, std::vector<Tensor>& y) {
-                    if (prep.device) prep.device->run(x, y);
-                    else l.op->forward(x, y, op_ctx);
+                    if (!prep.device) return l.op->forward(x, y, op_ctx);
+                    prep.device->run(x, y);
+                    const double ms = prep.device->device_ms();
+                    device_ms = ms < 0 || device_ms < 0 ? -1 : device_ms + ms;
                 };
                 if (l.batched()) {
                     for (int64_t i = 0; i < (in.empty() ? 0 : in[0].dim(0)); ++i) {
@@ -774,7 +778,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         // A data-dependent op may hand back outputs of their true shape.
         if (l.op->dynamic_output_shape())
             for (size_t i = 0; i < l.tops.size(); ++i) values[l.tops[i]] = out[i];
-        if (after) after(OpEvent{l.name, l.type, in, out});
+        if (after) after(OpEvent{l.name, l.type, in, out, device_ms});
     }
     for (int t : targets) {
         // Hand out storage nobody else writes: owned roots as they are, anything else copied.

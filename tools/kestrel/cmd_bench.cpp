@@ -108,7 +108,8 @@ struct LayerTiming {
     std::string name, type, device; // device: where it ran ("cpu" or the GPU's name)
     Shape output_shape;
     int64_t macs = 0;
-    std::vector<double> ms;
+    std::vector<double> ms;        // wall time around the layer (its transfers included)
+    std::vector<double> device_ms; // on a device: the device's own time (its timestamps)
 };
 
 struct BenchResult {
@@ -131,13 +132,19 @@ void print_profile(const std::vector<LayerTiming>& layers, int64_t peak_bytes)
 {
     double total = 0;
     for (const auto& l : layers) total += median(l.ms);
-    std::printf("  %-36s %-22s %-22s %10s %7s %9s  %s\n", "layer", "type", "output", "median ms", "%", "GFLOP/s",
-                "device");
+    bool on_device = false;
+    for (const auto& l : layers) on_device = on_device || !l.device_ms.empty();
+    std::printf("  %-36s %-22s %-22s %10s %7s %9s%s  %s\n", "layer", "type", "output", "median ms", "%", "GFLOP/s",
+                on_device ? "    gpu ms" : "", "device");
     for (const LayerTiming* l : slowest_first(layers)) {
         const double ms = median(l->ms);
         const double gflops = ms > 0 ? 2.0 * static_cast<double>(l->macs) / (ms * 1e6) : 0;
-        std::printf("  %-36s %-22s %-22s %10.3f %6.1f%% %9.2f  %s\n", l->name.c_str(), l->type.c_str(),
-                    shape_str(l->output_shape).c_str(), ms, total > 0 ? 100 * ms / total : 0, gflops, l->device.c_str());
+        char gpu[32] = ""; // the device's time, "-" for layers on the CPU
+        if (on_device && !l->device_ms.empty()) std::snprintf(gpu, sizeof gpu, "%10.3f", median(l->device_ms));
+        else if (on_device) std::snprintf(gpu, sizeof gpu, "%10s", "-");
+        std::printf("  %-36s %-22s %-22s %10.3f %6.1f%% %9.2f%s  %s\n", l->name.c_str(), l->type.c_str(),
+                    shape_str(l->output_shape).c_str(), ms, total > 0 ? 100 * ms / total : 0, gflops, gpu,
+                    l->device.c_str());
     }
     std::printf("  total of layer medians %.3f ms; peak activation memory %.3f MB\n", total, peak_bytes / 1e6);
 }
@@ -211,7 +218,7 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
                                   const double ms = ms_since(layer_start);
                                   auto it = layer_index.find(e.layer_name);
                                   if (it == layer_index.end()) {
-                                      LayerTiming t{e.layer_name, e.layer_type, "cpu", {}, 0, {}};
+                                      LayerTiming t{e.layer_name, e.layer_type, "cpu", {}, 0, {}, {}};
                                       auto r = planned.find(e.layer_name);
                                       if (r != planned.end()) {
                                           if (!r->second->outputs.empty()) t.output_shape = r->second->outputs[0].shape;
@@ -222,6 +229,7 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
                                       layers.push_back(t);
                                   }
                                   layers[it->second].ms.push_back(ms);
+                                  if (e.device_ms >= 0) layers[it->second].device_ms.push_back(e.device_ms);
                               },
                               true);
     }
@@ -289,10 +297,11 @@ void print_json(const std::vector<BenchResult>& results, int loops, int threads,
             std::printf(", \"layers\": [");
             const std::vector<const LayerTiming*> order = slowest_first(r.layers);
             for (size_t k = 0; k < order.size(); ++k)
-                std::printf("%s\n    {\"name\": %s, \"type\": %s, \"output\": %s, \"median_ms\": %s, \"macs\": %lld}",
+                std::printf("%s\n    {\"name\": %s, \"type\": %s, \"output\": %s, \"median_ms\": %s, \"macs\": %lld%s%s}",
                             k ? "," : "", json_string(order[k]->name).c_str(), json_string(order[k]->type).c_str(),
                             json_shape(order[k]->output_shape).c_str(), json_number(median(order[k]->ms)).c_str(),
-                            static_cast<long long>(order[k]->macs));
+                            static_cast<long long>(order[k]->macs), order[k]->device_ms.empty() ? "" : ", \"device_ms\": ",
+                            order[k]->device_ms.empty() ? "" : json_number(median(order[k]->device_ms)).c_str());
             std::printf("]");
         }
         std::printf("}");

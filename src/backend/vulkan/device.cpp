@@ -155,6 +155,25 @@ void Device::create(VkPhysicalDevice physical, uint32_t queue_family)
     vk_check(api_.vkCreateDescriptorPool(device_, &dpool, nullptr, &descriptor_pool_), "vkCreateDescriptorPool");
     VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     vk_check(api_.vkCreateFence(device_, &fence, nullptr, &fence_), "vkCreateFence");
+    create_timestamps(physical, queue_family);
+}
+
+void Device::create_timestamps(VkPhysicalDevice physical, uint32_t queue_family)
+{
+    VkPhysicalDeviceProperties props;
+    api_.vkGetPhysicalDeviceProperties(physical, &props);
+    uint32_t count = 0;
+    api_.vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(count);
+    api_.vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+    const uint32_t bits = families[queue_family].timestampValidBits;
+    if (bits == 0 || props.limits.timestampPeriod <= 0.f) return;
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = 2;
+    if (api_.vkCreateQueryPool(device_, &info, nullptr, &timestamps_) != VK_SUCCESS) return;
+    timestamp_ns_ = props.limits.timestampPeriod;
+    timestamp_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
 }
 
 Device::~Device()
@@ -166,6 +185,7 @@ Device::~Device()
             api_.vkDestroyDescriptorSetLayout(device_, kv.second.set_layout, nullptr);
             api_.vkDestroyShaderModule(device_, kv.second.module, nullptr);
         }
+        if (timestamps_) api_.vkDestroyQueryPool(device_, timestamps_, nullptr);
         api_.vkDestroyFence(device_, fence_, nullptr);
         api_.vkDestroyDescriptorPool(device_, descriptor_pool_, nullptr);
         api_.vkDestroyCommandPool(device_, command_pool_, nullptr);
@@ -274,8 +294,10 @@ void Device::record(const Dispatch& d, bool after_another)
     api_.vkCmdDispatch(commands_, static_cast<uint32_t>(std::max<uint64_t>(groups, 1)), 1, 1);
 }
 
-void Device::submit_and_wait()
+double Device::submit_and_wait()
 {
+    if (timestamps_)
+        api_.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
     vk_check(api_.vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
@@ -285,26 +307,38 @@ void Device::submit_and_wait()
     api_.vkResetFences(device_, 1, &fence_);
     api_.vkResetCommandBuffer(commands_, 0);
     api_.vkResetDescriptorPool(device_, descriptor_pool_, 0);
+    uint64_t ticks[2] = {0, 0};
+    if (!timestamps_ || api_.vkGetQueryPoolResults(device_, timestamps_, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
+                                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+        return -1;
+    return double((ticks[1] - ticks[0]) & timestamp_mask_) * timestamp_ns_ * 1e-6;
 }
 
-void Device::run(const std::vector<Dispatch>& steps)
+double Device::run(const std::vector<Dispatch>& steps)
 {
     std::lock_guard<std::mutex> lock(mutex_);
+    double ms = 0;
     // Submissions of at most kSetsPerSubmit dispatches (the descriptor pool's size).
     for (size_t first = 0; first < steps.size(); first += kSetsPerSubmit) {
         VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         vk_check(api_.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
+        if (timestamps_) {
+            api_.vkCmdResetQueryPool(commands_, timestamps_, 0, 2);
+            api_.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+        }
         for (size_t i = first; i < std::min<size_t>(steps.size(), first + kSetsPerSubmit); ++i) record(steps[i], i > first);
-        submit_and_wait();
+        const double part = submit_and_wait();
+        ms = part < 0 || ms < 0 ? -1 : ms + part;
     }
+    return ms;
 }
 
-void Device::dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
-                            uint32_t push_bytes, uint64_t items, uint32_t local_size)
+double Device::dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
+                              uint32_t push_bytes, uint64_t items, uint32_t local_size)
 {
     const uint8_t* bytes = static_cast<const uint8_t*>(push);
-    run({Dispatch{name, buffers, std::vector<uint8_t>(bytes, bytes + push_bytes), items, local_size}});
+    return run({Dispatch{name, buffers, std::vector<uint8_t>(bytes, bytes + push_bytes), items, local_size}});
 }
 
 } // namespace kestrel::vulkan

@@ -60,11 +60,12 @@ public:
     // `bytes` of storage (at least 4), mapped for the host.
     std::unique_ptr<Buffer> buffer(size_t bytes);
     // Shader runs in order, each seeing what the ones before it wrote, in one
-    // submission; waits for the last.
-    void run(const std::vector<Dispatch>& steps);
+    // submission; waits for the last. Returns the time the device spent on
+    // them (its timestamps, ms), or -1 when it has no timestamps.
+    double run(const std::vector<Dispatch>& steps);
     // run() of one Dispatch.
-    void dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
-                        uint32_t push_bytes, uint64_t items, uint32_t local_size = 256);
+    double dispatch_items(const std::string& name, const std::vector<const Buffer*>& buffers, const void* push,
+                          uint32_t push_bytes, uint64_t items, uint32_t local_size = 256);
 
 private:
     struct Pipeline {
@@ -76,9 +77,12 @@ private:
     };
     Device() = default;
     void create(VkPhysicalDevice physical, uint32_t queue_family);
+    void create_timestamps(VkPhysicalDevice physical, uint32_t queue_family);
     const Pipeline& pipeline(const std::string& name, size_t bindings, uint32_t push_bytes);
     void record(const Dispatch& d, bool after_another);
-    void submit_and_wait();
+    // Submits the recorded commands and waits; the device's ms between the
+    // two timestamps around them, or -1 without timestamps.
+    double submit_and_wait();
 
     Api api_;
     VkInstance instance_ = VK_NULL_HANDLE;
@@ -89,6 +93,9 @@ private:
     VkCommandBuffer commands_ = VK_NULL_HANDLE;
     VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
     VkFence fence_ = VK_NULL_HANDLE;
+    VkQueryPool timestamps_ = VK_NULL_HANDLE; // two queries around each submission, when the queue has timestamps
+    double timestamp_ns_ = 0;                 // nanoseconds per timestamp tick
+    uint64_t timestamp_mask_ = 0;             // the valid bits of a timestamp
     uint32_t host_memory_type_ = 0;
     uint32_t max_groups_x_ = 65535;
     std::string name_;

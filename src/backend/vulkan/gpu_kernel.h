@@ -11,6 +11,15 @@
 
 namespace kestrel::vulkan {
 
+// A kernel that keeps the device time of its last run (Device::run's).
+class GpuKernel : public DeviceKernel {
+public:
+    double device_ms() const override { return last_ms_; }
+
+protected:
+    double last_ms_ = -1;
+};
+
 using GpuKernelFactory = std::unique_ptr<DeviceKernel> (*)(const std::shared_ptr<Device>& device, const Layer& l,
                                                           const std::vector<TensorDesc>& in,
                                                           const std::vector<TensorDesc>& out);
@@ -99,7 +108,7 @@ void download(const Buffer& b, Tensor& t);
 // constants `Push` and, between them, buffers holding `constants` (weights,
 // per-channel values; an undefined tensor binds a placeholder): UnaryOp,
 // Softmax, Pooling, InnerProduct, the per-channel maps.
-template <class Push> class MapKernel final : public DeviceKernel {
+template <class Push> class MapKernel final : public GpuKernel {
 public:
     MapKernel(std::shared_ptr<Device> device, const char* shader, const Push& push, int64_t in_floats,
               int64_t out_floats, uint64_t items, uint32_t local_size = 256, const std::vector<Tensor>& constants = {})
@@ -117,7 +126,7 @@ public:
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         upload(in[0], *x_);
-        device_->dispatch_items(shader_, buffers_, &push_, sizeof push_, items_, local_size_);
+        last_ms_ = device_->dispatch_items(shader_, buffers_, &push_, sizeof push_, items_, local_size_);
         download(*y_, out[0]);
     }
 
@@ -135,7 +144,7 @@ private:
 // A kernel of buffers (inputs uploaded into theirs each run, constants once)
 // and a list of dispatches run in one submission, output 0 read back from one
 // buffer (Gemm, the attention layers).
-class StepsKernel final : public DeviceKernel {
+class StepsKernel final : public GpuKernel {
 public:
     explicit StepsKernel(std::shared_ptr<Device> device) : device_(std::move(device)) {}
     Buffer* buffer(int64_t floats)
@@ -161,7 +170,7 @@ public:
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         for (const auto& [index, b] : inputs_) upload(in[index], *b);
-        device_->run(steps_);
+        last_ms_ = device_->run(steps_);
         download(*y_, out[0]);
     }
 

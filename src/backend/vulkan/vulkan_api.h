@@ -53,6 +53,11 @@ namespace kestrel::vulkan {
     X(vkCmdPushConstants)                                                                                              \
     X(vkCmdDispatch)                                                                                                   \
     X(vkCmdPipelineBarrier)                                                                                            \
+    X(vkCmdWriteTimestamp)                                                                                             \
+    X(vkCmdResetQueryPool)                                                                                             \
+    X(vkCreateQueryPool)                                                                                               \
+    X(vkDestroyQueryPool)                                                                                              \
+    X(vkGetQueryPoolResults)                                                                                           \
     X(vkCreateFence)                                                                                                   \
     X(vkDestroyFence)                                                                                                  \
     X(vkResetFences)                                                                                                   \

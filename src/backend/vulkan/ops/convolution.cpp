@@ -35,7 +35,7 @@ Tensor packed_in_blocks(const Tensor& weight, int64_t out_c, int64_t in_per_grou
     return packed;
 }
 
-class ConvKernel2d final : public DeviceKernel {
+class ConvKernel2d final : public GpuKernel {
 public:
     ConvKernel2d(std::shared_ptr<Device> device, const PushGeometry& g, const Tensor& weight, const Tensor& bias)
         : device_(std::move(device)), g_(g)
@@ -59,10 +59,10 @@ public:
         if (g_.has_residual) upload(in.back(), *residual_);
         const std::vector<const Buffer*> buffers = {x_.get(), w_.get(), bias_.get(), residual_.get(), y_.get()};
         if (tiled_)
-            device_->dispatch_items("conv2d_tiled", buffers, &g_, sizeof g_,
+            last_ms_ = device_->dispatch_items("conv2d_tiled", buffers, &g_, sizeof g_,
                                     uint64_t((g_.out_c + 3) / 4) * g_.out_h * ((g_.out_w + 3) / 4), 64);
         else
-            device_->dispatch_items("conv2d", buffers, &g_, sizeof g_, y_->bytes() / 4);
+            last_ms_ = device_->dispatch_items("conv2d", buffers, &g_, sizeof g_, y_->bytes() / 4);
         download(*y_, out[0]);
     }
 

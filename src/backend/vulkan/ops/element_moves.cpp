@@ -83,7 +83,7 @@ Dispatch copy_dispatch(const Buffer* from, const Buffer* to, const PushCopy& p)
     return Dispatch{"strided_copy", {from, to}, std::vector<uint8_t>(bytes, bytes + sizeof p), p.count};
 }
 
-class ElementMovesKernel final : public DeviceKernel {
+class ElementMovesKernel final : public GpuKernel {
 public:
     explicit ElementMovesKernel(std::shared_ptr<Device> device) : device_(std::move(device)) {}
 
@@ -118,7 +118,7 @@ public:
     {
         for (size_t i = 0; i < in.size(); ++i)
             if (inputs_[i]) upload(in[i], *inputs_[i]);
-        device_->run(steps_);
+        last_ms_ = device_->run(steps_);
         for (size_t o = 0; o < out.size(); ++o) download(*outputs_[o], out[o]);
     }
 

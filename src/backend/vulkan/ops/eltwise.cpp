@@ -30,7 +30,7 @@ int shader_op(EltwisePlan::Step s)
     return 1;
 }
 
-class EltwiseKernel final : public DeviceKernel {
+class EltwiseKernel final : public GpuKernel {
 public:
     EltwiseKernel(std::shared_ptr<Device> device, const EltwisePlan& plan, size_t inputs, uint32_t count)
         : device_(std::move(device))
@@ -51,7 +51,7 @@ public:
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         for (size_t k = 0; k < in.size(); ++k) upload(in[k], *x_[k]);
-        device_->run(steps_);
+        last_ms_ = device_->run(steps_);
         download(*y_, out[0]);
     }
 

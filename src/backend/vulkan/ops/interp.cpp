@@ -27,7 +27,7 @@ AxisTaps identity_taps(int64_t len)
     return t;
 }
 
-class InterpKernel final : public DeviceKernel {
+class InterpKernel final : public GpuKernel {
 public:
     explicit InterpKernel(std::shared_ptr<Device> device) : device_(std::move(device)) {}
 
@@ -65,7 +65,7 @@ public:
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         upload(in[0], *x_);
-        device_->run(steps_);
+        last_ms_ = device_->run(steps_);
         download(*outputs_.back(), out[0]);
     }
 
