@@ -1,8 +1,8 @@
 // The moves of a layer that only moves elements (Concat, Slice, Crop, Permute,
-// ShuffleChannel, Padding, Tile, Expand, gathers at known indices) as data, at its planned shapes: constant fills,
-// then strided copies from inputs to outputs. A backend that moves elements
-// itself (the Vulkan backend) runs any such layer from its moves alone.
-// Offsets and strides count elements.
+// ShuffleChannel, Padding, Tile, Expand, gathers at known indices) as data,
+// at its planned shapes: constant fills, then strided copies from inputs to
+// outputs. A backend that moves elements itself (the Vulkan backend) runs any
+// such layer from its moves alone. Offsets and strides count elements.
 #pragma once
 #include <cstdint>
 #include <vector>
