@@ -109,8 +109,9 @@ TEST(VulkanModels, ZooNetworksRunOnTheGpu)
             const auto devices = s.layer_devices();
             for (const Layer& l : net.graph().layers) {
                 const auto where = devices.find(l.name);
-                if (where != devices.end() && where->second == "cpu")
+                if (where != devices.end() && where->second == "cpu") {
                     EXPECT_TRUE(kNotYetOnGpu.count(l.type)) << l.type << " " << l.name << " fell back to the CPU";
+                }
             }
         }
         for (size_t k = 0; k < blobs.size(); ++k) expect_close(outs[1][k], outs[0][k], blobs[k]);
@@ -136,8 +137,10 @@ TEST(VulkanModels, SharedModelsMatchTheCpu)
             Session s(net, on(backend));
             s.set_input(net.input_names().at(0), x);
             outs.push_back(s.run(net.output_names()));
-            if (backend == Options::Backend::Vulkan)
-                for (const auto& [layer, device] : s.layer_devices()) EXPECT_NE(device, "cpu") << layer;
+            if (backend != Options::Backend::Vulkan) continue;
+            for (const auto& [layer, device] : s.layer_devices()) {
+                EXPECT_NE(device, "cpu") << layer;
+            }
         }
         for (size_t k = 0; k < outs[0].size(); ++k) expect_close(outs[1][k], outs[0][k], "output " + std::to_string(k));
     }

@@ -14,6 +14,14 @@ namespace {
 // pool holds.
 constexpr uint32_t kSetsPerSubmit = 64, kMaxBindings = 8;
 
+// A Vulkan info struct of type `type`, every other member zero.
+template <class T> T vk_struct(VkStructureType type)
+{
+    T v{};
+    v.sType = type;
+    return v;
+}
+
 void vk_check(VkResult r, const char* what)
 {
     if (r != VK_SUCCESS) fail("Vulkan: ", what, " failed (VkResult ", static_cast<int>(r), ")");
@@ -25,10 +33,10 @@ VkInstance create_instance(Api& api, std::string* why_not)
     const Api* loader = load_loader(why_not);
     if (!loader) return VK_NULL_HANDLE;
     api = *loader;
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    auto app = vk_struct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
     app.pApplicationName = "kestrel";
     app.apiVersion = VK_API_VERSION_1_1;
-    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    auto info = vk_struct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
     info.pApplicationInfo = &app;
     VkInstance instance = VK_NULL_HANDLE;
     const VkResult r = api.vkCreateInstance(&info, nullptr, &instance);
@@ -126,34 +134,34 @@ void Device::create(VkPhysicalDevice physical, uint32_t queue_family)
     check(host_memory_type_ != UINT32_MAX, "Vulkan device '", name_, "' has no host-visible coherent memory");
 
     const float priority = 1.f;
-    VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    auto queue = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
     queue.queueFamilyIndex = queue_family;
     queue.queueCount = 1;
     queue.pQueuePriorities = &priority;
-    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    auto info = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queue;
     vk_check(api_.vkCreateDevice(physical, &info, nullptr, &device_), "vkCreateDevice");
     load_device_functions(api_, device_);
     api_.vkGetDeviceQueue(device_, queue_family, 0, &queue_);
 
-    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    auto pool = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
     pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pool.queueFamilyIndex = queue_family;
     vk_check(api_.vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    auto alloc = vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
     alloc.commandPool = command_pool_;
     alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     alloc.commandBufferCount = 1;
     vk_check(api_.vkAllocateCommandBuffers(device_, &alloc, &commands_), "vkAllocateCommandBuffers");
 
     const VkDescriptorPoolSize sizes{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerSubmit * kMaxBindings};
-    VkDescriptorPoolCreateInfo dpool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    auto dpool = vk_struct<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
     dpool.maxSets = kSetsPerSubmit; // one submission in flight: the pool is reset after each
     dpool.poolSizeCount = 1;
     dpool.pPoolSizes = &sizes;
     vk_check(api_.vkCreateDescriptorPool(device_, &dpool, nullptr, &descriptor_pool_), "vkCreateDescriptorPool");
-    VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    auto fence = vk_struct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     vk_check(api_.vkCreateFence(device_, &fence, nullptr, &fence_), "vkCreateFence");
     create_timestamps(physical, queue_family);
 }
@@ -168,7 +176,7 @@ void Device::create_timestamps(VkPhysicalDevice physical, uint32_t queue_family)
     api_.vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
     const uint32_t bits = families[queue_family].timestampValidBits;
     if (bits == 0 || props.limits.timestampPeriod <= 0.f) return;
-    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    auto info = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
     info.queryType = VK_QUERY_TYPE_TIMESTAMP;
     info.queryCount = 2;
     if (api_.vkCreateQueryPool(device_, &info, nullptr, &timestamps_) != VK_SUCCESS) return;
@@ -198,7 +206,7 @@ std::unique_ptr<Buffer> Device::buffer(size_t bytes)
 {
     auto b = std::make_unique<Buffer>();
     b->bytes_ = bytes;
-    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    auto info = vk_struct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
     info.size = std::max<size_t>(bytes, 4);
     info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
@@ -208,7 +216,7 @@ std::unique_ptr<Buffer> Device::buffer(size_t bytes)
     VkMemoryRequirements req;
     api_.vkGetBufferMemoryRequirements(device_, b->buffer_, &req);
     check((req.memoryTypeBits >> host_memory_type_) & 1u, "Vulkan: a buffer cannot live in host-visible memory");
-    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    auto alloc = vk_struct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
     alloc.allocationSize = req.size;
     alloc.memoryTypeIndex = host_memory_type_;
     vk_check(api_.vkAllocateMemory(device_, &alloc, nullptr, &b->memory_), "vkAllocateMemory");
@@ -224,26 +232,26 @@ const Device::Pipeline& Device::pipeline(const std::string& name, size_t binding
     const Spirv code = spirv_of(name);
     Pipeline p;
     p.bindings = bindings;
-    VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    auto module = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
     module.codeSize = code.words * 4;
     module.pCode = code.data;
     vk_check(api_.vkCreateShaderModule(device_, &module, nullptr, &p.module), "vkCreateShaderModule");
     std::vector<VkDescriptorSetLayoutBinding> slots(bindings);
     for (size_t i = 0; i < bindings; ++i)
         slots[i] = {static_cast<uint32_t>(i), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
-    VkDescriptorSetLayoutCreateInfo set{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    auto set = vk_struct<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
     set.bindingCount = static_cast<uint32_t>(bindings);
     set.pBindings = slots.data();
     vk_check(api_.vkCreateDescriptorSetLayout(device_, &set, nullptr, &p.set_layout), "vkCreateDescriptorSetLayout");
     const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
-    VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    auto layout = vk_struct<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
     layout.setLayoutCount = 1;
     layout.pSetLayouts = &p.set_layout;
     layout.pushConstantRangeCount = push_bytes ? 1 : 0;
     layout.pPushConstantRanges = &range;
     vk_check(api_.vkCreatePipelineLayout(device_, &layout, nullptr, &p.layout), "vkCreatePipelineLayout");
-    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    auto info = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+    info.stage = vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
     info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     info.stage.module = p.module;
     info.stage.pName = "main";
@@ -262,7 +270,7 @@ void Device::record(const Dispatch& d, bool after_another)
     check(d.buffers.size() <= kMaxBindings, "shader ", d.shader, " binds ", d.buffers.size(), " buffers, at most ",
           kMaxBindings);
     check(p.bindings == d.buffers.size(), "shader ", d.shader, " takes ", p.bindings, " buffers, got ", d.buffers.size());
-    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    auto alloc = vk_struct<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
     alloc.descriptorPool = descriptor_pool_;
     alloc.descriptorSetCount = 1;
     alloc.pSetLayouts = &p.set_layout;
@@ -272,7 +280,7 @@ void Device::record(const Dispatch& d, bool after_another)
     std::vector<VkWriteDescriptorSet> writes(d.buffers.size());
     for (size_t i = 0; i < d.buffers.size(); ++i) {
         infos[i] = {d.buffers[i]->handle(), 0, VK_WHOLE_SIZE};
-        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
         writes[i].dstSet = set;
         writes[i].dstBinding = static_cast<uint32_t>(i);
         writes[i].descriptorCount = 1;
@@ -281,7 +289,7 @@ void Device::record(const Dispatch& d, bool after_another)
     }
     api_.vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
     if (after_another) {
-        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
         barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
         barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
         api_.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
@@ -299,7 +307,7 @@ double Device::submit_and_wait()
     if (timestamps_)
         api_.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
     vk_check(api_.vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    auto submit = vk_struct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &commands_;
     vk_check(api_.vkQueueSubmit(queue_, 1, &submit, fence_), "vkQueueSubmit");
@@ -320,7 +328,7 @@ double Device::run(const std::vector<Dispatch>& steps)
     double ms = 0;
     // Submissions of at most kSetsPerSubmit dispatches (the descriptor pool's size).
     for (size_t first = 0; first < steps.size(); first += kSetsPerSubmit) {
-        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        auto begin = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
         begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         vk_check(api_.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
         if (timestamps_) {
