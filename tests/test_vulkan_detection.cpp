@@ -2,8 +2,7 @@
 // Yolov3DetectionOutput over two grids and YoloDetectionOutput over one, with
 // random features (hundreds of candidates through the sort and NMS) and with
 // all-zero features (every score equal: the order of ties is ncnn's
-// quicksort's, which the GPU must reproduce); DetectionOutput in Caffe's and
-// MXNet's layouts, random and tied scores, with and without top-k limits. Skipped without a Vulkan device.
+// quicksort's, which the GPU must reproduce). Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -41,46 +40,6 @@ TEST(VulkanDetection, YoloV2RandomAndTiedScores)
         expect_matches_cpu(net, {in}, "op");
         EXPECT_GT(net.run(Options::Backend::Vulkan, {in}).dim(0), 5); // boxes survive NMS
     }
-}
-
-// Priors as (2, 4 * n): boxes inside [0, 1], then Caffe's variances.
-Tensor caffe_priors(std::mt19937& rng, int64_t n)
-{
-    Tensor p({2, 4 * n}, DType::F32);
-    std::uniform_real_distribution<float> u(0.f, 0.6f), size(0.1f, 0.4f);
-    float* v = p.data<float>();
-    for (int64_t i = 0; i < n; ++i) {
-        v[4 * i] = u(rng), v[4 * i + 1] = u(rng);
-        v[4 * i + 2] = v[4 * i] + size(rng), v[4 * i + 3] = v[4 * i + 1] + size(rng);
-        const float var[4] = {0.1f, 0.1f, 0.2f, 0.2f};
-        std::copy(var, var + 4, v + 4 * n + 4 * i);
-    }
-    return p;
-}
-
-TEST(VulkanDetection, SsdCaffeAndMxnetLayouts)
-{
-    REQUIRE_VULKAN();
-    std::mt19937 rng(83);
-    const int64_t np = 60, nc = 4;
-    const Tensor loc = random_tensor(rng, {4 * np}, -1.f, 1.f), priors = caffe_priors(rng, np);
-    // Caffe's layout: conf (num_prior x num_class); random scores, then every score tied.
-    Tensor tied({np * nc}, DType::F32);
-    std::fill(tied.data<float>(), tied.data<float>() + tied.numel(), 0.4f);
-    for (const Tensor& conf : {random_tensor(rng, {np * nc}, 0.f, 1.f), tied})
-        for (const auto& [nms_top_k, keep_top_k] : {std::pair{20, 30}, std::pair{-1, -1}, std::pair{5, 8}}) {
-            SCOPED_TRACE(std::to_string(nms_top_k) + " " + std::to_string(keep_top_k));
-            ParamDict pd = layer_test::P({{0, int(nc)}, {2, nms_top_k}, {3, keep_top_k}});
-            pd.set_float(1, 0.45f), pd.set_float(4, 0.3f);
-            expect_layer_matches_cpu("DetectionOutput", pd, {loc, conf, priors});
-            EXPECT_GT(layer_test::run1("DetectionOutput", pd, {loc, conf, priors}).dim(0), 3); // boxes survive
-        }
-    // MXNet's layout: priors (num_prior, 4), conf (num_class, num_prior), the layer's variances.
-    ParamDict mx = layer_test::P({{0, -233}, {2, 20}, {3, 30}});
-    mx.set_float(1, 0.45f), mx.set_float(4, 0.3f);
-    Tensor boxes({np, 4}, DType::F32);
-    std::copy(priors.data<float>(), priors.data<float>() + 4 * np, boxes.data<float>());
-    expect_layer_matches_cpu("DetectionOutput", mx, {loc, random_tensor(rng, {nc, np}, 0.f, 1.f), boxes});
 }
 
 } // namespace
