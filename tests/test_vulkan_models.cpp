@@ -54,7 +54,7 @@ std::vector<std::pair<std::string, Shape>> zoo_networks()
 }
 
 // Layer types the backend does not have yet (issue 23): they run on the CPU.
-const std::set<std::string> kNotYetOnGpu = {"DetectionOutput"};
+const std::set<std::string> kNotYetOnGpu = {"DetectionOutput", "YoloDetectionOutput", "Yolov3DetectionOutput"};
 
 // Detection layers decide which boxes survive by comparing scores: features
 // a few ulps apart can keep another box. Their inputs are compared instead of
