@@ -1,7 +1,7 @@
 // Reduction on the Vulkan backend against the CPU backend: every operation in
 // ncnn's form (reduce_all, axes of ranks 2-4, keepdims, coeff) and ONNX's
-// (axes input, keepdims, noop_with_empty_axes). Skipped without a Vulkan
-// device.
+// (axes input, keepdims, noop_with_empty_axes); groups too large for one
+// invocation stay on the CPU. Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -49,6 +49,23 @@ TEST(VulkanReduction, OnnxForm)
             }
     expect_layer_matches_cpu("Reduction", P({{21, 1}, {0, 0}, {4, 1}}), {x});
     expect_layer_matches_cpu("Reduction", P({{21, 1}, {0, 0}, {22, 1}}), {x, C(Tensor({0}, DType::I64))});
+}
+
+// A group past the iterations one invocation may loop (vulkan::kMaxLoopIterations)
+// stays on the CPU: on lavapipe the loop would end early.
+TEST(VulkanReduction, HugeGroupsStayOnTheCpu)
+{
+    REQUIRE_VULKAN();
+    std::mt19937 rng(63);
+    const std::vector<layer_test::In> x = {random_tensor(rng, {2, 70000}, -1.f, 1.f)};
+    ParamDict pd = P({{0, 0}, {1, 0}, {5, 1}});
+    pd.set_ints(3, {1});
+    const Net net = layer_test::layer_net("Reduction", pd, x);
+    std::string device;
+    const Tensor gpu = layer_test::run_layer_net(net, x, 1, on(Options::Backend::Vulkan), &device)[0];
+    EXPECT_EQ(device, "cpu");
+    const Tensor cpu = layer_test::run_layer_net(net, x, 1, Options{})[0];
+    for (int64_t i = 0; i < cpu.numel(); ++i) EXPECT_EQ(gpu.data<float>()[i], cpu.data<float>()[i]);
 }
 
 } // namespace

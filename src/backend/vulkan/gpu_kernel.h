@@ -20,6 +20,12 @@ protected:
     double last_ms_ = -1;
 };
 
+// The most iterations a kernel lets one loop of one invocation run (a
+// reduction's group, a softmax lane, a normalized row): lavapipe's JIT ends a
+// loop past 65535 iterations, and a single invocation folding more would be
+// slow anywhere; such layers run on the CPU.
+constexpr int64_t kMaxLoopIterations = 65535;
+
 using GpuKernelFactory = std::unique_ptr<DeviceKernel> (*)(const std::shared_ptr<Device>& device, const Layer& l,
                                                           const std::vector<TensorDesc>& in,
                                                           const std::vector<TensorDesc>& out);

@@ -23,7 +23,9 @@ std::unique_ptr<DeviceKernel> make_layer_norm_kernel(const std::shared_ptr<Devic
     LayerNormPlan plan;
     if (!layer_norm_plan(*l.op, in[0].shape, plan)) return nullptr;
     const int64_t count = shape_numel(in[0].shape);
-    if (count == 0 || count >= (int64_t{1} << 31) || plan.group_size <= 0 || count % plan.group_size != 0) return nullptr;
+    if (count == 0 || count >= (int64_t{1} << 31) || plan.group_size <= 0 || count % plan.group_size != 0 ||
+        plan.group_size > kMaxLoopIterations)
+        return nullptr;
     const bool affine = plan.gamma.defined();
     if (affine && (plan.gamma.numel() != plan.group_size || plan.beta.numel() != plan.group_size)) return nullptr;
     const PushGroups p{uint32_t(count / plan.group_size), uint32_t(plan.group_size), affine ? 1 : 0, plan.eps};

@@ -69,7 +69,7 @@ std::unique_ptr<DeviceKernel> make_reduction_kernel(const std::shared_ptr<Device
             if (!add_axis(p.kept_dims, p.kept_strides, p.kept_rank, continues, s[k], strides[k])) return nullptr;
         }
     }
-    if (int64_t{p.groups} != shape_numel(out[0].shape)) return nullptr;
+    if (int64_t{p.groups} != shape_numel(out[0].shape) || int64_t{p.group_size} > kMaxLoopIterations) return nullptr;
     return std::make_unique<MapKernel<PushFold>>(device, "reduce", p, numel, int64_t{p.groups}, uint64_t{p.groups}, 64);
 }
 

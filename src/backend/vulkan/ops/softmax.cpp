@@ -20,7 +20,7 @@ std::unique_ptr<DeviceKernel> make_softmax_kernel(const std::shared_ptr<Device>&
     int64_t outer = 0, n = 0, inner = 0;
     if (!softmax_lanes(*l.op, in[0].shape, outer, n, inner)) return nullptr;
     const int64_t numel = shape_numel(in[0].shape);
-    if (numel == 0 || numel >= (int64_t{1} << 32)) return nullptr;
+    if (numel == 0 || numel >= (int64_t{1} << 32) || n > kMaxLoopIterations) return nullptr;
     const PushLanes lanes{static_cast<uint32_t>(outer), static_cast<uint32_t>(n), static_cast<uint32_t>(inner)};
     return std::make_unique<MapKernel<PushLanes>>(device, "softmax", lanes, numel, numel, uint64_t(outer * inner), 64);
 }
