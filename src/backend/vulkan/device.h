@@ -47,6 +47,16 @@ struct Dispatch {
     uint32_t local_size = 256;
 };
 
+// A Dispatch whose push constants are the bytes of `push`.
+template <class Push>
+Dispatch dispatch_of(std::string shader, std::vector<const Buffer*> buffers, const Push& push, uint64_t items,
+                     uint32_t local_size = 256)
+{
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&push);
+    return Dispatch{std::move(shader), std::move(buffers), std::vector<uint8_t>(bytes, bytes + sizeof push), items,
+                    local_size};
+}
+
 class Device {
 public:
     // The machine's Vulkan devices by name; empty, with the reason in

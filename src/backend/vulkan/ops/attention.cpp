@@ -21,10 +21,7 @@ struct PushLanes {
 
 Dispatch softmax_rows(const Buffer* s, const Buffer* y, int64_t rows, int64_t n)
 {
-    const PushLanes p{uint32_t(rows), uint32_t(n), 1};
-    std::vector<uint8_t> push(sizeof p);
-    std::memcpy(push.data(), &p, sizeof p);
-    return Dispatch{"softmax", {s, y}, std::move(push), uint64_t(rows), 64};
+    return dispatch_of("softmax", {s, y}, PushLanes{uint32_t(rows), uint32_t(n), 1}, uint64_t(rows), 64);
 }
 
 bool fits(int64_t v) { return v > 0 && v < (int64_t{1} << 31); }

@@ -86,8 +86,7 @@ bool binary_dispatch(int op, const BroadcastPlan& plan, const Buffer* a, const B
 {
     PushPlan push;
     if (!push_of(op, plan, push)) return false;
-    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&push);
-    d = Dispatch{"binary_op", {a, b, y}, std::vector<uint8_t>(bytes, bytes + sizeof push), uint64_t(plan.numel)};
+    d = dispatch_of("binary_op", {a, b, y}, push, uint64_t(plan.numel));
     return true;
 }
 

@@ -79,8 +79,7 @@ bool push_of(const StridedCopy& c, int64_t in_words, int64_t out_words, PushCopy
 
 Dispatch copy_dispatch(const Buffer* from, const Buffer* to, const PushCopy& p)
 {
-    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&p);
-    return Dispatch{"strided_copy", {from, to}, std::vector<uint8_t>(bytes, bytes + sizeof p), p.count};
+    return dispatch_of("strided_copy", {from, to}, p, p.count);
 }
 
 class ElementMovesKernel final : public GpuKernel {

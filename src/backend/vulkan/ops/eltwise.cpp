@@ -30,37 +30,24 @@ int shader_op(EltwisePlan::Step s)
     return 1;
 }
 
-class EltwiseKernel final : public GpuKernel {
-public:
-    EltwiseKernel(std::shared_ptr<Device> device, const EltwisePlan& plan, size_t inputs, uint32_t count)
-        : device_(std::move(device))
-    {
-        for (size_t k = 0; k < inputs; ++k) x_.push_back(device_->buffer(size_t(count) * 4));
-        y_ = device_->buffer(size_t(count) * 4);
-        // acc = c0 * x0 op x1 first, then acc = acc op x_k.
-        for (size_t k = std::min<size_t>(inputs, 2) - 1; k < inputs; ++k) {
-            PushStep p{inputs == 1 ? 6 : shader_op(plan.step), count, k <= 1 ? plan.coeffs[0] : 1.f,
-                       inputs == 1 ? 0.f : plan.coeffs[k], float(inputs)};
-            // Mean sums until its last input, then divides.
-            if (plan.step == EltwisePlan::Step::Mean && k + 1 < inputs) p.op = 1;
-            const Buffer* a = k <= 1 ? x_[0].get() : y_.get();
-            const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&p);
-            steps_.push_back(Dispatch{"eltwise", {a, x_[k].get(), y_.get()}, std::vector<uint8_t>(bytes, bytes + sizeof p), count});
-        }
+// Same-shape inputs: acc = c0 * x0 op x1 first, then acc = acc op x_k.
+std::unique_ptr<DeviceKernel> same_shape_kernel(const std::shared_ptr<Device>& device, const EltwisePlan& plan,
+                                                size_t inputs, uint32_t count)
+{
+    auto kernel = std::make_unique<StepsKernel>(device);
+    std::vector<const Buffer*> x;
+    for (size_t k = 0; k < inputs; ++k) x.push_back(kernel->input(k, count));
+    const Buffer* y = kernel->buffer(count);
+    for (size_t k = std::min<size_t>(inputs, 2) - 1; k < inputs; ++k) {
+        PushStep p{inputs == 1 ? 6 : shader_op(plan.step), count, k <= 1 ? plan.coeffs[0] : 1.f,
+                   inputs == 1 ? 0.f : plan.coeffs[k], float(inputs)};
+        // Mean sums until its last input, then divides.
+        if (plan.step == EltwisePlan::Step::Mean && k + 1 < inputs) p.op = 1;
+        kernel->add(dispatch_of("eltwise", {k <= 1 ? x[0] : y, x[k], y}, p, count));
     }
-    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
-    {
-        for (size_t k = 0; k < in.size(); ++k) upload(in[k], *x_[k]);
-        last_ms_ = device_->run(steps_);
-        download(*y_, out[0]);
-    }
-
-private:
-    std::shared_ptr<Device> device_;
-    std::vector<std::unique_ptr<Buffer>> x_;
-    std::unique_ptr<Buffer> y_;
-    std::vector<Dispatch> steps_;
-};
+    kernel->set_output(y);
+    return kernel;
+}
 
 // Shape s lifted to `rank` axes (numpy's alignment).
 Shape lifted(const Shape& s, size_t rank)
@@ -116,7 +103,7 @@ std::unique_ptr<DeviceKernel> make_eltwise_kernel(const std::shared_ptr<Device>&
     if (count == 0 || count >= (int64_t{1} << 32)) return nullptr;
     for (const TensorDesc& d : in)
         if (d.shape != out[0].shape) return broadcasting_kernel(device, plan, in, out[0].shape);
-    return std::make_unique<EltwiseKernel>(device, plan, in.size(), static_cast<uint32_t>(count));
+    return same_shape_kernel(device, plan, in.size(), static_cast<uint32_t>(count));
 }
 
 } // namespace kestrel::vulkan

@@ -3,8 +3,6 @@
 // (ops/resample/interp_plan.h) applied axis by axis
 // (shaders/resample_axis.comp), the steps in one submission. A resize that
 // keeps every axis is one identity step.
-#include <cstring>
-
 #include "backend/vulkan/gpu_kernel.h"
 #include "ops/resample/interp_plan.h"
 
@@ -27,67 +25,49 @@ AxisTaps identity_taps(int64_t len)
     return t;
 }
 
-class InterpKernel final : public GpuKernel {
-public:
-    explicit InterpKernel(std::shared_ptr<Device> device) : device_(std::move(device)) {}
+int64_t inner_of(const Shape& s, size_t axis)
+{
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < s.size(); ++k) inner *= s[k];
+    return inner;
+}
 
-    // Buffers for each step's tables and output; false past 32-bit sizes.
-    bool build(const ResamplePlan& plan, Shape shape, float fill)
-    {
-        x_ = device_->buffer(size_t(shape_numel(shape)) * 4);
-        const Buffer* src = x_.get();
-        std::vector<AxisTaps> steps = plan.steps;
-        if (steps.empty()) steps.push_back(identity_taps(shape[0]));
-        for (const AxisTaps& t : steps) {
-            const int64_t in_len = shape[t.axis], inner = nd_inner(shape, t.axis);
-            shape[t.axis] = t.out_len;
-            const int64_t count = shape_numel(shape);
-            if (count >= (int64_t{1} << 31) || int64_t(t.index.size()) >= (int64_t{1} << 31)) return false;
-            std::vector<int32_t> index(t.index.begin(), t.index.end()), outside(t.outside.begin(), t.outside.end());
-            tables_.push_back(buffer_of(index.data(), index.size()));
-            const Buffer* index_buffer = tables_.back().get();
-            tables_.push_back(buffer_of(t.weight.data(), t.weight.size()));
-            const Buffer* weight_buffer = tables_.back().get();
-            tables_.push_back(buffer_of(outside.data(), outside.size()));
-            const Buffer* outside_buffer = tables_.back().get();
-            outputs_.push_back(device_->buffer(size_t(count) * 4));
-            const PushAxis p{uint32_t(count), uint32_t(in_len), uint32_t(t.out_len), uint32_t(inner),
-                             uint32_t(t.per_output), outside.empty() ? 0 : 1, fill};
-            const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&p);
-            steps_.push_back(Dispatch{"resample_axis",
-                                      {src, index_buffer, weight_buffer, outside_buffer, outputs_.back().get()},
-                                      std::vector<uint8_t>(bytes, bytes + sizeof p), uint64_t(count)});
-            src = outputs_.back().get();
-        }
-        return true;
+// A table of the taps as a 32-bit tensor for the shader.
+template <class T> Tensor table_of(const std::vector<T>& v, DType dtype)
+{
+    Tensor t({static_cast<int64_t>(v.size())}, dtype);
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (dtype == DType::I32) t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+        else t.data<float>()[i] = static_cast<float>(v[i]);
     }
+    return t;
+}
 
-    void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
-    {
-        upload(in[0], *x_);
-        last_ms_ = device_->run(steps_);
-        download(*outputs_.back(), out[0]);
+// One step per axis, each into its own buffer, the tables as constants; null past 32-bit sizes.
+std::unique_ptr<DeviceKernel> steps_kernel(const std::shared_ptr<Device>& device, const ResamplePlan& plan, Shape shape,
+                                           float fill)
+{
+    auto kernel = std::make_unique<StepsKernel>(device);
+    const Buffer* src = kernel->input(0, shape_numel(shape));
+    std::vector<AxisTaps> steps = plan.steps;
+    if (steps.empty()) steps.push_back(identity_taps(shape[0]));
+    for (const AxisTaps& t : steps) {
+        const int64_t in_len = shape[t.axis], inner = inner_of(shape, t.axis);
+        shape[t.axis] = t.out_len;
+        const int64_t count = shape_numel(shape);
+        if (count >= (int64_t{1} << 31) || int64_t(t.index.size()) >= (int64_t{1} << 31)) return nullptr;
+        const Buffer* index = kernel->constant(table_of(t.index, DType::I32));
+        const Buffer* weight = kernel->constant(table_of(t.weight, DType::F32));
+        const Buffer* outside = kernel->constant(table_of(t.outside, DType::I32));
+        const Buffer* y = kernel->buffer(count);
+        const PushAxis p{uint32_t(count), uint32_t(in_len), uint32_t(t.out_len), uint32_t(inner),
+                         uint32_t(t.per_output), t.outside.empty() ? 0 : 1, fill};
+        kernel->add(dispatch_of("resample_axis", {src, index, weight, outside, y}, p, uint64_t(count)));
+        src = y;
     }
-
-private:
-    static int64_t nd_inner(const Shape& s, size_t axis)
-    {
-        int64_t inner = 1;
-        for (size_t k = axis + 1; k < s.size(); ++k) inner *= s[k];
-        return inner;
-    }
-    template <class T> std::unique_ptr<Buffer> buffer_of(const T* data, size_t n)
-    {
-        auto b = device_->buffer(std::max<size_t>(n, 1) * 4);
-        if (n) std::memcpy(b->data(), data, n * 4);
-        return b;
-    }
-
-    std::shared_ptr<Device> device_;
-    std::unique_ptr<Buffer> x_;
-    std::vector<std::unique_ptr<Buffer>> tables_, outputs_;
-    std::vector<Dispatch> steps_;
-};
+    kernel->set_output(src);
+    return kernel;
+}
 
 } // namespace
 
@@ -100,8 +80,7 @@ std::unique_ptr<DeviceKernel> make_interp_kernel(const std::shared_ptr<Device>& 
     float fill = 0.f;
     if (!interp_plan(*l.op, in, plan, shape, fill) || plan.out_shape != out[0].shape) return nullptr;
     if (shape_numel(shape) == 0 || shape_numel(shape) >= (int64_t{1} << 31)) return nullptr;
-    auto kernel = std::make_unique<InterpKernel>(device);
-    return kernel->build(plan, shape, fill) ? std::move(kernel) : nullptr;
+    return steps_kernel(device, plan, shape, fill);
 }
 
 } // namespace kestrel::vulkan

@@ -1,8 +1,6 @@
 // The batched strided product of shaders/matmul.comp as Dispatch steps, for
 // the kernels built on it (Gemm, MultiHeadAttention, SDPA).
 #pragma once
-#include <cstring>
-
 #include "backend/vulkan/device.h"
 
 namespace kestrel::vulkan {
@@ -29,10 +27,8 @@ inline Dispatch matmul(const Buffer* a, Strides as, const Buffer* b, Strides bs,
     const MatmulPush p{i32(batch), i32(M),      i32(N),      i32(K),      i32(as.batch), i32(as.row), i32(as.col),
                        i32(bs.batch), i32(bs.row), i32(bs.col), i32(cs.batch), i32(cs.row), i32(cs.col), i32(ys.batch),
                        i32(ys.row), i32(ys.col), c ? 1 : 0,  alpha,       beta};
-    std::vector<uint8_t> push(sizeof p);
-    std::memcpy(push.data(), &p, sizeof p);
     const uint64_t tiles = uint64_t(batch) * uint64_t((M + 3) / 4) * uint64_t((N + 3) / 4);
-    return Dispatch{"matmul", {a, b, c ? c : a, y}, std::move(push), tiles, 64};
+    return dispatch_of("matmul", {a, b, c ? c : a, y}, p, tiles, 64);
 }
 
 } // namespace kestrel::vulkan
