@@ -96,6 +96,14 @@ std::unique_ptr<DeviceKernel> make_multi_head_attention_kernel(const std::shared
 std::unique_ptr<DeviceKernel> make_sdpa_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// YoloDetectionOutput and Yolov3DetectionOutput; DetectionOutput (SSD).
+std::unique_ptr<DeviceKernel> make_yolo_detection_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                         const std::vector<TensorDesc>& in,
+                                                         const std::vector<TensorDesc>& out);
+std::unique_ptr<DeviceKernel> make_ssd_detection_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                        const std::vector<TensorDesc>& in,
+                                                        const std::vector<TensorDesc>& out);
+
 // LRN.
 std::unique_ptr<DeviceKernel> make_lrn_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                               const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);

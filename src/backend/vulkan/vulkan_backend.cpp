@@ -30,7 +30,9 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"Bias", make_channel_affine_kernel}, {"PReLU", make_channel_affine_kernel},
         {"Eltwise", make_eltwise_kernel}, {"Interp", make_interp_kernel}, {"Reduction", make_reduction_kernel},
         {"LRN", make_lrn_kernel}, {"LayerNorm", make_layer_norm_kernel}, {"Gemm", make_gemm_kernel},
-        {"MultiHeadAttention", make_multi_head_attention_kernel}, {"SDPA", make_sdpa_kernel}, {"Deconvolution", make_deconvolution_kernel},
+        {"MultiHeadAttention", make_multi_head_attention_kernel}, {"SDPA", make_sdpa_kernel},
+        {"YoloDetectionOutput", make_yolo_detection_kernel}, {"Yolov3DetectionOutput", make_yolo_detection_kernel},
+        {"DetectionOutput", make_ssd_detection_kernel}, {"Deconvolution", make_deconvolution_kernel},
         {"DeconvolutionDepthWise", make_deconvolution_kernel},
     };
     return table;

@@ -14,10 +14,12 @@
 // score and cut to keep_top_k.
 // Output rows (label, score, xmin, ymin, xmax, ymax); (0, 6) when none — see
 // detection::write_detections for the data-dependent row count.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/registry.h"
 #include "ops/detection/nms.h"
+#include "ops/detection/ssd_plan.h"
 #include "ops/common/op_util.h"
 
 namespace kestrel {
@@ -148,6 +150,21 @@ public:
         detection::write_detections(all, 0.f, out);
     }
 
+    bool plan(const std::vector<TensorDesc>& in, SsdPlan& p) const
+    {
+        const Layout l = layout(in[0].shape, in[1].shape, in[2].shape);
+        p.num_prior = l.num_prior, p.num_class = l.num_class, p.mxnet = l.mxnet;
+        p.confidence_threshold = confidence_threshold_, p.nms_threshold = nms_threshold_;
+        p.nms_top_k = nms_top_k_, p.keep_top_k = keep_top_k_;
+        // The smallest float a background score skips from: forward compares in double with 1 - threshold.
+        const double limit = 1.0 - static_cast<double>(confidence_threshold_);
+        float cut = static_cast<float>(limit);
+        if (static_cast<double>(cut) < limit) cut = std::nextafter(cut, INFINITY);
+        p.background_cut = cut;
+        std::copy(variances_, variances_ + 4, p.variances);
+        return true;
+    }
+
 private:
     Layout layout(const Shape& loc, const Shape& conf, const Shape& prior) const
     {
@@ -184,6 +201,12 @@ private:
 };
 
 } // namespace
+
+bool ssd_plan(const Op& op, const std::vector<TensorDesc>& in, SsdPlan& plan)
+{
+    const auto* ssd = dynamic_cast<const DetectionOutput*>(&op);
+    return ssd != nullptr && ssd->plan(in, plan);
+}
 
 std::unique_ptr<Op> make_detection_output() { return std::make_unique<DetectionOutput>(); }
 

@@ -22,6 +22,7 @@
 #include "ops/detection/nms.h"
 #include "ops/common/op_util.h"
 #include "ops/detection/yolo.h"
+#include "ops/detection/yolo_plan.h"
 
 namespace kestrel {
 
@@ -99,11 +100,31 @@ public:
         detection::write_detections(detection::nms_sorted(all, p_.nms_threshold, detection::IouTest::Ratio), 1.f, out);
     }
 
+    bool plan(const std::vector<TensorDesc>& in, YoloPlan& p) const
+    {
+        p.num_class = p_.num_class, p.num_box = p_.num_box, p.v2 = true;
+        p.confidence_threshold = p_.confidence_threshold, p.nms_threshold = p_.nms_threshold;
+        p.grids.clear();
+        for (const TensorDesc& d : in) {
+            // Box b uses anchor b; sizes are in grid cells.
+            YoloPlan::Grid g{static_cast<float>(d.shape[2]), static_cast<float>(d.shape[1]), {}};
+            g.anchors.assign(p_.biases.begin(), p_.biases.begin() + 2 * p_.num_box);
+            p.grids.push_back(std::move(g));
+        }
+        return true;
+    }
+
 private:
     detection::YoloParams p_;
 };
 
 } // namespace
+
+bool yolov2_plan(const Op& op, const std::vector<TensorDesc>& in, YoloPlan& plan)
+{
+    const auto* yolo = dynamic_cast<const YoloDetectionOutput*>(&op);
+    return yolo != nullptr && yolo->plan(in, plan);
+}
 
 std::unique_ptr<Op> make_yolo_detection_output() { return std::make_unique<YoloDetectionOutput>(); }
 

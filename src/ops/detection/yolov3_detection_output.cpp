@@ -23,6 +23,7 @@
 #include "ops/detection/nms.h"
 #include "ops/common/op_util.h"
 #include "ops/detection/yolo.h"
+#include "ops/detection/yolo_plan.h"
 
 namespace kestrel {
 
@@ -112,6 +113,24 @@ public:
                                     out);
     }
 
+    bool plan(const std::vector<TensorDesc>& in, YoloPlan& p) const
+    {
+        p.num_class = p_.num_class, p.num_box = p_.num_box;
+        p.confidence_threshold = p_.confidence_threshold, p.nms_threshold = p_.nms_threshold;
+        p.grids.clear();
+        for (size_t b = 0; b < in.size(); ++b) {
+            const Net net = net_size(b, in[b].shape);
+            YoloPlan::Grid g{static_cast<float>(net.w), static_cast<float>(net.h), {}};
+            for (int64_t k = 0; k < p_.num_box; ++k) {
+                const size_t a = static_cast<size_t>(mask_[b * static_cast<size_t>(p_.num_box) + static_cast<size_t>(k)]);
+                g.anchors.push_back(p_.biases[2 * a]);
+                g.anchors.push_back(p_.biases[2 * a + 1]);
+            }
+            p.grids.push_back(std::move(g));
+        }
+        return true;
+    }
+
 private:
     struct Net {
         int64_t w = 0, h = 0;
@@ -130,6 +149,12 @@ private:
 };
 
 } // namespace
+
+bool yolov3_plan(const Op& op, const std::vector<TensorDesc>& in, YoloPlan& plan)
+{
+    const auto* yolo = dynamic_cast<const Yolov3DetectionOutput*>(&op);
+    return yolo != nullptr && yolo->plan(in, plan);
+}
 
 std::unique_ptr<Op> make_yolov3_detection_output() { return std::make_unique<Yolov3DetectionOutput>(); }
 
