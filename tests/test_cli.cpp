@@ -136,7 +136,9 @@ TEST(Cli, RunWithBf16Precision)
         moved = std::max(moved, std::fabs(double(outs[1].data<float>()[i]) - outs[0].data<float>()[i]));
     }
     EXPECT_LE(worst, 2e-2 * largest);
-    if (bf16_gemm_has_dot_instructions()) EXPECT_GT(moved, 0.0) << "--precision bf16 gave the fp32 output";
+    if (bf16_gemm_has_dot_instructions()) {
+        EXPECT_GT(moved, 0.0) << "--precision bf16 gave the fp32 output";
+    }
     const ktest::CliResult bad = ktest::run_cli({"bench", dir + "model.onnx", "--precision", "fp8"});
     EXPECT_EQ(bad.exit_code, 2) << bad.describe();
     EXPECT_TRUE(has(bad.err, "--precision expects fp32 or bf16")) << bad.describe();
@@ -289,7 +291,8 @@ TEST(Cli, RunReadsAndWritesSequencesAsNumberedNpy)
 
 // --backend vulkan: run gives the CPU's numbers, info says where each layer
 // runs and counts the CPU fallbacks, bench --profile names each layer's
-// device; a bad backend is a usage error, a device past the last a clear one.
+// device (with --fp16-storage too); a bad backend, or --fp16-storage without
+// it, is a usage error, a device past the last a clear one.
 TEST(Cli, BackendVulkanRunInfoAndBench)
 {
     ktest::TempDir dir;
@@ -299,6 +302,9 @@ TEST(Cli, BackendVulkanRunInfoAndBench)
     const ktest::CliResult bad = ktest::run_cli({"run", dir.file("m.param"), "--backend", "gpu"});
     EXPECT_EQ(bad.exit_code, 2) << bad.describe();
     EXPECT_TRUE(has(bad.err, "--backend expects cpu or vulkan")) << bad.err;
+    const ktest::CliResult half_on_cpu = ktest::run_cli({"run", dir.file("m.param"), "--fp16-storage"});
+    EXPECT_EQ(half_on_cpu.exit_code, 2) << half_on_cpu.describe();
+    EXPECT_TRUE(has(half_on_cpu.err, "--fp16-storage needs --backend vulkan")) << half_on_cpu.err;
 #ifdef KESTREL_HAVE_VULKAN
     const ktest::CliResult info = ktest::run_cli({"info", dir.file("m.param"), "--backend", "vulkan"});
     if (info.exit_code != 0 && has(info.err, "no Vulkan device")) GTEST_SKIP() << info.err;
@@ -315,7 +321,7 @@ TEST(Cli, BackendVulkanRunInfoAndBench)
     }
     for (int64_t i = 0; i < outs[0].numel(); ++i) EXPECT_EQ(outs[1].data<float>()[i], outs[0].data<float>()[i]);
     const ktest::CliResult bench = ktest::run_cli({"bench", dir.file("m.param"), "--backend", "vulkan", "--profile",
-                                                   "--loops", "2", "--warmup", "1"});
+                                                   "--loops", "2", "--warmup", "1", "--fp16-storage"});
     ASSERT_EQ(bench.exit_code, 0) << bench.describe();
     EXPECT_TRUE(has(bench.out, "device")) << bench.out;
     EXPECT_TRUE(has(bench.out, "gpu ms")) << bench.out; // the device's timestamps per layer

@@ -92,9 +92,10 @@ TEST_P(SharedOnnxModel, Bf16MatchesPyTorchWithin2e2)
                     worst / largest);
     }
     const bool has_gemm_layers = GetParam() != "broadcasts" && GetParam() != "dynamic_reshape" && GetParam() != "resizes";
-    if (has_gemm_layers && bf16_gemm_has_dot_instructions())
+    if (has_gemm_layers && bf16_gemm_has_dot_instructions()) {
         EXPECT_FALSE(testing::bit_identical(outs[0], run_model(net, dir(), net.output_names())[0]))
             << "the bfloat16 session gave the fp32 bits";
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SharedOnnxModel,

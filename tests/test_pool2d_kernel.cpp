@@ -143,7 +143,9 @@ TEST(Pool2dKernel, EveryInt8MaxPoolKernelMatchesTheReference)
             checked_avx512 += std::string(kern->isa) == "avx512";
         }
     }
-    if (cpu_has_avx512()) EXPECT_GT(checked_avx512, 100);
+    if (cpu_has_avx512()) {
+        EXPECT_GT(checked_avx512, 100);
+    }
 }
 
 // Global pooling (one window over each whole plane): by blocks of planes

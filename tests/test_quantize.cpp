@@ -173,8 +173,9 @@ void expect_rounded_per_chunk(const Net& f, const Net& q, const std::string& nam
                 << name << " chunk " << c << " weight " << i;
     }
     EXPECT_FLOAT_EQ(ql.weights.back().value.data<float>()[0], input_scale) << name;
-    if (fl.weights.size() > 1) // the bias stays as it was
+    if (fl.weights.size() > 1) { // the bias stays as it was
         EXPECT_EQ(0, std::memcmp(ql.weights[1].value.raw(), fl.weights[1].value.raw(), fl.weights[1].value.nbytes()));
+    }
 }
 
 TEST(Quantize, MinMaxScalesAreTheLargestInputMagnitude)

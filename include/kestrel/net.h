@@ -143,6 +143,11 @@ public:
     // layers on Options::backend's device, "view" for layers whose outputs
     // are views of their input (Split, Reshape, ...: no work), "cpu" for the rest.
     std::map<std::string, std::string> layer_devices() const;
+    // The bytes each layer on a device copied between the host and the
+    // device in the last run (its inputs from CPU layers or the caller, its
+    // outputs for CPU layers, the caller or callbacks; tensors passed between
+    // device layers stay on the device).
+    std::map<std::string, int64_t> layer_transfer_bytes() const;
     const Options& options() const;
 
 private:

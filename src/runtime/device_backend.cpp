@@ -5,7 +5,7 @@
 namespace kestrel {
 
 #ifdef KESTREL_HAVE_VULKAN
-std::shared_ptr<DeviceBackend> make_vulkan_backend(int device);
+std::shared_ptr<DeviceBackend> make_vulkan_backend(int device, bool fp16_storage);
 #endif
 
 std::shared_ptr<DeviceBackend> make_device_backend(const Options& options)
@@ -14,7 +14,7 @@ std::shared_ptr<DeviceBackend> make_device_backend(const Options& options)
     case Options::Backend::CPU: return nullptr;
     case Options::Backend::Vulkan:
 #ifdef KESTREL_HAVE_VULKAN
-        return make_vulkan_backend(options.device);
+        return make_vulkan_backend(options.device, options.fp16_storage);
 #else
         fail("this Kestrel was built without the Vulkan backend (it needs libvulkan-dev and glslc at build time)");
 #endif

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -41,6 +42,7 @@ struct BlobPlan {
 struct PreparedStep {
     std::unique_ptr<OpState> state;
     std::unique_ptr<DeviceKernel> device; // set: the step runs on Options::backend's device
+    std::vector<bool> outputs_on_host;    // per output of a device step: copied to the host (link_device_steps)
     std::vector<int64_t> scratch_bytes;
     std::vector<int64_t> scratch_offsets; // in the arena
     bool done = false; // false: prepared at run time (shapes known only then)
@@ -105,6 +107,7 @@ struct Session::Impl {
     std::shared_ptr<DeviceBackend> backend; // null: every layer on the CPU
     enum class Where { Cpu, Device, View };
     std::vector<Where> step_where; // per step of the plan last executed (layer_devices)
+    std::vector<int64_t> step_transfers; // per step of the plan last executed: bytes its device kernel copied
     OpCallback before, after;
     bool callbacks_see_plain = false; // callbacks set without stored layouts: plan every blob plain
     std::map<int, Tensor> inputs;
@@ -124,6 +127,7 @@ struct Session::Impl {
     BlockedLayouts step_layouts(const Plan& p, int li) const;
     std::vector<TensorDesc> step_descs(const Plan& p, size_t s, const std::vector<int>& blobs) const;
     void prepare_steps(Plan& p) const;
+    void link_device_steps(Plan& p, const std::vector<int>& targets) const;
     std::unique_ptr<OpState> prepare_layer(int li, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
                                            std::vector<int64_t>& scratch_bytes) const;
     std::unique_ptr<DeviceKernel> device_kernel(int li, const std::vector<TensorDesc>& in,
@@ -515,6 +519,53 @@ void Session::Impl::prepare_steps(Plan& p) const
     }
 }
 
+// Device residency: a blob a device step writes stays in the device's memory
+// for the device steps that read it (directly or through views: each reads
+// the writer's buffer) and is copied to the host only when a CPU step, a
+// step prepared at run time, a batched step or the caller reads it.
+void Session::Impl::link_device_steps(Plan& p, const std::vector<int>& targets) const
+{
+    if (!backend) return;
+    std::map<int, std::pair<size_t, size_t>> writer; // blob -> (step, output) of a planned, unbatched device step
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const Layer& l = graph->layers[p.steps[s]];
+        if (!p.prepared[s].device || l.batched()) continue;
+        p.prepared[s].outputs_on_host.assign(l.tops.size(), false);
+        for (size_t i = 0; i < l.tops.size(); ++i) writer[l.tops[i]] = {s, i};
+    }
+    // The blob whose writer made blob b's values: b, or the blob b views (in-place
+    // steps share a buffer on the host, but each writes its own output blob).
+    const auto written = [&](int b) {
+        for (;;) {
+            const int producer = graph->blobs[b].producer;
+            if (producer < 0) return b;
+            const Layer& l = graph->layers[producer];
+            if (!l.op->outputs_alias_input() || l.bottoms.empty()) return b;
+            const size_t i = std::find(l.tops.begin(), l.tops.end(), b) - l.tops.begin();
+            b = l.bottoms[l.op->alias_input(static_cast<int>(i))];
+        }
+    };
+    std::set<int> on_host; // blobs with a writer that the host reads
+    for (int t : targets) on_host.insert(written(t));
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const Layer& l = graph->layers[p.steps[s]];
+        if (l.op->outputs_alias_input()) continue; // a view reads nothing; its readers count
+        DeviceKernel* reader = l.batched() ? nullptr : p.prepared[s].device.get();
+        for (size_t k = 0; k < l.bottoms.size(); ++k) {
+            const int b = l.bottoms[k], from = written(b);
+            const auto w = writer.find(from);
+            if (w == writer.end()) continue;
+            const bool same_bytes = desc_bytes(p.blobs[b].desc) == desc_bytes(p.blobs[from].desc);
+            const auto [ws, wi] = w->second;
+            if (!reader || !same_bytes || !reader->read_from(k, *p.prepared[ws].device, wi)) on_host.insert(from);
+        }
+    }
+    for (const auto& [blob, at] : writer) {
+        p.prepared[at.first].outputs_on_host[at.second] = on_host.count(blob) > 0;
+        p.prepared[at.first].device->set_output_on_host(at.second, on_host.count(blob) > 0);
+    }
+}
+
 void Session::Impl::assign_memory(Plan& p, const std::vector<int>& targets) const
 {
     const int nsteps = static_cast<int>(p.steps.size());
@@ -674,6 +725,7 @@ std::unique_ptr<Plan> Session::Impl::prepare(const std::vector<int>& targets) co
     choose_layouts(*p, targets);
     prepare_steps(*p);
     assign_memory(*p, targets);
+    link_device_steps(*p, targets);
     return p;
 }
 
@@ -703,6 +755,11 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
         }
     };
     step_where.assign(p.steps.size(), Where::Cpu); // no allocation once sized
+    step_transfers.assign(p.steps.size(), 0);
+    // Callbacks see every output: device steps copy all of theirs to the host while any is set.
+    for (const PreparedStep& ps : p.prepared)
+        for (size_t i = 0; i < ps.outputs_on_host.size(); ++i)
+            ps.device->set_output_on_host(i, ps.outputs_on_host[i] || before || after);
     ThreadPool* pool = options.threads > 1 ? &ThreadPool::global() : nullptr;
     const ExecContext ctx(pool, options.threads);
     std::vector<void*> scratch;
@@ -757,6 +814,7 @@ void Session::Impl::execute(const Plan& p, const std::vector<int>& targets)
                 auto run_one = [&](const std::vector<Tensor>& x, std::vector<Tensor>& y) {
                     if (!prep.device) return l.op->forward(x, y, op_ctx);
                     prep.device->run(x, y);
+                    step_transfers[s] += prep.device->transfer_bytes();
                     const double ms = prep.device->device_ms();
                     device_ms = ms < 0 || device_ms < 0 ? -1 : device_ms + ms;
                 };
@@ -884,6 +942,16 @@ std::map<std::string, std::string> Session::layer_devices() const
                                                                               : "cpu";
     }
     return where;
+}
+
+std::map<std::string, int64_t> Session::layer_transfer_bytes() const
+{
+    std::map<std::string, int64_t> bytes;
+    if (!impl_->plan) return bytes;
+    const std::vector<int>& steps = impl_->plan->steps;
+    for (size_t s = 0; s < steps.size() && s < impl_->step_where.size(); ++s)
+        if (impl_->step_where[s] == Impl::Where::Device) bytes[impl_->graph->layers[steps[s]].name] = impl_->step_transfers[s];
+    return bytes;
 }
 
 int64_t Session::peak_bytes() const

@@ -44,6 +44,9 @@ void Args::backend_options(Options& options) const
     else throw UsageError("--backend expects cpu or vulkan, got '" + *v + "'");
     options.device = int_option("--device", 0, 0, 1 << 20);
     if (last("--device") && options.backend == Options::Backend::CPU) throw UsageError("--device needs --backend vulkan");
+    options.fp16_storage = last("--fp16-storage") != nullptr;
+    if (options.fp16_storage && options.backend == Options::Backend::CPU)
+        throw UsageError("--fp16-storage needs --backend vulkan");
 }
 
 Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,

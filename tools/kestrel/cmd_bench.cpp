@@ -315,7 +315,7 @@ int bench_command(const std::vector<std::string>& argv)
 {
     const Args args =
         parse_args(argv, {"--threads", "--loops", "--warmup", "--shape", "--precision", "--backend", "--device"},
-                   {"--profile", "--json", "--no-optimize", "--fp16-weights"});
+                   {"--profile", "--json", "--no-optimize", "--fp16-weights", "--fp16-storage"});
     if (args.positional.empty()) throw UsageError("bench needs at least one MODEL.param or DIR");
     BenchSettings settings;
     settings.threads = args.int_option("--threads", 1, 1, 1024);

@@ -78,7 +78,7 @@ int run_command(const std::vector<std::string>& argv)
                                  {"--weights", "--input", "--output", "--threads", "--shape", "--image", "--size",
                                   "--mean", "--norm", "--pixel-type", "--resize", "--topk", "--labels", "--precision",
                                   "--backend", "--device"},
-                                 {"--no-optimize", "--fp16-weights"});
+                                 {"--no-optimize", "--fp16-weights", "--fp16-storage"});
     if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
     LoadedModel model;
     LoadOptions lo;

@@ -20,7 +20,7 @@ const Command kCommands[] = {
     {"run", kestrel::cli::run_command,
      "run  MODEL [--weights FILE] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
      "             [--shape NAME=D0,D1,...]... [--threads N] [--no-optimize] [--fp16-weights]\n"
-     "             [--precision fp32|bf16] [--backend cpu|vulkan [--device N]]\n"
+     "             [--precision fp32|bf16] [--backend cpu|vulkan [--device N] [--fp16-storage]]\n"
      "             [--image FILE [--size W,H] [--mean V,...] [--norm V,...] [--pixel-type RGB|BGR|GRAY]\n"
      "              [--resize FILTER]] [--topk K [--labels FILE]]\n"
      "             (a sequence input or output NAME=FILE.npy is FILE_0.npy, FILE_1.npy, ..., one per element)\n"},
@@ -30,7 +30,7 @@ const Command kCommands[] = {
     {"bench", kestrel::cli::bench_command,
      "bench MODEL|DIR... [--threads N] [--loops N] [--warmup N] [--profile] [--json] [--no-optimize]\n"
      "             [--fp16-weights] [--precision fp32|bf16] [--shape D0,D1,...] [--shape NAME=D0,D1,...]\n"
-     "             [--backend cpu|vulkan [--device N]] (--profile: each layer's time and device)\n"
+     "             [--backend cpu|vulkan [--device N] [--fp16-storage]] (--profile: each layer's time and device)\n"
      "             (.param shapes in ncnn's order [w,h,c]; .onnx shapes in the model's own order)\n"},
     {"convert", kestrel::cli::convert_command, "convert MODEL.onnx OUT.param OUT.bin [--no-optimize] [--ncnn]\n"},
     {"quantize", kestrel::cli::quantize_command,

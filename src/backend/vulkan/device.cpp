@@ -72,12 +72,22 @@ int compute_family(const Api& api, VkPhysicalDevice d)
 
 } // namespace
 
-Buffer::~Buffer()
+Buffer::~Buffer() { release(); }
+
+void Buffer::release()
 {
-    if (!api_) return;
+    if (!api_ || !owned_) return;
     if (mapped_) api_->vkUnmapMemory(device_, memory_);
     api_->vkDestroyBuffer(device_, buffer_, nullptr);
     api_->vkFreeMemory(device_, memory_, nullptr);
+}
+
+void Buffer::share(const Buffer& other)
+{
+    release();
+    api_ = other.api_, device_ = other.device_, buffer_ = other.buffer_, memory_ = other.memory_;
+    mapped_ = other.mapped_, bytes_ = other.bytes_;
+    owned_ = false;
 }
 
 std::vector<std::string> Device::list(std::string* why_not)
@@ -141,6 +151,19 @@ void Device::create(VkPhysicalDevice physical, uint32_t queue_family)
     auto info = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queue;
+    // 16-bit storage, for shaders that store tensors as float16 (Options::fp16_storage), where the device has it.
+    auto storage16 = vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+    if (api_.vkGetPhysicalDeviceFeatures2) {
+        auto features = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+        features.pNext = &storage16;
+        api_.vkGetPhysicalDeviceFeatures2(physical, &features);
+        fp16_storage_ = storage16.storageBuffer16BitAccess == VK_TRUE;
+    }
+    if (fp16_storage_) {
+        storage16 = vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+        storage16.storageBuffer16BitAccess = VK_TRUE;
+        info.pNext = &storage16;
+    }
     vk_check(api_.vkCreateDevice(physical, &info, nullptr, &device_), "vkCreateDevice");
     load_device_functions(api_, device_);
     api_.vkGetDeviceQueue(device_, queue_family, 0, &queue_);

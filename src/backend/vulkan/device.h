@@ -24,8 +24,12 @@ public:
     void* data() const { return mapped_; }
     size_t bytes() const { return bytes_; }
     VkBuffer handle() const { return buffer_; }
+    // From now on the storage of `other` (which must outlive this buffer's
+    // use); this buffer's own storage is released.
+    void share(const Buffer& other);
 
 private:
+    void release();
     friend class Device;
     const Api* api_ = nullptr;
     VkDevice device_ = VK_NULL_HANDLE;
@@ -33,6 +37,7 @@ private:
     VkDeviceMemory memory_ = VK_NULL_HANDLE;
     void* mapped_ = nullptr;
     size_t bytes_ = 0;
+    bool owned_ = true; // false: another buffer's storage (share)
 };
 
 // One shader run: `items` invocations of shader `name` (its bindings 0.. the
@@ -67,6 +72,8 @@ public:
     ~Device();
 
     const std::string& name() const { return name_; }
+    // Whether shaders may store tensors as float16 (16-bit storage buffers).
+    bool has_fp16_storage() const { return fp16_storage_; }
     // `bytes` of storage (at least 4), mapped for the host.
     std::unique_ptr<Buffer> buffer(size_t bytes);
     // Shader runs in order, each seeing what the ones before it wrote, in one
@@ -108,6 +115,7 @@ private:
     uint64_t timestamp_mask_ = 0;             // the valid bits of a timestamp
     uint32_t host_memory_type_ = 0;
     uint32_t max_groups_x_ = 65535;
+    bool fp16_storage_ = false;
     std::string name_;
     std::map<std::string, Pipeline> pipelines_;
     std::mutex mutex_;

@@ -6,18 +6,47 @@
 #include <memory>
 
 #include "backend/vulkan/device.h"
+#include "backend/vulkan/shaders.h"
 #include "kernels/broadcast.h"
 #include "runtime/device_backend.h"
 
 namespace kestrel::vulkan {
 
-// A kernel that keeps the device time of its last run (Device::run's).
+// A GPU layer kernel: the device time of its last run (Device::run's), and
+// its buffers for the layer's inputs and outputs, so that layers on the GPU
+// pass tensors through device memory (read_from: an input's buffer becomes
+// the producer's output buffer, and the input is not copied in; an output
+// the host does not need is not copied out).
 class GpuKernel : public DeviceKernel {
 public:
     double device_ms() const override { return last_ms_; }
+    int64_t transfer_bytes() const override { return transfer_bytes_; }
+    bool read_from(size_t input, DeviceKernel& producer, size_t output) override;
+    void set_output_on_host(size_t output, bool on_host) override;
+    // Store the layer's inputs and outputs as float16 from now on (the
+    // shaders' _fp16 variants, shaders/storage.glsl; copies convert); false
+    // when the kernel has no such variant and stays float32.
+    virtual bool store_fp16() { return false; }
 
 protected:
+    // Buffer `b` holds input k / output k as the tensor's bytes (a kernel
+    // that packs or converts them offers no buffer, and copies them itself).
+    void input_buffer(size_t k, Buffer* b);
+    void output_buffer(size_t k, const Buffer* b);
+    // The inputs not read from a producer copied in; the outputs the host needs
+    // copied out (counted in transfer_bytes_: upload_inputs starts the count).
+    void upload_inputs(const std::vector<Tensor>& in);
+    void download_outputs(std::vector<Tensor>& out);
+
     double last_ms_ = -1;
+    int64_t transfer_bytes_ = 0; // the last run's
+    bool fp16_ = false;          // inputs and outputs stored as float16
+
+private:
+    std::vector<Buffer*> inputs_;
+    std::vector<bool> on_device_; // per input: read from a producer's buffer
+    std::vector<const Buffer*> outputs_;
+    std::vector<bool> off_host_; // per output: not copied out
 };
 
 // The most iterations a kernel lets one loop of one invocation run (a
@@ -136,17 +165,25 @@ public:
             buffers_.push_back(constants_.back().get());
         }
         buffers_.push_back(y_.get());
+        input_buffer(0, x_.get());
+        output_buffer(0, y_.get());
     }
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
-        upload(in[0], *x_);
+        upload_inputs(in);
         last_ms_ = device_->dispatch_items(shader_, buffers_, &push_, sizeof push_, items_, local_size_);
-        download(*y_, out[0]);
+        download_outputs(out);
+    }
+    bool store_fp16() override
+    {
+        if (!has_spirv(shader_ + "_fp16")) return false;
+        shader_ += "_fp16";
+        return fp16_ = true;
     }
 
 private:
     std::shared_ptr<Device> device_;
-    const char* shader_;
+    std::string shader_;
     Push push_;
     std::unique_ptr<Buffer> x_, y_;
     std::vector<std::unique_ptr<Buffer>> constants_;
@@ -155,9 +192,9 @@ private:
     uint32_t local_size_;
 };
 
-// A kernel of buffers (inputs uploaded into theirs each run, constants once)
-// and a list of dispatches run in one submission, output 0 read back from one
-// buffer (Gemm, the attention layers).
+// A kernel of buffers (inputs copied into theirs each run unless read from a
+// producer on the device, constants once) and a list of dispatches run in one
+// submission, output 0 in one buffer (Gemm, the attention layers).
 class StepsKernel final : public GpuKernel {
 public:
     explicit StepsKernel(std::shared_ptr<Device> device) : device_(std::move(device)) {}
@@ -169,7 +206,7 @@ public:
     const Buffer* input(size_t index, int64_t floats)
     {
         Buffer* b = buffer(floats);
-        inputs_.push_back({index, b});
+        input_buffer(index, b);
         return b;
     }
     const Buffer* constant(const Tensor& t)
@@ -179,21 +216,19 @@ public:
         return b;
     }
     void add(Dispatch d) { steps_.push_back(std::move(d)); }
-    void set_output(const Buffer* y) { y_ = y; }
+    void set_output(const Buffer* y) { output_buffer(0, y); }
 
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
-        for (const auto& [index, b] : inputs_) upload(in[index], *b);
+        upload_inputs(in);
         last_ms_ = device_->run(steps_);
-        download(*y_, out[0]);
+        download_outputs(out);
     }
 
 private:
     std::shared_ptr<Device> device_;
     std::vector<std::unique_ptr<Buffer>> buffers_;
-    std::vector<std::pair<size_t, Buffer*>> inputs_;
     std::vector<Dispatch> steps_;
-    const Buffer* y_ = nullptr;
 };
 
 } // namespace kestrel::vulkan

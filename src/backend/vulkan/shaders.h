@@ -11,7 +11,9 @@ struct Spirv {
     const uint32_t* data;
     size_t words;
 };
-// Shader `name` (its file name without .comp); throws when there is none.
+// Shader `name` (its file name without .comp; NAME_fp16: its variant storing
+// tensors as float16, see shaders/storage.glsl); throws when there is none.
 Spirv spirv_of(const std::string& name);
+bool has_spirv(const std::string& name);
 
 } // namespace kestrel::vulkan

@@ -15,6 +15,7 @@ namespace kestrel::vulkan {
     X(vkGetPhysicalDeviceProperties)                                                                                   \
     X(vkGetPhysicalDeviceQueueFamilyProperties)                                                                        \
     X(vkGetPhysicalDeviceMemoryProperties)                                                                             \
+    X(vkGetPhysicalDeviceFeatures2)                                                                                    \
     X(vkCreateDevice)                                                                                                  \
     X(vkGetDeviceProcAddr)
 

@@ -42,22 +42,30 @@ namespace {
 
 class VulkanBackend final : public DeviceBackend {
 public:
-    explicit VulkanBackend(int device) : device_(Device::open(device)) {}
+    VulkanBackend(int device, bool fp16_storage) : device_(Device::open(device)), fp16_storage_(fp16_storage) {}
     std::string device_name() const override { return device_->name(); }
     std::unique_ptr<DeviceKernel> kernel_for(const Layer& l, const std::vector<TensorDesc>& in,
                                              const std::vector<TensorDesc>& out) override
     {
         const auto it = gpu_kernels().find(l.type);
-        return it == gpu_kernels().end() ? nullptr : it->second(device_, l, in, out);
+        if (it == gpu_kernels().end()) return nullptr;
+        std::unique_ptr<DeviceKernel> kernel = it->second(device_, l, in, out);
+        // Float16 storage where asked for and the device and the kernel have it.
+        if (kernel && fp16_storage_ && device_->has_fp16_storage()) static_cast<GpuKernel&>(*kernel).store_fp16();
+        return kernel;
     }
 
 private:
     std::shared_ptr<Device> device_;
+    bool fp16_storage_ = false;
 };
 
 } // namespace
 } // namespace vulkan
 
-std::shared_ptr<DeviceBackend> make_vulkan_backend(int device) { return std::make_shared<vulkan::VulkanBackend>(device); }
+std::shared_ptr<DeviceBackend> make_vulkan_backend(int device, bool fp16_storage)
+{
+    return std::make_shared<vulkan::VulkanBackend>(device, fp16_storage);
+}
 
 } // namespace kestrel

@@ -52,23 +52,32 @@ public:
         upload(w, *w_);
         bias_ = device_->buffer(bias.defined() ? bias.nbytes() : 4);
         if (bias.defined()) upload(bias, *bias_);
+        input_buffer(0, x_.get());
+        if (g.has_residual) input_buffer(1, residual_.get());
+        output_buffer(0, y_.get());
     }
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
-        upload(in[0], *x_);
-        if (g_.has_residual) upload(in.back(), *residual_);
+        upload_inputs(in);
         const std::vector<const Buffer*> buffers = {x_.get(), w_.get(), bias_.get(), residual_.get(), y_.get()};
         if (tiled_)
-            last_ms_ = device_->dispatch_items("conv2d_tiled", buffers, &g_, sizeof g_,
+            last_ms_ = device_->dispatch_items(std::string("conv2d_tiled") + variant_, buffers, &g_, sizeof g_,
                                     uint64_t((g_.out_c + 3) / 4) * g_.out_h * ((g_.out_w + 3) / 4), 64);
         else
-            last_ms_ = device_->dispatch_items("conv2d", buffers, &g_, sizeof g_, y_->bytes() / 4);
-        download(*y_, out[0]);
+            last_ms_ = device_->dispatch_items(std::string("conv2d") + variant_, buffers, &g_, sizeof g_,
+                                               uint64_t(g_.out_c) * g_.out_h * g_.out_w);
+        download_outputs(out);
+    }
+    bool store_fp16() override
+    {
+        variant_ = "_fp16";
+        return fp16_ = true;
     }
 
 private:
     std::shared_ptr<Device> device_;
     PushGeometry g_;
+    const char* variant_ = ""; // or "_fp16": the shaders' float16-storage variants
     bool tiled_ = false;
     std::unique_ptr<Buffer> x_, w_, bias_, residual_, y_;
 };

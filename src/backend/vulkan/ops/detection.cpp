@@ -164,14 +164,18 @@ private:
     std::unique_ptr<Buffer> order_, state_, mask_, removed_;
 };
 
-// Inputs uploaded, candidates decoded, one or two selections, the (n, 6) rows read back.
+// Inputs copied in (unless on the device already), candidates decoded, one or
+// two selections, the (n, 6) rows read back (the row count is known only then).
 class DetectionKernel final : public GpuKernel {
 public:
     DetectionKernel(std::shared_ptr<Device> device, const std::vector<TensorDesc>& in, int64_t candidates)
         : device_(std::move(device)), candidates_(device_->buffer(size_t(candidates) * 8 * 4)),
           rows_(device_->buffer(size_t(candidates) * 6 * 4))
     {
-        for (const TensorDesc& d : in) inputs_.push_back(device_->buffer(size_t(shape_numel(d.shape)) * 4));
+        for (const TensorDesc& d : in) {
+            inputs_.push_back(device_->buffer(size_t(shape_numel(d.shape)) * 4));
+            input_buffer(inputs_.size() - 1, inputs_.back().get());
+        }
     }
     std::vector<const Buffer*> inputs() const
     {
@@ -196,7 +200,7 @@ public:
 
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
-        for (size_t k = 0; k < in.size(); ++k) upload(in[k], *inputs_[k]);
+        upload_inputs(in);
         std::vector<Dispatch> steps = decode_;
         double ms = 0;
         const auto add = [&ms](double part) { ms = part < 0 || ms < 0 ? -1 : ms + part; };
@@ -214,6 +218,7 @@ public:
         const int64_t n = selections_.back()->selected();
         out[0] = Tensor({n, 6}, DType::F32);
         if (n) std::memcpy(out[0].raw(), rows_->data(), size_t(n) * 6 * 4);
+        transfer_bytes_ += n * 6 * 4;
     }
 
 private:

@@ -110,15 +110,17 @@ public:
             if (!inputs_[c.input]) inputs_[c.input] = device_->buffer(size_t(words_of(in[c.input])) * 4);
             steps_.push_back(copy_dispatch(inputs_[c.input].get(), outputs_[c.output].get(), p));
         }
+        for (size_t i = 0; i < inputs_.size(); ++i)
+            if (inputs_[i]) input_buffer(i, inputs_[i].get());
+        for (size_t o = 0; o < outputs_.size(); ++o) output_buffer(o, outputs_[o].get());
         return true;
     }
 
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
-        for (size_t i = 0; i < in.size(); ++i)
-            if (inputs_[i]) upload(in[i], *inputs_[i]);
+        upload_inputs(in);
         last_ms_ = device_->run(steps_);
-        for (size_t o = 0; o < out.size(); ++o) download(*outputs_[o], out[o]);
+        download_outputs(out);
     }
 
 private:

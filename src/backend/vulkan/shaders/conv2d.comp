@@ -5,14 +5,15 @@
 // pad_value.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X { act_t x[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) readonly buffer Residual { float residual[]; };
-layout(std430, binding = 4) writeonly buffer Y { float y[]; };
+layout(std430, binding = 3) readonly buffer Residual { act_t residual[]; };
+layout(std430, binding = 4) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Geometry {
     int in_c, in_h, in_w, out_c, out_h, out_w;
     int kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
@@ -39,13 +40,13 @@ void main()
                 for (int kx = 0; kx < g.kernel_w; ++kx) {
                     int ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
                     bool inside = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w;
-                    float v = inside ? x[xbase + iy * g.in_w + ix] : g.pad_value;
+                    float v = inside ? float(x[xbase + iy * g.in_w + ix]) : g.pad_value;
                     sum += v * w[wbase + ky * g.kernel_w + kx];
                 }
             }
         }
         if (g.has_bias != 0) sum += bias[oc];
-        if (g.has_residual != 0) sum += residual[i];
-        y[i] = activate(g.activation, sum, g.act_a, g.act_b);
+        if (g.has_residual != 0) sum += float(residual[i]);
+        y[i] = act_t(activate(g.activation, sum, g.act_a, g.act_b));
     }
 }

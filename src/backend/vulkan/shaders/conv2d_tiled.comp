@@ -6,14 +6,15 @@
 // out_c are zero): w[(block * in_per_group + ic) * kh * kw + tap].
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X { act_t x[]; };
 layout(std430, binding = 1) readonly buffer W { vec4 w[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) readonly buffer Residual { float residual[]; };
-layout(std430, binding = 4) writeonly buffer Y { float y[]; };
+layout(std430, binding = 3) readonly buffer Residual { act_t residual[]; };
+layout(std430, binding = 4) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Geometry {
     int in_c, in_h, in_w, out_c, out_h, out_w;
     int kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
@@ -45,7 +46,7 @@ void main()
                     for (int k = 0; k < 4; ++k) {
                         const int ix = (ox0 + k) * g.stride_w - g.pad_left + kx * g.dilation_w;
                         const bool inside = row_inside && ix >= 0 && ix < g.in_w;
-                        sum[k] += (inside ? x[xbase + iy * g.in_w + ix] : g.pad_value) * wv;
+                        sum[k] += (inside ? float(x[xbase + iy * g.in_w + ix]) : g.pad_value) * wv;
                     }
                 }
             }
@@ -57,8 +58,8 @@ void main()
                 const int at = (oc * g.out_h + oy) * g.out_w + ox0 + k;
                 float v = sum[k][j];
                 if (g.has_bias != 0) v += bias[oc];
-                if (g.has_residual != 0) v += residual[at];
-                y[at] = activate(g.activation, v, g.act_a, g.act_b);
+                if (g.has_residual != 0) v += float(residual[at]);
+                y[at] = act_t(activate(g.activation, v, g.act_a, g.act_b));
             }
         }
     }

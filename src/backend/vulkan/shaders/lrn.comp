@@ -3,9 +3,11 @@
 // (n = size), or within the channel a size x size square from size/2 before
 // the position, clipped to the plane (n = size^2). x as (c, h, w).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { act_t x[]; };
+layout(std430, binding = 1) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Params {
     int c, h, w, within, size;
     float alpha_div, beta, bias;
@@ -21,7 +23,7 @@ void main()
         float sum = 0.0;
         if (p.within == 0) {
             for (int k = max(q - half_size, 0); k <= min(q + half_size, p.c - 1); ++k) {
-                const float v = x[uint(k) * plane + uint(at)];
+                const float v = float(x[uint(k) * plane + uint(at)]);
                 sum += v * v;
             }
         } else {
@@ -31,11 +33,11 @@ void main()
                 for (int dx = 0; dx < p.size; ++dx) {
                     const int cc = col - half_size + dx;
                     if (cc < 0 || cc >= p.w) continue;
-                    const float v = x[uint(q) * plane + uint(r * p.w + cc)];
+                    const float v = float(x[uint(q) * plane + uint(r * p.w + cc)]);
                     sum += v * v;
                 }
             }
         }
-        y[i] = x[i] * pow(p.bias + p.alpha_div * sum, -p.beta);
+        y[i] = act_t(float(x[i]) * pow(p.bias + p.alpha_div * sum, -p.beta));
     }
 }

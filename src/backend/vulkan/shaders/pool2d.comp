@@ -3,9 +3,11 @@
 // (-FLT_MAX when none), or the sum of those divided by the taps inside the
 // counted span (0 when none).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { act_t x[]; };
+layout(std430, binding = 1) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Windows {
     int planes, in_h, in_w, out_h, out_w, is_max;
     int kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
@@ -29,11 +31,11 @@ void main()
                 int ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
                 if (iy >= g.count_y0 && iy < g.count_y1 && ix >= g.count_x0 && ix < g.count_x1) ++area;
                 if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) continue;
-                float v = x[base + iy * g.in_w + ix];
+                float v = float(x[base + iy * g.in_w + ix]);
                 best = max(best, v);
                 sum += v;
             }
         }
-        y[i] = g.is_max != 0 ? best : (area > 0 ? sum / float(area) : 0.0);
+        y[i] = act_t(g.is_max != 0 ? best : (area > 0 ? sum / float(area) : 0.0));
     }
 }

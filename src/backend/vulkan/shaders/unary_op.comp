@@ -3,11 +3,12 @@
 // layers fuse (100 + Activation::Type), with params a and b.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { act_t x[]; };
+layout(std430, binding = 1) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Params {
     int op;
     uint numel;
@@ -65,5 +66,5 @@ float apply(float v)
 void main()
 {
     uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) y[i] = apply(x[i]);
+    for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) y[i] = act_t(apply(float(x[i])));
 }
