@@ -1,8 +1,10 @@
 // Products on the Vulkan backend against the CPU backend: Gemm (A, B, C as
 // inputs or weights; transposes; every broadcast type of C; alpha, beta;
 // output_transpose), MultiHeadAttention (one, two or three q/k/v inputs,
-// other k/v dims, masks per head or shared) and SDPA (scale given or default,
-// a mask). Skipped without a Vulkan device.
+// other k/v dims, masks per head or shared), SDPA (scale given or default,
+// a mask) and MatMul (vectors, matrices, equal and broadcast batch axes, one
+// operand's or both operands' broadcast, transB). Skipped without a Vulkan
+// device.
 #include <gtest/gtest.h>
 
 #ifdef KESTREL_HAVE_VULKAN
@@ -38,6 +40,26 @@ TEST(VulkanGemm, OperandsTransposesAndC)
         }
     expect_layer_matches_cpu("Gemm", P({}), {r({M, K}), r({K, N}), r({M, 1})});
     expect_layer_matches_cpu("Gemm", P({}), {r({M, K}), r({K, N}), r({1, N})});
+}
+
+TEST(VulkanMatMul, RanksBroadcastsAndTransB)
+{
+    REQUIRE_VULKAN();
+    std::mt19937 rng(31);
+    const auto r = [&](const Shape& s) { return random_tensor(rng, s, -1.f, 1.f); };
+    const std::vector<std::pair<Shape, Shape>> cases = {
+        {{5}, {5}},             {{5}, {5, 7}},             {{6, 5}, {5}},         {{6, 5}, {5, 7}},
+        {{3, 6, 5}, {3, 5, 7}}, {{2, 3, 6, 5}, {2, 3, 5, 7}}, {{3, 6, 5}, {5, 7}}, {{6, 5}, {4, 5, 7}},
+        {{2, 1, 6, 5}, {1, 3, 5, 7}}, // both broadcast: one dispatch per batch
+        {{4, 1, 6, 5}, {3, 5, 7}},    {{5}, {2, 3, 5, 7}},   {{2, 3, 6, 5}, {5}}, {{1, 9, 33}, {33, 17}}};
+    for (const auto& [a, b] : cases) {
+        SCOPED_TRACE(shape_str(a) + " . " + shape_str(b));
+        expect_layer_matches_cpu("MatMul", P({}), {r(a), r(b)}, {}, 1e-4f);
+        if (b.size() < 2) continue;
+        Shape bt = b; // (..., N, K) with transB
+        std::swap(bt[bt.size() - 1], bt[bt.size() - 2]);
+        expect_layer_matches_cpu("MatMul", P({{0, 1}}), {r(a), r(bt)}, {}, 1e-4f);
+    }
 }
 
 // MultiHeadAttention's eight weights for embed_dim E from q/k/v dims.

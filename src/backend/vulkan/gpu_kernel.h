@@ -118,6 +118,10 @@ std::unique_ptr<DeviceKernel> make_layer_norm_kernel(const std::shared_ptr<Devic
 std::unique_ptr<DeviceKernel> make_gemm_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
 
+// MatMul (numpy's batch broadcasting).
+std::unique_ptr<DeviceKernel> make_matmul_kernel(const std::shared_ptr<Device>& device, const Layer& l,
+                                                 const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out);
+
 // MultiHeadAttention and SDPA.
 std::unique_ptr<DeviceKernel> make_multi_head_attention_kernel(const std::shared_ptr<Device>& device, const Layer& l,
                                                                const std::vector<TensorDesc>& in,

@@ -29,7 +29,7 @@ const std::map<std::string, GpuKernelFactory>& gpu_kernels()
         {"Scale", make_channel_affine_kernel}, {"BatchNorm", make_channel_affine_kernel},
         {"Bias", make_channel_affine_kernel}, {"PReLU", make_channel_affine_kernel},
         {"Eltwise", make_eltwise_kernel}, {"Interp", make_interp_kernel}, {"Reduction", make_reduction_kernel},
-        {"LRN", make_lrn_kernel}, {"LayerNorm", make_layer_norm_kernel}, {"Gemm", make_gemm_kernel},
+        {"LRN", make_lrn_kernel}, {"LayerNorm", make_layer_norm_kernel}, {"Gemm", make_gemm_kernel}, {"MatMul", make_matmul_kernel},
         {"MultiHeadAttention", make_multi_head_attention_kernel}, {"SDPA", make_sdpa_kernel},
         {"YoloDetectionOutput", make_yolo_detection_kernel}, {"Yolov3DetectionOutput", make_yolo_detection_kernel},
         {"DetectionOutput", make_ssd_detection_kernel}, {"Deconvolution", make_deconvolution_kernel},

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/gemm.h"
+#include "ops/matmul/matmul_plan.h"
 #include "ops/registry.h"
 #include "ops/common/op_util.h"
 
@@ -20,14 +21,7 @@ namespace kestrel {
 
 namespace {
 
-// The product as batches of (M x K) . (K x N), with per-batch operand offsets.
-struct Plan {
-    int64_t M = 1, N = 1, K = 1;
-    int64_t batches = 1;
-    std::vector<int64_t> a_batch, b_batch; // per output batch: which A / B matrix (broadcast)
-    bool transB = false;                   // B stored (N, K)
-    Shape out;
-};
+using Plan = MatMulPlan;
 
 class MatMul : public Op {
 public:
@@ -104,6 +98,7 @@ private:
         return a.size() <= 2 ? 1 : shape_numel(Shape(a.begin(), a.end() - 2));
     }
 
+public:
     Plan plan(const Shape& a, const Shape& b) const
     {
         const int ra = static_cast<int>(a.size()), rb = static_cast<int>(b.size());
@@ -142,6 +137,7 @@ private:
         return p;
     }
 
+private:
     // numpy broadcasting of the batch axes, aligned from the right.
     static Shape broadcast_batch(const Shape& x, const Shape& y, const Shape& a, const Shape& b)
     {
@@ -183,6 +179,14 @@ private:
 };
 
 } // namespace
+
+bool matmul_plan(const Op& op, const std::vector<TensorDesc>& in, MatMulPlan& plan)
+{
+    const auto* matmul = dynamic_cast<const MatMul*>(&op);
+    if (matmul == nullptr || in.size() != 2) return false;
+    plan = matmul->plan(in[0].shape, in[1].shape);
+    return true;
+}
 
 std::unique_ptr<Op> make_matmul() { return std::make_unique<MatMul>(); }
 
