@@ -70,12 +70,11 @@ struct Options {
     // blobs are kept plain (no channel blocks) then.
     enum class Backend { CPU, Vulkan } backend = Backend::CPU;
     int device = 0;
-    // Vulkan: layers store the tensors they read and write as float16 where
-    // the device has 16-bit storage and the layer's shaders a float16 variant
-    // (convolution, pooling, InnerProduct, the activations, Softmax, LRN,
-    // Scale / BatchNorm; the rest keep float32, converted where they meet);
-    // arithmetic stays float32. Halves the memory traffic between layers;
-    // results move by about 1e-3 of their scale (float16's precision).
+    // Vulkan: GPU layers store the float32 tensors they read and write as
+    // float16 where the device has 16-bit storage (every layer but the
+    // detection layers; tensors cross to the host as float32); arithmetic
+    // stays float32. Halves the memory traffic between layers; results move
+    // by about 1e-3 of their scale per layer (float16's precision).
     bool fp16_storage = false;
 };
 

@@ -198,7 +198,9 @@ private:
 
 // A kernel of buffers (inputs copied into theirs each run unless read from a
 // producer on the device, constants once) and a list of dispatches run in one
-// submission, output 0 in one buffer (Gemm, the attention layers).
+// submission, output 0 in one buffer (Gemm, MatMul, the attention layers,
+// BinaryOp, Eltwise, Interp). Constants are operands (weights: stored as the
+// tensors are, float16 too) or tables (indices, tap weights: as given).
 class StepsKernel final : public GpuKernel {
 public:
     explicit StepsKernel(std::shared_ptr<Device> device) : device_(std::move(device)) {}
@@ -215,6 +217,12 @@ public:
     }
     const Buffer* constant(const Tensor& t)
     {
+        Buffer* b = table(t);
+        operands_.push_back({b, t});
+        return b;
+    }
+    Buffer* table(const Tensor& t)
+    {
         Buffer* b = buffer(t.numel());
         upload(t, *b);
         return b;
@@ -228,11 +236,18 @@ public:
         last_ms_ = device_->run(steps_);
         download_outputs(out);
     }
+    // When every step's shader has a float16 variant: those, and the operands as float16.
+    bool store_fp16() override;
 
 private:
     std::shared_ptr<Device> device_;
     std::vector<std::unique_ptr<Buffer>> buffers_;
+    std::vector<std::pair<Buffer*, Tensor>> operands_;
     std::vector<Dispatch> steps_;
 };
+
+// Float32 values to and from buffers of float16 (round to nearest even).
+void upload_fp16(const Tensor& t, Buffer& b);
+void download_fp16(const Buffer& b, Tensor& t);
 
 } // namespace kestrel::vulkan

@@ -49,9 +49,6 @@ void GpuKernel::set_output_on_host(size_t output, bool on_host)
     if (output < outputs_.size()) off_host_[output] = !on_host;
 }
 
-namespace {
-
-// Float32 host tensors to and from buffers of float16 (round to nearest even).
 void upload_fp16(const Tensor& t, Buffer& b)
 {
     check(t.dtype() == DType::F32 && size_t(t.numel()) * 2 <= b.bytes(), "float16 upload of ", t.numel(),
@@ -70,7 +67,14 @@ void download_fp16(const Buffer& b, Tensor& t)
     for (int64_t i = 0; i < t.numel(); ++i) to[i] = half_to_float(from[i]);
 }
 
-} // namespace
+bool StepsKernel::store_fp16()
+{
+    for (const Dispatch& d : steps_)
+        if (!has_spirv(d.shader + "_fp16")) return false;
+    for (Dispatch& d : steps_) d.shader += "_fp16";
+    for (const auto& [b, t] : operands_) upload_fp16(t, *b);
+    return fp16_ = true;
+}
 
 void GpuKernel::upload_inputs(const std::vector<Tensor>& in)
 {

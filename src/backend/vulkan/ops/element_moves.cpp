@@ -5,6 +5,7 @@
 // 32-bit words (shaders/strided_copy.comp), recorded once and run in one
 // submission. Elements of 4 or 8 bytes (8: two words each); at most 6 axes
 // once axes that continue each other are merged.
+#include <algorithm>
 #include <cstring>
 
 #include "backend/vulkan/gpu_kernel.h"
@@ -91,12 +92,15 @@ public:
     bool build(const ElementMoves& moves, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out)
     {
         const auto words_of = [](const TensorDesc& d) { return shape_numel(d.shape) * int64_t(dtype_size(d.dtype) / 4); };
+        const auto f32 = [](const TensorDesc& d) { return d.dtype == DType::F32; };
+        all_f32_ = std::all_of(in.begin(), in.end(), f32) && std::all_of(out.begin(), out.end(), f32);
         inputs_.resize(in.size());
         for (const TensorDesc& d : out) outputs_.push_back(device_->buffer(size_t(words_of(d)) * 4));
         for (const ConstantFill& f : moves.fills) {
             const int64_t words = int64_t(f.value.size() / 4);
             values_.push_back(device_->buffer(f.value.size()));
             std::memcpy(values_.back()->data(), f.value.data(), f.value.size());
+            fills_.push_back(f.value);
             StridedCopy c{0, f.output, 0, f.offset, f.dims, std::vector<int64_t>(f.dims.size(), 0), f.strides};
             PushCopy p;
             if (!push_of(in_words(c, words), words, words_of(out[f.output]), p)) return false;
@@ -122,9 +126,23 @@ public:
         last_ms_ = device_->run(steps_);
         download_outputs(out);
     }
+    // Float32 tensors only: every element a float16 half, the fills' values too.
+    bool store_fp16() override
+    {
+        if (!all_f32_) return false;
+        for (Dispatch& d : steps_) d.shader = "strided_copy_fp16";
+        for (size_t k = 0; k < fills_.size(); ++k) {
+            Tensor values({int64_t(fills_[k].size() / 4)}, DType::F32);
+            std::memcpy(values.raw(), fills_[k].data(), fills_[k].size());
+            upload_fp16(values, *values_[k]);
+        }
+        return fp16_ = true;
+    }
 
 private:
     std::shared_ptr<Device> device_;
+    bool all_f32_ = false;
+    std::vector<std::vector<uint8_t>> fills_; // each fill's values, as the layer gave them
     std::vector<std::unique_ptr<Buffer>> inputs_, outputs_, values_;
     std::vector<Dispatch> steps_;
 };

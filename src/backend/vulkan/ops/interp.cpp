@@ -56,9 +56,9 @@ std::unique_ptr<DeviceKernel> steps_kernel(const std::shared_ptr<Device>& device
         shape[t.axis] = t.out_len;
         const int64_t count = shape_numel(shape);
         if (count >= (int64_t{1} << 31) || int64_t(t.index.size()) >= (int64_t{1} << 31)) return nullptr;
-        const Buffer* index = kernel->constant(table_of(t.index, DType::I32));
-        const Buffer* weight = kernel->constant(table_of(t.weight, DType::F32));
-        const Buffer* outside = kernel->constant(table_of(t.outside, DType::I32));
+        const Buffer* index = kernel->table(table_of(t.index, DType::I32));
+        const Buffer* weight = kernel->table(table_of(t.weight, DType::F32));
+        const Buffer* outside = kernel->table(table_of(t.outside, DType::I32));
         const Buffer* y = kernel->buffer(count);
         const PushAxis p{uint32_t(count), uint32_t(in_len), uint32_t(t.out_len), uint32_t(inner),
                          uint32_t(t.per_output), t.outside.empty() ? 0 : 1, fill};

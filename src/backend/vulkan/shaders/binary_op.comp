@@ -3,10 +3,12 @@
 // its own strides (0 along broadcast axes). Ops 0..18 are ncnn's op_type
 // codes; 19.. ONNX's forms (src/backend/vulkan/ops/binary_op.cpp maps them).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer A { act_t a[]; };
+layout(std430, binding = 1) readonly buffer B { act_t b[]; };
+layout(std430, binding = 2) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Plan {
     int op;
     uint rank;
@@ -115,6 +117,6 @@ void main()
             oa += c * plan.stride_a[k];
             ob += c * plan.stride_b[k];
         }
-        y[i] = apply(plan.op, a[oa], b[ob]);
+        y[i] = act_t(apply(plan.op, float(a[oa]), float(b[ob])));
     }
 }

@@ -5,13 +5,14 @@
 // fused activation. Weights in ncnn's layout (outch, inch/group, kh, kw).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X { act_t x[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 3) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Geometry {
     int in_c, in_h, in_w, out_c, out_h, out_w;
     int kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
@@ -40,11 +41,11 @@ void main()
                 for (int kx = 0; kx < g.kernel_w; ++kx) {
                     const int tx = fx - kx * g.dilation_w;
                     if (tx < 0 || tx % g.stride_w != 0 || tx / g.stride_w >= g.in_w) continue;
-                    sum += x[xbase + iy * g.in_w + tx / g.stride_w] * w[wbase + ky * g.kernel_w + kx];
+                    sum += float(x[xbase + iy * g.in_w + tx / g.stride_w]) * w[wbase + ky * g.kernel_w + kx];
                 }
             }
         }
         if (g.has_bias != 0) sum += bias[oc];
-        y[i] = activate(g.activation, sum, g.act_a, g.act_b);
+        y[i] = act_t(activate(g.activation, sum, g.act_a, g.act_b));
     }
 }

@@ -3,10 +3,12 @@
 // 3 / 4 max / min propagating NaN, 5 the sum divided by `divisor` (Mean's
 // last step), 6 none (y = ca * a: a single input).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer A { act_t a[]; };
+layout(std430, binding = 1) readonly buffer B { act_t b[]; };
+layout(std430, binding = 2) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Params {
     int op;
     uint count;
@@ -17,10 +19,10 @@ void main()
 {
     const uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < p.count; i += step) {
-        const float u = p.ca * a[i];
+        const float u = p.ca * float(a[i]);
         float r = u;
         if (p.op != 6) {
-            const float v = b[i];
+            const float v = float(b[i]);
             switch (p.op) {
             case 0: r = u * v; break;
             case 1: r = u + p.cb * v; break;
@@ -30,6 +32,6 @@ void main()
             case 5: r = (u + v) / p.divisor; break;
             }
         }
-        y[i] = r;
+        y[i] = act_t(r);
     }
 }

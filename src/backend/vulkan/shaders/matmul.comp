@@ -6,11 +6,13 @@
 // invocation computes 4 x 4 outputs (rows m0.., columns n0..), summing over
 // k in order.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) readonly buffer C { float c[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer A { act_t a[]; };
+layout(std430, binding = 1) readonly buffer B { act_t b[]; };
+layout(std430, binding = 2) readonly buffer C { act_t c[]; };
+layout(std430, binding = 3) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Params {
     int batch, M, N, K;
     int a_b, a_r, a_c, b_b, b_r, b_c, c_b, c_r, c_c, y_b, y_r, y_c;
@@ -35,14 +37,15 @@ void main()
         }
         vec4 sum[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
         for (int k = 0; k < p.K; ++k) {
-            const vec4 bv = vec4(b[bc[0] + k * p.b_r], b[bc[1] + k * p.b_r], b[bc[2] + k * p.b_r], b[bc[3] + k * p.b_r]);
-            for (int t = 0; t < 4; ++t) sum[t] += a[ar[t] + k * p.a_c] * bv;
+            const vec4 bv = vec4(float(b[bc[0] + k * p.b_r]), float(b[bc[1] + k * p.b_r]),
+                                 float(b[bc[2] + k * p.b_r]), float(b[bc[3] + k * p.b_r]));
+            for (int t = 0; t < 4; ++t) sum[t] += float(a[ar[t] + k * p.a_c]) * bv;
         }
         for (int t = 0; t < 4 && m0 + t < p.M; ++t)
             for (int u = 0; u < 4 && n0 + u < p.N; ++u) {
                 float v = sum[t][u];
-                if (p.has_c != 0) v += p.beta * c[p.c_o + bi * p.c_b + (m0 + t) * p.c_r + (n0 + u) * p.c_c];
-                y[p.y_o + bi * p.y_b + (m0 + t) * p.y_r + (n0 + u) * p.y_c] = p.alpha * v;
+                if (p.has_c != 0) v += p.beta * float(c[p.c_o + bi * p.c_b + (m0 + t) * p.c_r + (n0 + u) * p.c_c]);
+                y[p.y_o + bi * p.y_b + (m0 + t) * p.y_r + (n0 + u) * p.y_c] = act_t(p.alpha * v);
             }
     }
 }

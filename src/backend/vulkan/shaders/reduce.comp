@@ -3,9 +3,11 @@
 // are visited in row-major order of the reduced axes. Sums are compensated
 // (Kahan), standing in for the CPU's double accumulation.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 0) readonly buffer X { act_t x[]; };
+layout(std430, binding = 1) writeonly buffer Y { act_t y[]; };
 layout(push_constant) uniform Params {
     uint groups, group_size;
     int op, ncnn, kept_rank, reduced_rank;
@@ -35,7 +37,7 @@ float sum_of(uint base, int f, float shift)
 {
     float sum = 0.0, lost = 0.0;
     for (uint j = 0; j < p.group_size; ++j) {
-        const float v = x[element(base, j)];
+        const float v = float(x[element(base, j)]);
         const float t = f == 0 ? v : f == 1 ? abs(v) : f == 2 ? v * v : exp(v - shift);
         const float yk = t - lost, s = sum + yk;
         lost = (s - sum) - yk;
@@ -49,7 +51,7 @@ float extreme(uint base, bool is_max, float init)
 {
     float a = init;
     for (uint j = 0; j < p.group_size; ++j) {
-        const float v = x[element(base, j)];
+        const float v = float(x[element(base, j)]);
         a = is_max ? (a < v ? v : a) : (v < a ? v : a);
     }
     return a;
@@ -71,7 +73,7 @@ void main()
         case 5: r = extreme(base, false, p.ncnn != 0 ? FLT_MAX : inf); break;
         case 6: {
             r = 1.0;
-            for (uint j = 0; j < p.group_size; ++j) r *= x[element(base, j)];
+            for (uint j = 0; j < p.group_size; ++j) r *= float(x[element(base, j)]);
             break;
         }
         case 10: {
@@ -94,6 +96,6 @@ void main()
             if (p.op == 3 && p.ncnn == 0) r /= float(p.group_size);
         }
         }
-        y[g] = p.coeff != 1.0 ? r * p.coeff : r;
+        y[g] = act_t(p.coeff != 1.0 ? r * p.coeff : r);
     }
 }

@@ -6,6 +6,10 @@
 #ifdef FP16_STORAGE
 #extension GL_EXT_shader_16bit_storage : require
 #define act_t float16_t
+#define word_t uint16_t
 #else
 #define act_t float
+#define word_t uint
 #endif
+// word_t: what shaders that only move elements (strided_copy) move: a
+// float32 tensor's 32-bit words, or its float16 halves.

@@ -3,10 +3,12 @@
 // out_strides] = x[in_offset + i . in_strides]. Strides may be 0 or negative;
 // a fill is a copy from a one-value buffer with in_strides 0.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
 
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer X { uint x[]; };
-layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
+layout(std430, binding = 0) readonly buffer X { word_t x[]; };
+layout(std430, binding = 1) writeonly buffer Y { word_t y[]; };
 layout(push_constant) uniform Params {
     int rank;
     uint count;
