@@ -51,18 +51,6 @@ Result run_with(const Net& net, Options::Backend backend, bool fp16, const std::
     return r;
 }
 
-// Largest |a - b| over the largest |b|.
-float relative_difference(const Tensor& a, const Tensor& b)
-{
-    EXPECT_EQ(a.shape(), b.shape());
-    float peak = 0, worst = 0;
-    for (int64_t i = 0; i < b.numel(); ++i) {
-        peak = std::max(peak, std::fabs(b.data<float>()[i]));
-        worst = std::max(worst, std::fabs(a.data<float>()[i] - b.data<float>()[i]));
-    }
-    return worst / peak;
-}
-
 // Convolutions, activations, BinaryOp, pooling, Scale, Concat, InnerProduct,
 // Softmax, and a CPU layer (CumulativeSum) whose tensors cross to and from
 // the host as float32.

@@ -24,13 +24,7 @@ using namespace vulkan_test;
 // Largest |gpu - cpu| within 1e-3 of the largest |cpu|.
 void expect_close(const Tensor& gpu, const Tensor& cpu, const std::string& what)
 {
-    ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
-    float peak = 0.f, worst = 0.f;
-    for (int64_t i = 0; i < cpu.numel(); ++i) {
-        peak = std::max(peak, std::fabs(cpu.data<float>()[i]));
-        worst = std::max(worst, std::fabs(cpu.data<float>()[i] - gpu.data<float>()[i]));
-    }
-    EXPECT_LE(worst, 1e-3f * peak) << what << ": largest difference " << worst << ", largest value " << peak;
+    EXPECT_LE(relative_difference(gpu, cpu), 1e-3f) << what;
 }
 
 // The fp32 zoo networks and the input shape (c, h, w) benchncnn gives each.

@@ -41,6 +41,20 @@ inline Tensor random_tensor(std::mt19937& rng, const Shape& shape, float lo, flo
     return t;
 }
 
+// Largest |a - b| over the largest |b| (b the reference; 0 when both are
+// all zeros); shapes must match.
+inline float relative_difference(const Tensor& a, const Tensor& b)
+{
+    EXPECT_EQ(a.shape(), b.shape());
+    if (a.shape() != b.shape()) return INFINITY;
+    float peak = 0.f, worst = 0.f;
+    for (int64_t i = 0; i < b.numel(); ++i) {
+        peak = std::max(peak, std::fabs(b.data<float>()[i]));
+        worst = std::max(worst, std::fabs(a.data<float>()[i] - b.data<float>()[i]));
+    }
+    return peak > 0.f ? worst / peak : worst > 0.f ? INFINITY : 0.f;
+}
+
 // The ncnn .bin of random float weights for the net's layers (loaded with
 // load_model_zeros): a layer with num_output (param 0) gets He-scaled weights
 // for its fan-in, BatchNorm positive statistics, the rest values in

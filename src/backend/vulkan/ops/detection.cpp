@@ -95,6 +95,7 @@ public:
             mask_ = device.buffer(size_t(groups * count * words_of(count)) * 4);
             removed_ = device.buffer(size_t(groups * words_of(count)) * 4);
         }
+        more_sorting_.assign(8, sort_run());
     }
 
     // The candidates compacted and sorted for as many runs as a sort usually
@@ -115,7 +116,7 @@ public:
         const double most_runs = 4.0 * double(count_) * count_ / kStepsPerRun + 16;
         for (int runs = 0; !sorted(); ++runs) {
             check(runs < most_runs, "internal: the GPU sort of ", count_, " detection candidates did not finish");
-            const double part = device_.run(std::vector<Dispatch>(8, sort_run()));
+            const double part = device_.run(more_sorting_);
             ms = part < 0 || ms < 0 ? -1 : ms + part;
         }
         return ms;
@@ -162,6 +163,7 @@ private:
     int32_t groups_, count_, top_k_;
     Nms nms_;
     std::unique_ptr<Buffer> order_, state_, mask_, removed_;
+    std::vector<Dispatch> more_sorting_; // a submission of sort runs, for sorts longer than usual
 };
 
 // Inputs copied in (unless on the device already), candidates decoded, one or
@@ -201,19 +203,14 @@ public:
     void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override
     {
         upload_inputs(in);
-        std::vector<Dispatch> steps = decode_;
+        if (submissions_.empty()) plan_submissions();
         double ms = 0;
         const auto add = [&ms](double part) { ms = part < 0 || ms < 0 ? -1 : ms + part; };
         for (size_t k = 0; k < selections_.size(); ++k) {
-            Selection& s = *selections_[k];
-            s.start(steps);
-            add(device_->run(steps));
-            add(s.sort());
-            steps.clear();
-            const bool last = k + 1 == selections_.size();
-            s.finish(last ? rows_.get() : between_.get(), last, label_offset_, steps);
+            add(device_->run(submissions_[k]));
+            add(selections_[k]->sort());
         }
-        add(device_->run(steps));
+        add(device_->run(submissions_.back()));
         last_ms_ = ms;
         const int64_t n = selections_.back()->selected();
         out[0] = Tensor({n, 6}, DType::F32);
@@ -222,11 +219,28 @@ public:
     }
 
 private:
+    // A run's submissions, made once: the decoding and the first selection's
+    // start; then, each after a selection's sort, its finish (the last one's
+    // into the rows) and the next one's start.
+    void plan_submissions()
+    {
+        std::vector<Dispatch> steps = decode_;
+        for (size_t k = 0; k < selections_.size(); ++k) {
+            selections_[k]->start(steps);
+            submissions_.push_back(std::move(steps));
+            steps.clear();
+            const bool last = k + 1 == selections_.size();
+            selections_[k]->finish(last ? rows_.get() : between_.get(), last, label_offset_, steps);
+        }
+        submissions_.push_back(std::move(steps));
+    }
+
     std::shared_ptr<Device> device_;
     std::vector<std::unique_ptr<Buffer>> inputs_;
     std::unique_ptr<Buffer> candidates_, rows_, between_;
     std::vector<Dispatch> decode_;
     std::vector<std::unique_ptr<Selection>> selections_;
+    std::vector<std::vector<Dispatch>> submissions_; // plan_submissions()
     float label_offset_ = 0;
 };
 
