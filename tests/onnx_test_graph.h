@@ -116,10 +116,9 @@ public:
     const onnx::ModelProto& model() const { return model_; }
     onnx::GraphProto* graph() { return model_.mutable_graph(); } // no cached pointer: copies stay valid
 
-    Net load(bool optimize) const
+    Net load(bool optimize, OnnxImportOptions options = {}) const
     {
         const std::string bytes = model_.SerializeAsString();
-        OnnxImportOptions options;
         options.optimize = optimize;
         Net net;
         load_onnx_mem(net, bytes.data(), bytes.size(), "test.onnx", ".", options);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <cmath>
 
 #include "layer_test_util.h"
@@ -91,28 +92,37 @@ TEST(NcnnDetection, ROIAlignBothVersions)
 TEST(NcnnDetection, ROIPoolingAndPSROIPooling)
 {
     const Tensor x = random_f32({2, 8, 10}, 41);
-    for (const std::vector<float>& roi : {std::vector<float>{3.f, 2.f, 14.f, 13.f}, {-4.f, 5.f, 30.f, 9.f}}) {
-        ParamDict pd = P({{0, 3}, {1, 2}});
-        pd.set_float(2, 0.5f);
-        const Tensor y = run1("ROIPooling", pd, {R(x), R(f32({4}, roi))});
-        const int x1 = static_cast<int>(std::round(roi[0] * 0.5)), y1 = static_cast<int>(std::round(roi[1] * 0.5));
-        const int x2 = static_cast<int>(std::round(roi[2] * 0.5)), y2 = static_cast<int>(std::round(roi[3] * 0.5));
-        const double bw = std::max(x2 - x1 + 1, 1) / 3.0, bh = std::max(y2 - y1 + 1, 1) / 2.0;
-        std::vector<double> want;
-        for (int q = 0; q < 2; ++q)
-            for (int i = 0; i < 2; ++i)
-                for (int j = 0; j < 3; ++j) {
-                    const int hs = std::clamp(y1 + static_cast<int>(std::floor(i * bh)), 0, 8);
-                    const int he = std::clamp(y1 + static_cast<int>(std::ceil((i + 1) * bh)), 0, 8);
-                    const int ws = std::clamp(x1 + static_cast<int>(std::floor(j * bw)), 0, 10);
-                    const int we = std::clamp(x1 + static_cast<int>(std::ceil((j + 1) * bw)), 0, 10);
-                    double m = (he <= hs || we <= ws) ? 0.0 : -1e30;
-                    for (int a = hs; a < he; ++a)
-                        for (int b = ws; b < we; ++b) m = std::max<double>(m, x.data<float>()[(q * 8 + a) * 10 + b]);
-                    want.push_back(m);
-                }
-        expect_near_all(y, want, "ROIPooling");
-    }
+    // ncnn's arithmetic (roipooling.cpp): integer corners round(v * scale),
+    // float bin sizes, int(corner + floorf / ceilf(p * bin)) clamped to the map.
+    // Pooled 3x2 and 4x2 at scale 0.5 over regions on and off the grid.
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> coord(-6.f, 26.f);
+    std::vector<std::vector<float>> rois = {{3.f, 2.f, 14.f, 13.f}, {-4.f, 5.f, 30.f, 9.f}, {3.3f, 1.7f, 11.9f, 14.6f}};
+    for (int i = 0; i < 40; ++i) rois.push_back({coord(rng), coord(rng), coord(rng), coord(rng)});
+    for (const int pooled_w : {3, 4})
+        for (const std::vector<float>& roi : rois) {
+            ParamDict pd = P({{0, pooled_w}, {1, 2}});
+            pd.set_float(2, 0.5f);
+            const Tensor y = run1("ROIPooling", pd, {R(x), R(f32({4}, roi))});
+            const int x1 = static_cast<int>(std::round(roi[0] * 0.5f)), y1 = static_cast<int>(std::round(roi[1] * 0.5f));
+            const int x2 = static_cast<int>(std::round(roi[2] * 0.5f)), y2 = static_cast<int>(std::round(roi[3] * 0.5f));
+            const float bw = static_cast<float>(std::max(x2 - x1 + 1, 1)) / static_cast<float>(pooled_w);
+            const float bh = static_cast<float>(std::max(y2 - y1 + 1, 1)) / 2.f;
+            std::vector<double> want;
+            for (int q = 0; q < 2; ++q)
+                for (int i = 0; i < 2; ++i)
+                    for (int j = 0; j < pooled_w; ++j) {
+                        const int hs = std::clamp(static_cast<int>(y1 + std::floor(static_cast<float>(i) * bh)), 0, 8);
+                        const int he = std::clamp(static_cast<int>(y1 + std::ceil(static_cast<float>(i + 1) * bh)), 0, 8);
+                        const int ws = std::clamp(static_cast<int>(x1 + std::floor(static_cast<float>(j) * bw)), 0, 10);
+                        const int we = std::clamp(static_cast<int>(x1 + std::ceil(static_cast<float>(j + 1) * bw)), 0, 10);
+                        double m = (he <= hs || we <= ws) ? 0.0 : -1e30;
+                        for (int a = hs; a < he; ++a)
+                            for (int b = ws; b < we; ++b) m = std::max<double>(m, x.data<float>()[(q * 8 + a) * 10 + b]);
+                        want.push_back(m);
+                    }
+            expect_near_all(y, want, "ROIPooling");
+        }
     // PSROIPooling: 2 output channels of 3x2 bins from 12 channels.
     const Tensor f = random_f32({12, 8, 10}, 42);
     const std::vector<float> roi = {10.f, 6.f, 60.f, 50.f};

@@ -169,8 +169,13 @@ TEST(OnnxIf, BadBranchesAndNestingAreErrors)
         outer.output("y", 1);
         body = outer;
     }
-    msg = layer_test::error_of([&] { body.load(true); });
-    EXPECT_TRUE(layer_test::contains(msg, "nested deeper than 16")) << msg;
+    // The bounds are options: a model past one is refused naming it, and loads once it is raised.
+    OnnxImportOptions shallow;
+    shallow.max_nesting_depth = 16;
+    msg = layer_test::error_of([&] { body.load(true, shallow); });
+    EXPECT_TRUE(layer_test::contains(msg, "deeper than 16 levels")) << msg;
+    EXPECT_TRUE(layer_test::contains(msg, "max_nesting_depth")) << msg;
+    EXPECT_NO_THROW(body.load(true));
     OnnxGraph wide(13);
     wide.input("x", {3});
     wide.input("c", {}, kBool);
@@ -185,8 +190,16 @@ TEST(OnnxIf, BadBranchesAndNestingAreErrors)
         last = "y" + std::to_string(i);
     }
     wide.output(last, 1);
-    msg = layer_test::error_of([&] { wide.load(true); });
+    OnnxImportOptions few;
+    few.max_subgraphs = 32;
+    msg = layer_test::error_of([&] { wide.load(true, few); });
     EXPECT_TRUE(layer_test::contains(msg, "more than 32 subgraphs")) << msg;
+    EXPECT_TRUE(layer_test::contains(msg, "max_subgraphs")) << msg;
+    EXPECT_NO_THROW(wide.load(true));
+    OnnxImportOptions small;
+    small.max_nodes = 30;
+    msg = layer_test::error_of([&] { wide.load(true, small); });
+    EXPECT_TRUE(layer_test::contains(msg, "more than 30 nodes")) << msg;
 
     // An If layer whose declared branch sizes the .bin does not hold.
     Net net;

@@ -2,6 +2,7 @@
 // into a Net, in memory. Part of the optional `kestrel_onnx` library (needs
 // Debian's libonnx-dev and libprotobuf-dev); the runtime itself does not.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "kestrel/net.h"
@@ -11,6 +12,13 @@ namespace kestrel {
 struct OnnxImportOptions {
     // Graph optimizer passes (constant folding, fusion, dead-node removal).
     bool optimize = true;
+    // Bounds on what a model's graphs cost to convert (If, Loop and Scan carry
+    // subgraphs; each is converted and shape-inferred on its own). They stop
+    // hostile files, at values no published model reaches; an error names the
+    // one exceeded. `kestrel`: --onnx-limit depth=N|subgraphs=N|nodes=N.
+    int max_nesting_depth = 64;  // subgraphs inside subgraphs
+    int64_t max_subgraphs = 10000; // in all graphs
+    int64_t max_nodes = 4000000;   // in all graphs
 };
 
 // Replaces whatever `net` held. Throws kestrel::Error naming the node, its op

@@ -20,7 +20,8 @@ namespace {
 constexpr int kMagic = 7767517;
 constexpr int kMaxLayers = 1 << 20;
 constexpr int kMaxBlobsPerLayer = 1 << 12;
-constexpr size_t kMaxNameLength = 255;
+constexpr size_t kMaxNameLength = 255;      // as written in the file (ncnn's limit)
+constexpr size_t kMaxEscapedNameLength = 4096; // a name with escapes (an ONNX name, say)
 constexpr const char* kOutputRecord = "Output"; // after the declared layers: the graph outputs
 
 struct Token {
@@ -114,12 +115,40 @@ int expect_int(Tokenizer& tz, const char* what, long long lo, long long hi)
     return static_cast<int>(v);
 }
 
+int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// A name as write_ncnn_param_text escaped it: %XX is byte XX; a '%' not
+// followed by two hex digits is itself (ncnn's files never escape).
+std::string unescape_name(const std::string& text)
+{
+    std::string name;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const int hi = text[i] == '%' && i + 2 < text.size() ? hex_digit(text[i + 1]) : -1;
+        const int lo = hi >= 0 ? hex_digit(text[i + 2]) : -1;
+        if (lo < 0) {
+            name += text[i];
+            continue;
+        }
+        name += static_cast<char>(hi * 16 + lo);
+        i += 2;
+    }
+    return name;
+}
+
 std::string expect_name(Tokenizer& tz, const char* what)
 {
     const Token t = tz.next(what);
-    if (t.text.size() > kMaxNameLength)
-        bad(tz, t.line, std::string(what) + " longer than 255 characters");
-    return t.text;
+    const bool escaped = t.text.find('%') != std::string::npos;
+    if (t.text.size() > (escaped ? kMaxEscapedNameLength : kMaxNameLength))
+        bad(tz, t.line, std::string(what) + " longer than " + std::to_string(escaped ? kMaxEscapedNameLength : kMaxNameLength) +
+                            " characters");
+    return unescape_name(t.text);
 }
 
 bool is_float_literal(const std::string& s) { return s.find_first_of(".eE") != std::string::npos; }
@@ -315,22 +344,43 @@ bool outputs_need_a_record(const Graph& graph)
     return graph.outputs != unread;
 }
 
+// A name as one token the reader gives back whole: bytes that would end it
+// or read as a param or a string (space, control, '=', '"') and '%' itself
+// become %XX (unescape_name).
+std::string escape_name(const std::string& name)
+{
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u > 0x20 && u != 0x7f && c != '%' && c != '=' && c != '"') {
+            out += c;
+            continue;
+        }
+        out += '%';
+        out += hex[u >> 4];
+        out += hex[u & 15];
+    }
+    return out;
+}
+
 } // namespace
 
 std::string write_ncnn_param_text(const Graph& graph)
 {
     std::string out = "7767517\n" + std::to_string(graph.layers.size()) + " " + std::to_string(graph.blobs.size()) + "\n";
     for (const Layer& l : graph.layers) {
-        out += l.type + " " + l.name + " " + std::to_string(l.bottoms.size()) + " " + std::to_string(l.tops.size());
-        for (int b : l.bottoms) out += " " + graph.blobs[b].name;
-        for (int t : l.tops) out += " " + graph.blobs[t].name;
+        out += l.type + " " + escape_name(l.name) + " " + std::to_string(l.bottoms.size()) + " " +
+               std::to_string(l.tops.size());
+        for (int b : l.bottoms) out += " " + escape_name(graph.blobs[b].name);
+        for (int t : l.tops) out += " " + escape_name(graph.blobs[t].name);
         const std::string params = l.params.to_text();
         if (!params.empty()) out += " " + params;
         out += "\n";
     }
     if (outputs_need_a_record(graph)) {
         out += std::string(kOutputRecord) + " outputs " + std::to_string(graph.outputs.size()) + " 0";
-        for (int b : graph.outputs) out += " " + graph.blobs[b].name;
+        for (int b : graph.outputs) out += " " + escape_name(graph.blobs[b].name);
         out += "\n";
     }
     return out;

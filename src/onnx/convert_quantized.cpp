@@ -1,22 +1,27 @@
 // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul and ONNX Runtime's
-// QGemm (com.microsoft). With constant int8 weights of zero zero point and
-// constant scales and zero points, as ONNX Runtime's quantizer writes them,
-// they become our int8 Convolution / InnerProduct in ONNX's form
-// (ops/quant/onnx_form.h): the integer sums on the int8 kernels, ONNX
-// Runtime's requantization. Otherwise they are lowered to the float
-// ops: each quantized input is dequantized ((q - zero_point) * scale, exact in
-// float32; at conversion time for constant weights), the float Conv / MatMul
-// converter does the rest, and the result is cast to int32 (the *Integer ops)
-// or quantized with y's scale and zero point (the QLinear ops: QuantizeLinear's
-// round half to even and saturation).
-// The sums are float32 sums: the *Integer results are exact while partial sums
-// stay below 2^24 in magnitude; the QLinear ones equal integer accumulation
-// followed by the float requantization except, rarely, one step off where the
-// rescaled sum lands on a rounding tie.
+// QGemm (com.microsoft). Their integer sums are exact in int32 on every path,
+// as ONNX Runtime's are:
+//  - With constant int8 weights of zero zero point and a constant input zero
+//    point (MatMulInteger: also one given at run time), as ONNX Runtime's
+//    static quantizer writes them, they become our int8 Convolution /
+//    InnerProduct in ONNX's form (ops/quant/onnx_form.h): the sums on the int8
+//    kernels, ONNX Runtime's requantization.
+//  - Other zero points reduce to that form exactly (exact_conv_sums,
+//    exact_matmul_sums below): uint8 weights or weights of nonzero zero points
+//    through the window sums of the input, an input zero point known only at
+//    run time (DynamicQuantizeLinear's) through a constant stand-in and a
+//    correction; the QLinear ops then requantize the int32 sums as ONNX Runtime
+//    does (float(sum + bias) * (x_scale * w_scale / y_scale), rounded half to
+//    even, plus the zero point, saturated).
+//  - MatMulInteger with B known only at run time runs on int32 operands.
+// The float fallback (each input dequantized, the float op, then a cast or
+// QuantizeLinear) remains only for QLinear ops whose scales are known only at
+// run time.
 #include <algorithm>
 #include <memory>
 
 #include "graph/graph.h"
+#include "kernels/int8_gemm.h"
 #include "onnx/converter.h"
 
 namespace kestrel::onnx_import {
@@ -96,13 +101,6 @@ std::string float_stand_in(NodeContext& n, const std::string& op_type, const std
     stand_in.add_output(out);
     n.convert_stand_in(stand_in);
     return out;
-}
-
-void cast_to_int32(NodeContext& n, const std::string& blob)
-{
-    ParamDict pd;
-    pd.set_int(2, static_cast<int>(DType::I32));
-    n.emit("Cast", {blob}, {n.output(0)}, pd);
 }
 
 // y = QuantizeLinear(blob, y_scale, y_zero_point): y's dtype is the zero point's.
@@ -240,13 +238,300 @@ bool int8_conv_integer(NodeContext& n)
     return true;
 }
 
+// ---- Exact int32 sums for any zero points ------------------------------------
+// With w' = w (int8) or w - 128 (uint8), and wz' likewise (per output),
+//   sum_k (x_k - xz)(w_k - wz) = sum_k (x_k - xz) w'_k - wz' * sum_k (x_k - xz),
+// both products on the int8 path (the second against all-ones weights: the
+// window sums, one per group). An input zero point xz known only at run time
+// is replaced by a constant c (the input padded with xz first, so that every
+// tap reads the input), and
+//   sum_k (x_k - xz) v_k = sum_k (x_k - c) v_k - (xz - c) * sum_k v_k.
+
+// Constant weights as int8 with their per-output zero points (shifted alike).
+struct IntegerWeights {
+    Tensor w;              // int8, the node's weight shape
+    Tensor zero;           // int32, one per output
+    bool symmetric = true; // every zero point is 0
+};
+
+IntegerWeights integer_weights(NodeContext& n, const Tensor& w, int zp_input, int64_t outputs)
+{
+    n.check(w.dtype() == DType::U8 || w.dtype() == DType::I8, "weights must be uint8 or int8, got ",
+            dtype_name(w.dtype()));
+    const int shift = w.dtype() == DType::U8 ? 128 : 0;
+    IntegerWeights r;
+    r.w = Tensor(w.shape(), DType::I8);
+    const std::vector<int64_t> values = tensor_to_int64s(w);
+    for (size_t i = 0; i < values.size(); ++i) r.w.data<int8_t>()[i] = static_cast<int8_t>(values[i] - shift);
+    std::vector<int64_t> zp = {0};
+    if (n.has_input(zp_input)) {
+        const Tensor* z = n.constant(zp_input);
+        n.check(z != nullptr, "a weight zero point known only at run time is not supported");
+        n.check(z->dtype() == w.dtype(), "the weight zero point's type must be the weights' type");
+        zp = tensor_to_int64s(*z);
+    }
+    n.check(zp.size() == 1 || static_cast<int64_t>(zp.size()) == outputs, "the weight zero point has ", zp.size(),
+            " values for ", outputs, " outputs");
+    r.zero = Tensor({outputs}, DType::I32);
+    for (int64_t o = 0; o < outputs; ++o) {
+        const int64_t v = zp[zp.size() == 1 ? 0 : static_cast<size_t>(o)] - shift;
+        r.zero.data<int32_t>()[o] = static_cast<int32_t>(v);
+        r.symmetric = r.symmetric && v == 0;
+    }
+    return r;
+}
+
+// An int32 element-wise step of BinaryOp's typed table (numpy broadcasting).
+enum IntOp { kIntAdd = 0, kIntSub = 1, kIntMul = 2 };
+std::string int32_step(NodeContext& n, IntOp op, const std::string& a, const std::string& b, std::string out = "")
+{
+    if (out.empty()) out = n.temp("int32");
+    ParamDict pd;
+    pd.set_int(21, 1);
+    pd.set_int(0, op);
+    n.emit("BinaryOp", {a, b}, {out}, pd);
+    return out;
+}
+
+std::string cast_to(NodeContext& n, const std::string& blob, DType type, std::string out = "")
+{
+    if (out.empty()) out = n.temp("cast");
+    ParamDict pd;
+    pd.set_int(2, static_cast<int>(type));
+    n.emit("Cast", {blob}, {out}, pd);
+    return out;
+}
+
+Tensor int32_values(const std::vector<int64_t>& values, const Shape& shape)
+{
+    Tensor t(shape, DType::I32);
+    for (size_t i = 0; i < values.size(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+    return t;
+}
+
+// The input operand of an integer product: its zero point, constant (or
+// absent: 0) or known only at run time, and the constant the product uses.
+struct IntegerInput {
+    int value, zero_point;
+    bool run_time = false;
+    Tensor c; // the product's constant zero point, of the input's type
+};
+
+IntegerInput integer_input(NodeContext& n, int value, int zero_point)
+{
+    IntegerInput in{value, zero_point};
+    const DType* type = n.has_input(zero_point) ? n.input_dtype(zero_point) : n.input_dtype(value);
+    n.check(type && (*type == DType::U8 || *type == DType::I8), "the input must be uint8 or int8 (",
+            type ? dtype_name(*type) : "of unknown type", ")");
+    const Tensor* zp = n.has_input(zero_point) ? n.constant(zero_point) : nullptr;
+    n.check(!zp || zp->numel() == 1, "the input's zero point must be one value");
+    in.run_time = n.has_input(zero_point) && !zp;
+    in.c = zp && !in.run_time ? *zp : Tensor::zeros({}, *type);
+    if (in.run_time && *type == DType::U8) in.c.data<uint8_t>()[0] = 128; // read as int8 0
+    return in;
+}
+
+// sums - (xz - c) * k for an input zero point known only at run time.
+std::string less_zero_point_share(NodeContext& n, const std::string& sums, const IntegerInput& in, const Tensor& k,
+                                  const std::string& out = "")
+{
+    const std::string xz = cast_to(n, n.input(in.zero_point), DType::I32);
+    const std::string c = constant_blob(n, int32_values(tensor_to_int64s(in.c), {}), "zero_point");
+    const std::string share = int32_step(n, kIntMul, int32_step(n, kIntSub, xz, c), constant_blob(n, k, "sums"));
+    return int32_step(n, kIntSub, sums, share, out);
+}
+
+onnx::AttributeProto int_attribute(const std::string& name, int64_t value)
+{
+    onnx::AttributeProto a;
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(value);
+    return a;
+}
+
+void int8_conv_integer_or_fail(NodeContext& n);
+void int8_matmul_integer_or_fail(NodeContext& n);
+
+// A ConvInteger on the int8 path with this node's window: input x, constant
+// int8 weights w and zero point c, attributes `attrs` (the node's, pads
+// replaced where the input was padded), `group` groups.
+std::string int8_conv_step(NodeContext& n, const std::string& x, const Tensor& w, const Tensor& c,
+                           std::vector<onnx::AttributeProto> attrs, int64_t group, std::string out = "")
+{
+    onnx::NodeProto node;
+    node.set_op_type("ConvInteger");
+    node.add_input(x);
+    node.add_input(n.constant_name(w, "weights"));
+    node.add_input(n.constant_name(c, "zero_point"));
+    if (out.empty()) out = n.temp("sums");
+    node.add_output(out);
+    attrs.push_back(int_attribute("group", group));
+    for (onnx::AttributeProto& a : attrs) *node.add_attribute() = a;
+    n.convert_stand_in(node, int8_conv_integer_or_fail);
+    return out;
+}
+
+// The node's window attributes; `padded`: the input was padded (pads now 0).
+std::vector<onnx::AttributeProto> window_attributes(NodeContext& n, bool padded)
+{
+    std::vector<onnx::AttributeProto> attrs;
+    for (const onnx::AttributeProto& a : n.node().attribute())
+        if (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
+            (!padded && (a.name() == "pads" || a.name() == "auto_pad")))
+            attrs.push_back(a);
+    return attrs;
+}
+
+// The node's explicit pads (ONNX's [x1_begin, x2_begin, x1_end, x2_end]);
+// false when there are none.
+bool node_pads(NodeContext& n, std::vector<int64_t>& pads)
+{
+    const std::string mode = n.attr_string("auto_pad", "NOTSET");
+    n.check(mode == "NOTSET" || mode == "VALID", "auto_pad ", mode,
+            " with an input zero point known only at run time is not supported");
+    pads = n.has_attr("pads") && mode == "NOTSET" ? n.attr_ints("pads") : std::vector<int64_t>();
+    n.check(pads.empty() || pads.size() == 4, "pads must hold 4 values, got ", pads.size());
+    return std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+}
+
+// ConvInteger's exact int32 sums (inputs x, w, [x_zero_point], [w_zero_point]
+// at x_in, w_in, xz_in, wz_in) for constant 2-D weights, into `out`.
+void exact_conv_sums(NodeContext& n, int x_in, int w_in, int xz_in, int wz_in, const std::string& out)
+{
+    const Tensor* w = n.constant(w_in);
+    n.check(w && w->rank() == 4,
+            "integer convolutions need 2-D weights known at conversion time (their int32 sums would not be exact "
+            "otherwise)");
+    const int64_t outputs = w->dim(0), group = std::max<int64_t>(1, n.attr_int("group", 1));
+    const IntegerWeights iw = integer_weights(n, *w, wz_in, outputs);
+    const IntegerInput in = integer_input(n, x_in, xz_in);
+    std::vector<int64_t> pads;
+    const bool pad_first = in.run_time && node_pads(n, pads);
+    std::string x = n.input(x_in);
+    if (pad_first) {
+        std::vector<int64_t> all = {0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]};
+        x = stand_in_value(n, "Pad", {x, n.constant_name(int64_tensor(all), "pads"), n.input(xz_in)}, "padded");
+    }
+    const std::vector<onnx::AttributeProto> attrs = window_attributes(n, pad_first);
+    const bool last = !in.run_time && iw.symmetric;
+    std::string sums = int8_conv_step(n, x, iw.w, in.c, attrs, group, last ? out : "");
+    if (last) return;
+    const int64_t per = w->numel() / outputs;
+    if (in.run_time) {
+        const std::vector<int64_t> row_sums = int8_gemm_row_sums(iw.w.data<int8_t>(), outputs, per, per);
+        sums = less_zero_point_share(n, sums, in, int32_values(row_sums, {outputs, 1, 1}), iw.symmetric ? out : "");
+    }
+    if (iw.symmetric) return;
+    // The window sums of x - xz, one per group, and their share wz' * sums.
+    Tensor ones({group, w->dim(1), w->dim(2), w->dim(3)}, DType::I8);
+    std::fill_n(ones.data<int8_t>(), ones.numel(), int8_t{1});
+    std::string window = int8_conv_step(n, x, ones, in.c, attrs, group);
+    if (in.run_time) window = less_zero_point_share(n, window, in, int32_values({per}, {}));
+    const auto reshaped = [&](const std::string& blob, std::vector<int64_t> dims) {
+        return stand_in_value(n, "Reshape", {blob, n.constant_name(int64_tensor(dims), "shape")}, "reshaped");
+    };
+    if (group == 1) {
+        const std::string share = int32_step(n, kIntMul, window, constant_blob(n, iw.zero.reshaped({outputs, 1, 1}), "zp"));
+        int32_step(n, kIntSub, sums, share, out);
+        return;
+    }
+    // Per group: sums (N, G, O/G, H*W) less zero (G, O/G, 1) x window (N, G, 1, H*W).
+    const std::string share = int32_step(n, kIntMul, reshaped(window, {0, group, 1, -1}),
+                                         constant_blob(n, iw.zero.reshaped({group, outputs / group, 1}), "zp"));
+    const std::string grouped = int32_step(n, kIntSub, reshaped(sums, {0, group, outputs / group, -1}), share);
+    stand_in(n, "Reshape", {grouped, stand_in_value(n, "Shape", {sums}, "shape")}, {out});
+}
+
+// MatMulInteger's exact int32 sums (inputs a, b, [a_zero_point],
+// [b_zero_point] at a_in, b_in, az_in, bz_in) into `out`.
+void exact_matmul_sums(NodeContext& n, int a_in, int b_in, int az_in, int bz_in, const std::string& out)
+{
+    const Tensor* b = n.constant(b_in);
+    const Shape* az_shape = n.has_input(az_in) ? n.input_shape(az_in) : nullptr;
+    const bool per_row_az = az_shape && shape_numel(*az_shape) > 1;
+    if (!b || b->rank() != 2 || per_row_az) {
+        // B known only at run time, or A's zero point per row: (a - az) . (b - bz) on int32 operands.
+        const auto centered = [&](int value, int zp, bool per_row) {
+            const std::string v = cast_to(n, n.input(value), DType::I32);
+            if (!n.has_input(zp)) return v;
+            std::string z = cast_to(n, n.input(zp), DType::I32);
+            if (per_row) // one value per row of A: along its second-to-last axis
+                z = stand_in_value(n, "Reshape", {z, n.constant_name(int64_tensor({-1, 1}), "shape")}, "rows");
+            return int32_step(n, kIntSub, v, z);
+        };
+        stand_in(n, "MatMul", {centered(a_in, az_in, per_row_az), centered(b_in, bz_in, false)}, {out});
+        return;
+    }
+    const int64_t k = b->dim(0), outputs = b->dim(1);
+    const IntegerWeights iw = integer_weights(n, *b, bz_in, outputs);
+    const auto product = [&](const Tensor& weights, const std::string& to) {
+        std::vector<std::string> inputs = {n.input(a_in), n.constant_name(weights, "weights")};
+        if (n.has_input(az_in)) inputs.push_back(n.input(az_in));
+        onnx::NodeProto node;
+        node.set_op_type("MatMulInteger");
+        for (const std::string& i : inputs) node.add_input(i);
+        node.add_output(to.empty() ? n.temp("sums") : to);
+        n.convert_stand_in(node, int8_matmul_integer_or_fail);
+        return node.output(0);
+    };
+    if (iw.symmetric) return static_cast<void>(product(iw.w, out));
+    const std::string sums = product(iw.w, "");
+    Tensor ones({k, 1}, DType::I8);
+    std::fill_n(ones.data<int8_t>(), k, int8_t{1});
+    const std::string share = int32_step(n, kIntMul, product(ones, ""), constant_blob(n, iw.zero, "zp"));
+    int32_step(n, kIntSub, sums, share, out);
+}
+
+bool scales_known(NodeContext& n, int x_scale, int w_scale, int y_scale)
+{
+    return constant_scalar(n, x_scale) && n.constant(w_scale) && constant_scalar(n, y_scale);
+}
+
+// int32 sums (+ an int32 bias of one value per output, shaped per_output_shape)
+// requantized as ONNX Runtime does: float(sum + bias) * (x_scale * w_scale[o] /
+// y_scale), rounded half to even, plus y's zero point, saturated; the scales
+// known at conversion time (scales_known), the bias (at `bias`, -1: none) too.
+void requantize_sums(NodeContext& n, const std::string& sums, int x_scale, int w_scale, int y_scale, int y_zp,
+                     int bias, const Shape& per_output_shape)
+{
+    const Tensor* xs = constant_scalar(n, x_scale);
+    const Tensor* ws = n.constant(w_scale);
+    const Tensor* ys = constant_scalar(n, y_scale);
+    const int64_t outputs = shape_numel(per_output_shape);
+    const std::vector<float> w = tensor_to_floats(*ws);
+    n.check(w.size() == 1 || static_cast<int64_t>(w.size()) == outputs, "w_scale has ", w.size(), " values for ",
+            outputs, " outputs");
+    Tensor scale(per_output_shape, DType::F32);
+    for (int64_t o = 0; o < outputs; ++o)
+        scale.data<float>()[o] =
+            tensor_to_floats(*xs)[0] * w[w.size() == 1 ? 0 : static_cast<size_t>(o)] / tensor_to_floats(*ys)[0];
+    std::string total = sums;
+    if (bias >= 0 && n.has_input(bias)) {
+        const Tensor* b = n.constant(bias);
+        n.check(b && b->dtype() == DType::I32 && b->numel() == outputs, "the bias must be ", outputs,
+                " int32 values known at conversion time");
+        total = int32_step(n, kIntAdd, sums, constant_blob(n, b->reshaped(per_output_shape), "bias"));
+    }
+    const std::string scaled =
+        stand_in_value(n, "Mul", {cast_to(n, total, DType::F32), n.constant_name(scale, "scale")}, "scaled");
+    std::vector<std::string> q = {scaled, constant_blob(n, scalar_tensor(1.f), "unit_scale")};
+    if (n.has_input(y_zp)) q.push_back(n.input(y_zp));
+    ParamDict onnx_form;
+    onnx_form.set_int(20, 1);
+    n.emit("Quantize", q, {n.output(0)}, onnx_form);
+}
+
 // ConvInteger(x, w, [x_zero_point], [w_zero_point]) -> int32.
 void convert_conv_integer(NodeContext& n)
 {
     if (int8_conv_integer(n)) return;
-    const std::string x = dequantized(n, {0, -1, 2, 1});
-    const std::string w = dequantized(n, {1, -1, 3, 0});
-    cast_to_int32(n, float_stand_in(n, "Conv", {x, w}));
+    exact_conv_sums(n, 0, 1, 2, 3, n.output(0));
+}
+
+void int8_conv_integer_or_fail(NodeContext& n)
+{
+    n.check(int8_conv_integer(n), "the int8 convolution does not take this form");
 }
 
 // QLinearConv as our int8 Convolution in ONNX's form (convolution.cpp,
@@ -276,6 +561,11 @@ bool int8_qlinear_conv(NodeContext& n)
 void convert_qlinear_conv(NodeContext& n)
 {
     if (int8_qlinear_conv(n)) return;
+    if (const Tensor* w = n.constant(3); w && w->rank() == 4 && scales_known(n, 1, 4, 6)) {
+        const std::string sums = n.temp("sums");
+        exact_conv_sums(n, 0, 3, 2, 5, sums);
+        return requantize_sums(n, sums, 1, 4, 6, 7, 8, {w->dim(0), 1, 1});
+    }
     std::vector<std::string> inputs = {dequantized(n, {0, 1, 2, 1}), dequantized(n, {3, 4, 5, 0})};
     if (n.has_input(8)) inputs.push_back(int32_bias(n, 8, 1, 4));
     quantize_output(n, float_stand_in(n, "Conv", inputs), 6, 7);
@@ -338,9 +628,12 @@ bool int8_matmul_integer(NodeContext& n)
 void convert_matmul_integer(NodeContext& n)
 {
     if (int8_matmul_integer(n)) return;
-    const std::string a = dequantized(n, {0, -1, 2, matmul_axis(n, 0, 2, 2)});
-    const std::string b = dequantized(n, {1, -1, 3, matmul_axis(n, 1, 3, 1)});
-    cast_to_int32(n, float_stand_in(n, "MatMul", {a, b}));
+    exact_matmul_sums(n, 0, 1, 2, 3, n.output(0));
+}
+
+void int8_matmul_integer_or_fail(NodeContext& n)
+{
+    n.check(int8_matmul_integer(n), "the int8 product does not take this form");
 }
 
 // A quantized product's inputs where our int8 InnerProduct in ONNX's form
@@ -378,6 +671,11 @@ bool int8_qlinear_matmul(NodeContext& n)
 void convert_qlinear_matmul(NodeContext& n)
 {
     if (int8_qlinear_matmul(n)) return;
+    if (const Tensor* b = n.constant(3); b && b->rank() == 2 && scales_known(n, 1, 4, 6)) {
+        const std::string sums = n.temp("sums");
+        exact_matmul_sums(n, 0, 3, 2, 5, sums);
+        return requantize_sums(n, sums, 1, 4, 6, 7, -1, {b->dim(1)});
+    }
     const std::string a = dequantized(n, {0, 1, 2, matmul_axis(n, 0, 1, 2)});
     const std::string b = dequantized(n, {3, 4, 5, matmul_axis(n, 3, 4, 1)});
     quantize_output(n, float_stand_in(n, "MatMul", {a, b}), 6, 7);

@@ -1,4 +1,7 @@
 #include "onnx/converter.h"
+
+#include "onnx/float16_model.h"
+#include "onnx/graph_walk.h"
 #include "onnx/qdq_fusion.h"
 
 #include <algorithm>
@@ -81,7 +84,7 @@ const std::map<std::string, NodeConverter>& converter_table()
 NodeContext::NodeContext(ModelConverter& model, const onnx::NodeProto& node, int index, int opset)
     : model_(model), node_(node), opset_(opset)
 {
-    name_ = ModelConverter::sanitize(node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name());
+    name_ = ModelConverter::blob_name(node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name());
 }
 
 std::string NodeContext::where() const
@@ -141,7 +144,7 @@ const DType* NodeContext::input_dtype(int i) const
 std::string NodeContext::output(int i) const
 {
     check(has_output(i), "output ", i, " is missing");
-    return ModelConverter::sanitize(node_.output(i));
+    return ModelConverter::blob_name(node_.output(i));
 }
 
 namespace {
@@ -241,13 +244,18 @@ Net NodeContext::convert_subgraph(const onnx::GraphProto& graph, const std::vect
 
 void NodeContext::convert_stand_in(onnx::NodeProto stand_in)
 {
+    const auto it = converter_table().find(stand_in.op_type());
+    check(it != converter_table().end(), "no converter for the stand-in ", stand_in.op_type());
+    convert_stand_in(std::move(stand_in), it->second);
+}
+
+void NodeContext::convert_stand_in(onnx::NodeProto stand_in, void (*convert)(NodeContext&))
+{
     // Named after this node; the second and later stand-ins numbered.
     stand_in.set_name(name_ + "/" + stand_in.op_type() + (stand_ins_ > 0 ? "_" + std::to_string(stand_ins_) : ""));
     ++stand_ins_;
     NodeContext sub(model_, stand_in, 0, opset_);
-    const auto it = converter_table().find(stand_in.op_type());
-    check(it != converter_table().end(), "no converter for the stand-in ", stand_in.op_type());
-    it->second(sub);
+    convert(sub);
 }
 
 // ---- ModelConverter ----------------------------------------------------------
@@ -262,13 +270,11 @@ ModelConverter::ModelConverter(const onnx::ModelProto& model, std::string base_d
     kestrel::check(opset_ <= 18, source_, ": opset ", opset_, " is newer than supported (7-18)");
 }
 
-std::string ModelConverter::sanitize(const std::string& name)
+std::string ModelConverter::blob_name(const std::string& onnx_name)
 {
-    std::string s = name.empty() ? std::string("_") : name;
-    for (char& c : s)
-        if (std::isspace(static_cast<unsigned char>(c))) c = '_';
-    if (s.size() > 200) s = s.substr(0, 180) + "~" + std::to_string(std::hash<std::string>{}(name) % 1000000);
-    return s;
+    // The model's own name, whatever it holds (spaces, quotes, '=', non-ASCII):
+    // users ask for outputs by it; only the .param writer escapes it.
+    return onnx_name.empty() ? std::string("_") : onnx_name;
 }
 
 const Tensor* ModelConverter::constant(const std::string& onnx_name) const
@@ -288,7 +294,7 @@ const onnx::TypeProto* ModelConverter::type_of(const std::string& onnx_name) con
 std::string ModelConverter::unique_blob(const std::string& base)
 {
     std::string name;
-    do name = sanitize(base) + "_" + std::to_string(temp_counter_++);
+    do name = blob_name(base) + "_" + std::to_string(temp_counter_++);
     while (net_.has_blob(name));
     return name;
 }
@@ -303,7 +309,7 @@ void ModelConverter::add_layer(const std::string& type, const std::string& name,
 
 std::string ModelConverter::ensure_blob(const std::string& onnx_name, const std::string& context)
 {
-    const std::string name = sanitize(onnx_name);
+    const std::string name = blob_name(onnx_name);
     if (produced_.count(name)) return name;
     const Tensor* c = constant(onnx_name);
     kestrel::check(c != nullptr, source_, ": ", context, ": input '", onnx_name, "' is not produced by any earlier node");
@@ -325,11 +331,7 @@ std::string ModelConverter::ensure_blob(const std::string& onnx_name, const std:
 Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::vector<std::string>& captured,
                                      const std::string& what, const std::string& where)
 {
-    // Each subgraph costs a conversion and a forked shape inference: a bound
-    // keeps a small hostile file from costing seconds.
-    constexpr int kMaxDepth = 16, kMaxSubgraphs = 32;
-    kestrel::check(depth_ < kMaxDepth, where, ": subgraphs nested deeper than ", kMaxDepth);
-    kestrel::check(++*subgraph_count_ <= kMaxSubgraphs, where, ": more than ", kMaxSubgraphs, " subgraphs in the model");
+    // Their count and depth were bounded before conversion (check_model_limits).
     onnx::ModelProto sub;
     sub.set_ir_version(model_.ir_version());
     *sub.mutable_opset_import() = model_.opset_import();
@@ -362,8 +364,6 @@ Net ModelConverter::convert_subgraph(const onnx::GraphProto& graph, const std::v
     Net net;
     net.set_load_options(net_.load_options());
     ModelConverter converter(sub, base_dir_, what + " of " + where, net);
-    converter.depth_ = depth_ + 1;
-    converter.subgraph_count_ = subgraph_count_;
     converter.convert();
     net.optimize(converter.shape_hints());
     return net;
@@ -396,7 +396,7 @@ void ModelConverter::add_graph_inputs()
         if (in.type().has_sequence_type() || in.type().has_optional_type()) { // Tensor::sequence / optional
             ParamDict pd;
             pd.set_int(21, static_cast<int>(in.type().has_sequence_type() ? DType::Sequence : DType::Optional));
-            add_layer("Input", sanitize(in.name()), {}, {sanitize(in.name())}, pd, {});
+            add_layer("Input", blob_name(in.name()), {}, {blob_name(in.name())}, pd, {});
             continue;
         }
         const auto& tt = in.type().tensor_type();
@@ -407,7 +407,7 @@ void ModelConverter::add_graph_inputs()
         // No shape: any rank. Nor is the shape of a value nothing reads checked (CastLike's `like`).
         if (tt.has_shape() && !values_unread(g, in.name())) pd.set_ints(20, dims);
         pd.set_int(21, static_cast<int>(dtype_from_onnx(tt.elem_type(), "graph input '" + in.name() + "'")));
-        const std::string name = sanitize(in.name());
+        const std::string name = blob_name(in.name());
         add_layer("Input", name, {}, {name}, pd, {});
     }
 }
@@ -456,7 +456,7 @@ std::map<std::string, Shape> ModelConverter::shape_hints() const
         if (!type.has_tensor_type() || !type.tensor_type().has_shape()) continue;
         Shape shape;
         for (const auto& d : type.tensor_type().shape().dim()) shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
-        hints[sanitize(name)] = shape;
+        hints[blob_name(name)] = shape;
     }
     return hints;
 }
@@ -493,8 +493,10 @@ namespace kestrel {
 
 namespace {
 
-void check_and_infer(onnx::ModelProto& model, const std::string& source)
+void check_and_infer(onnx::ModelProto& model, const std::string& source, const OnnxImportOptions& options)
 {
+    onnx_import::check_model_limits(model, options, source);
+    onnx_import::sort_nodes_topologically(*model.mutable_graph(), source);
     // ONNX's checker wants a shape on every graph input and output; ONNX
     // Runtime takes a tensor without one (its rank unknown), as writers that
     // leave it out expect: those get an empty shape while the checker runs.
@@ -512,13 +514,14 @@ void check_and_infer(onnx::ModelProto& model, const std::string& source)
         fail(source, ": invalid ONNX model: ", msg);
     }
     for (onnx::TypeProto_Tensor* t : shapeless) t->clear_shape();
+    onnx_import::compute_float16_in_float32(model);
     onnx_import::infer_shapes_safely(model, source);
 }
 
 void convert_model(Net& net, onnx::ModelProto& model, const std::string& base_dir, const std::string& source,
                    const OnnxImportOptions& options)
 {
-    check_and_infer(model, source);
+    check_and_infer(model, source, options);
     if (options.optimize) onnx_import::fuse_qdq_nodes(*model.mutable_graph());
     // The graph keeps the weights while the optimizer rewrites it; dropped
     // after, when the Net's load options say so.

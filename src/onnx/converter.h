@@ -69,6 +69,8 @@ public:
     // inputs are this node's inputs, blobs emitted here, or constant_name()s;
     // its layers are named after this node.
     void convert_stand_in(onnx::NodeProto stand_in);
+    // The same with a converter of the caller's choosing (one path of an op's converter).
+    void convert_stand_in(onnx::NodeProto stand_in, void (*convert)(NodeContext&));
 
     // Control flow: the blob of an ONNX name of the enclosing scope, and a
     // subgraph converted (and optimized) into a Net of its own whose inputs
@@ -170,7 +172,7 @@ public:
     std::string unique_blob(const std::string& base);
     Net convert_subgraph(const onnx::GraphProto& graph, const std::vector<std::string>& captured,
                          const std::string& what, const std::string& where);
-    static std::string sanitize(const std::string& onnx_name);
+    static std::string blob_name(const std::string& onnx_name);
     const std::string& base_dir() const { return base_dir_; }
 
 private:
@@ -180,12 +182,9 @@ private:
     Net& net_;
     int opset_ = 0;
     std::map<std::string, Tensor> constants_;
-    std::set<std::string> produced_; // sanitized blob names with a producer
+    std::set<std::string> produced_; // blob names with a producer
     std::map<std::string, onnx::TypeProto> types_;
     int temp_counter_ = 0;
-    int depth_ = 0; // subgraph nesting: 0 for the model's graph
-    int subgraphs_ = 0; // converted so far, counted at the model's converter
-    int* subgraph_count_ = &subgraphs_;
 };
 
 } // namespace kestrel::onnx_import

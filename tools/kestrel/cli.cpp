@@ -49,9 +49,32 @@ void Args::backend_options(Options& options) const
         throw UsageError("--fp16-storage needs --backend vulkan");
 }
 
-Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,
+OnnxImportOptions Args::onnx_limits() const
+{
+    OnnxImportOptions o;
+    if (!options.count("--onnx-limit")) return o;
+    for (const std::string& s : options.at("--onnx-limit")) {
+        const auto [name, value] = split_assignment(s, "--onnx-limit");
+        long long v = 0;
+        try {
+            size_t used = 0;
+            v = std::stoll(value, &used);
+            if (used != value.size() || v < 1) throw UsageError("");
+        } catch (const std::exception&) {
+            throw UsageError("--onnx-limit " + name + " expects a positive number, got '" + value + "'");
+        }
+        if (name == "depth") o.max_nesting_depth = static_cast<int>(std::min<long long>(v, 1 << 20));
+        else if (name == "subgraphs") o.max_subgraphs = v;
+        else if (name == "nodes") o.max_nodes = v;
+        else throw UsageError("--onnx-limit takes depth=N, subgraphs=N or nodes=N, got '" + s + "'");
+    }
+    return o;
+}
+
+Args parse_args(const std::vector<std::string>& argv, std::vector<std::string> with_value,
                 const std::vector<std::string>& without_value)
 {
+    with_value.push_back("--onnx-limit"); // every command that loads a model takes it
     Args a;
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& s = argv[i];
@@ -81,12 +104,24 @@ Args parse_args(const std::vector<std::string>& argv, const std::vector<std::str
     return a;
 }
 
-std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what)
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what,
+                                                     const std::function<bool(const std::string&)>& is_name)
 {
-    const size_t eq = text.find('=');
+    size_t eq = text.find('=');
+    for (size_t at = eq; is_name && at != std::string::npos; at = text.find('=', at + 1))
+        if (is_name(text.substr(0, at))) {
+            eq = at;
+            break;
+        }
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
         throw UsageError(detail::concat(what, " expects NAME=VALUE, got '", text, "'"));
     return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+bool is_input_of(const Net& net, const std::string& name)
+{
+    const std::vector<std::string> names = net.input_names();
+    return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 namespace {
@@ -147,7 +182,7 @@ void load_model(LoadedModel& m, const std::string& path, const std::string* weig
     if (!file_exists(path)) fail(path, ": cannot open model file");
     if (is_onnx_path(path)) {
         if (weights != nullptr) throw UsageError("--weights does not apply to .onnx models");
-        OnnxImportOptions options;
+        OnnxImportOptions options = m.onnx;
         options.optimize = optimize;
         import_onnx(m.net, path, options);
         m.weights_path = path;

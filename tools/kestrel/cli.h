@@ -1,10 +1,12 @@
 // Shared pieces of the `kestrel` subcommands: argument parsing and model loading.
 #pragma once
 #include <map>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "kestrel/onnx.h"
 
 namespace kestrel::cli {
 
@@ -22,14 +24,20 @@ struct Args {
     Options::Precision precision_option() const;
     // --backend cpu|vulkan (default cpu) and --device N (default 0) into `options`.
     void backend_options(Options& options) const;
+    // --onnx-limit depth=N|subgraphs=N|nodes=N (any command that loads a model).
+    OnnxImportOptions onnx_limits() const;
 };
 
 // `flags_with_value`: options that take a value; any other --x is a usage error.
-Args parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& flags_with_value,
+Args parse_args(const std::vector<std::string>& argv, std::vector<std::string> flags_with_value,
                 const std::vector<std::string>& flags_without_value = {});
 
-// "name=value" -> {name, value}.
-std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what);
+// "name=value" -> {name, value}. Model names may hold '=' themselves: the
+// split is at the first '=' whose left side `is_name` accepts (else the first).
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* what,
+                                                     const std::function<bool(const std::string&)>& is_name = {});
+// Whether `name` is one of the model's inputs.
+bool is_input_of(const Net& net, const std::string& name);
 // "1,3,224,224" or "[224,224,3]" -> numbers as written.
 std::vector<int64_t> parse_dims(const std::string& text);
 // "0.485,0.456,0.406" -> the numbers; a malformed one is a usage error naming `what`.
@@ -39,6 +47,7 @@ struct LoadedModel {
     Net net;
     std::string param_path;
     std::string weights_path; // empty when no weights were needed or found
+    OnnxImportOptions onnx;   // for an .onnx model (its optimize flag is load_model's)
 };
 
 // Loads .param / .param.bin and its weights (default: same path with .bin).

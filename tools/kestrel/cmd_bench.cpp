@@ -158,6 +158,7 @@ struct BenchSettings {
     Options::Precision precision = Options::Precision::F32;
     Options::Backend backend = Options::Backend::CPU;
     int device = 0;
+    OnnxImportOptions onnx_limits;
 };
 
 BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const BenchSettings& settings)
@@ -165,6 +166,7 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
     const int threads = settings.threads, loops = settings.loops, warmup = settings.warmup;
     const bool profile = settings.profile;
     LoadedModel model;
+    model.onnx = settings.onnx_limits;
     // Only the layers' (packed) copies of the weights are kept, as an
     // application that only runs the model would (ncnn's lightmode); a device
     // backend builds its kernels from the weights as loaded.
@@ -324,6 +326,7 @@ int bench_command(const std::vector<std::string>& argv)
     settings.profile = args.last("--profile") != nullptr;
     settings.optimize = args.last("--no-optimize") == nullptr;
     settings.fp16_weights = args.last("--fp16-weights") != nullptr;
+    settings.onnx_limits = args.onnx_limits();
     settings.precision = args.precision_option();
     Options backend;
     args.backend_options(backend);

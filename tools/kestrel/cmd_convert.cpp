@@ -16,6 +16,7 @@ int convert_command(const std::vector<std::string>& argv)
     if (args.positional.size() != 3) throw UsageError("convert needs MODEL.onnx OUT.param OUT.bin");
     const bool for_ncnn = args.last("--ncnn") != nullptr;
     LoadedModel model;
+    model.onnx = args.onnx_limits();
     if (for_ncnn) { // ncnn's convolutions take no residual input
         LoadOptions lo = model.net.load_options();
         lo.fuse_residuals = false;

@@ -21,6 +21,9 @@ std::string descs_str(const std::vector<TensorDesc>& ds)
     for (const auto& d : ds) {
         s += (s.empty() ? "" : " ") + shape_str(d.shape);
         if (d.layout == Layout::ChannelBlocks) s += ":" + std::to_string(channel_block()) + "c";
+        // The type a layer computes in: float32 unless said (a float16 model's
+        // layers compute in float32 between its float16 inputs and outputs).
+        if (d.dtype != DType::F32) s += std::string(":") + dtype_name(d.dtype);
     }
     return s.empty() ? "-" : s;
 }
@@ -50,7 +53,8 @@ Info gather(const LoadedModel& model, const Args& args)
     Info info;
     if (args.options.count("--shape"))
         for (const auto& s : args.options.at("--shape")) {
-            const auto kv = split_assignment(s, "--shape");
+            const auto kv =
+                split_assignment(s, "--shape", [&](const std::string& name) { return is_input_of(model.net, name); });
             info.inputs[kv.first] = TensorDesc{parse_dims(kv.second), DType::F32};
         }
     const Graph& g = model.net.graph();
@@ -130,6 +134,13 @@ std::string json_descs(const std::vector<TensorDesc>& ds)
     return s + "]";
 }
 
+std::string json_dtypes(const std::vector<TensorDesc>& ds)
+{
+    std::string s = "[";
+    for (size_t i = 0; i < ds.size(); ++i) s += (i ? "," : "") + json_string(dtype_name(ds[i].dtype));
+    return s + "]";
+}
+
 void print_json(const LoadedModel& model, const Info& info)
 {
     const Graph& g = model.net.graph();
@@ -144,10 +155,11 @@ void print_json(const LoadedModel& model, const Info& info)
         const LayerReport& r = info.report.layers[i];
         const Layer& l = g.layers[r.layer];
         std::printf("%s\n  {\"index\": %d, \"type\": %s, \"name\": %s, \"inputs\": %s, \"outputs\": %s, "
-                    "\"weight_bytes\": %lld, \"macs\": %s, \"params\": %s}",
+                    "\"output_dtypes\": %s, \"weight_bytes\": %lld, \"macs\": %s, \"params\": %s}",
                     i ? "," : "", r.layer, json_string(l.type).c_str(), json_string(l.name).c_str(),
                     info.shapes_known ? json_descs(r.inputs).c_str() : "null",
-                    info.shapes_known ? json_descs(r.outputs).c_str() : "null", static_cast<long long>(r.weight_bytes),
+                    info.shapes_known ? json_descs(r.outputs).c_str() : "null",
+                    info.shapes_known ? json_dtypes(r.outputs).c_str() : "null", static_cast<long long>(r.weight_bytes),
                     info.shapes_known ? std::to_string(r.macs).c_str() : "null",
                     json_string(l.params.to_text()).c_str());
     }
@@ -220,6 +232,7 @@ int info_command(const std::vector<std::string>& argv)
     if (args.positional.size() != 1) throw UsageError("info needs exactly one MODEL argument");
     if (args.last("--json") && args.last("--dot")) throw UsageError("--json and --dot exclude each other");
     LoadedModel model;
+    model.onnx = args.onnx_limits();
     load_model(model, args.positional[0], args.last("--weights"), true);
     const Info info = gather(model, args);
     if (args.last("--json"))

@@ -171,6 +171,7 @@ int quantize_command(const std::vector<std::string>& argv)
 
     // Residual sums stay layers (int8 convolutions take no residual input).
     LoadedModel model;
+    model.onnx = args.onnx_limits();
     LoadOptions lo = model.net.load_options();
     lo.fuse_residuals = false;
     model.net.set_load_options(lo);

@@ -81,6 +81,7 @@ int run_command(const std::vector<std::string>& argv)
                                  {"--no-optimize", "--fp16-weights", "--fp16-storage"});
     if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
     LoadedModel model;
+    model.onnx = args.onnx_limits();
     LoadOptions lo;
     lo.fp16_weights = args.last("--fp16-weights") != nullptr;
     model.net.set_load_options(lo);
@@ -91,18 +92,18 @@ int run_command(const std::vector<std::string>& argv)
     args.backend_options(options);
     Session session(model.net, options);
 
+    const auto is_input = [&](const std::string& name) { return is_input_of(model.net, name); };
     std::map<std::string, Shape> shapes;
     if (args.options.count("--shape"))
         for (const auto& s : args.options.at("--shape")) {
-            const auto kv = split_assignment(s, "--shape");
+            const auto kv = split_assignment(s, "--shape", is_input);
             shapes[kv.first] = parse_dims(kv.second);
         }
     std::map<std::string, Tensor> given;
     if (args.options.count("--input"))
         for (const auto& s : args.options.at("--input")) {
-            const auto kv = split_assignment(s, "--input");
-            const auto names = model.net.input_names();
-            if (std::find(names.begin(), names.end(), kv.first) == names.end())
+            const auto kv = split_assignment(s, "--input", is_input);
+            if (!is_input(kv.first))
                 fail(model.param_path, ": the model has no input named '", kv.first, "'");
             given[kv.first] = model.net.input_dtype(kv.first) == DType::Sequence ? read_sequence_npy(kv.second)
                                                                                   : read_npy(kv.second);
@@ -131,7 +132,8 @@ int run_command(const std::vector<std::string>& argv)
 
     std::vector<std::pair<std::string, std::string>> outputs; // blob, file ("" = print)
     if (args.options.count("--output"))
-        for (const auto& s : args.options.at("--output")) outputs.push_back(split_assignment(s, "--output"));
+        for (const auto& s : args.options.at("--output")) outputs.push_back(
+                split_assignment(s, "--output", [&](const std::string& name) { return model.net.has_blob(name); }));
     else
         for (const auto& name : model.net.output_names()) outputs.push_back({name, ""});
     std::vector<std::string> names;

@@ -44,7 +44,9 @@ const Command kCommands[] = {
 const char* const kModels =
     "MODEL is an ONNX model (.onnx, converted in memory; .npy shapes are its ONNX shapes) or an ncnn .param\n"
     "(weights default to the same path with .bin) or .param.bin.\n"
-    "For ncnn models, .npy shapes are ncnn's [w,h,d,c] reversed: (c,d,h,w), (c,h,w), (h,w), (w,).\n";
+    "For ncnn models, .npy shapes are ncnn's [w,h,d,c] reversed: (c,d,h,w), (c,h,w), (h,w), (w,).\n"
+    "Every command that loads an ONNX model takes --onnx-limit depth=N|subgraphs=N|nodes=N (raises the bounds\n"
+    "on nested subgraphs and node counts; docs/onnx.md). Names are the model's own, spaces and all.\n";
 
 void print_usage(FILE* f, const Command* only = nullptr)
 {

@@ -9,6 +9,9 @@
 // For ranks up to 4 these are ncnn's shapes (a rank-3 operand against a rank-4
 // one is (1, c, h, w)).
 // With transB the last two axes of B are (N, K) instead of (K, N).
+// float32 on the GEMM kernels; int32 (ONNX's MatMul of int32, and the exact
+// sums of MatMulInteger with B given at run time) by a plain loop, wrapping
+// as two's complement does.
 #include <algorithm>
 #include <vector>
 
@@ -36,10 +39,10 @@ public:
     {
         expect_input_count(in, 2, 2);
         expect_output_count(out, 1);
-        expect_f32(in[0], "A");
-        expect_f32(in[1], "B");
-        out[0] = TensorDesc();
-        out[0].shape = plan(in[0].shape, in[1].shape).out;
+        check((in[0].dtype == DType::F32 || in[0].dtype == DType::I32) && in[1].dtype == in[0].dtype,
+              "A and B must both be float32 or both int32, got ", dtype_name(in[0].dtype), " and ",
+              dtype_name(in[1].dtype));
+        out[0] = TensorDesc(plan(in[0].shape, in[1].shape).out, in[0].dtype);
     }
 
     int64_t macs(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>&) const override
@@ -53,7 +56,8 @@ public:
                                      PrepareContext& ctx) const override
     {
         const Plan p = plan(in[0].shape, in[1].shape);
-        ctx.request_scratch(a_matrices(in[0].shape) * gemm_packed_a_floats(gemm_kernel(), p.M, p.K) * 4);
+        if (in[0].dtype == DType::F32)
+            ctx.request_scratch(a_matrices(in[0].shape) * gemm_packed_a_floats(gemm_kernel(), p.M, p.K) * 4);
         return nullptr;
     }
 
@@ -63,6 +67,8 @@ public:
     void forward(const std::vector<Tensor>& in, std::vector<Tensor>& out, const ExecContext& ctx) const override
     {
         const Plan p = plan(in[0].shape(), in[1].shape());
+        if (in[0].dtype() == DType::I32) return forward_int32(p, in[0].data<int32_t>(), in[1].data<int32_t>(),
+                                                              out[0].data<int32_t>(), ctx);
         const GemmKernel& kern = gemm_kernel();
         const int64_t M = p.M, N = p.N, K = p.K, per_a = gemm_packed_a_floats(kern, M, K);
         const float* A = in[0].data<float>();
@@ -92,6 +98,26 @@ public:
     }
 
 private:
+    // Each output row of each batch a loop over K, in uint32 (wrapping).
+    static void forward_int32(const Plan& p, const int32_t* A, const int32_t* B, int32_t* Y, const ExecContext& ctx)
+    {
+        const int64_t M = p.M, N = p.N, K = p.K;
+        ctx.parallel_for(p.batches * M, [&](int64_t begin, int64_t end) {
+            for (int64_t row = begin; row < end; ++row) {
+                const int64_t batch = row / M, m = row % M;
+                const int32_t* a = A + (p.a_batch[static_cast<size_t>(batch)] * M + m) * K;
+                const int32_t* b = B + p.b_batch[static_cast<size_t>(batch)] * K * N;
+                int32_t* y = Y + row * N;
+                for (int64_t j = 0; j < N; ++j) {
+                    uint32_t sum = 0;
+                    for (int64_t k = 0; k < K; ++k)
+                        sum += static_cast<uint32_t>(a[k]) * static_cast<uint32_t>(p.transB ? b[j * K + k] : b[k * N + j]);
+                    y[j] = static_cast<int32_t>(sum);
+                }
+            }
+        });
+    }
+
     // A's matrices (the product of its batch axes).
     static int64_t a_matrices(const Shape& a)
     {

@@ -12,7 +12,8 @@
 //   saturates (x / 0 is +-inf); 0 / 0 and NaN give 0.
 // DynamicQuantizeLinear: x float32 -> y uint8, y_scale float32 scalar,
 //   y_zero_point uint8 scalar, from the range [min(0, min x), max(0, max x)]
-//   mapped onto [0, 255] (an all-zero x gives scale 0, zero point 0, y 0).
+//   mapped onto [0, 255] (an all-zero x gives scale 1, zero point 0, y 0, as
+//   ONNX Runtime gives).
 #include <cmath>
 #include <type_traits>
 
@@ -136,12 +137,11 @@ public:
             lo = std::min(lo, x[i]);
             hi = std::max(hi, x[i]);
         }
-        const float scale = (hi - lo) / 255.f;
-        const uint8_t zp = scale == 0.f ? 0 : saturate_cast<uint8_t>(std::nearbyint(0.f - lo / scale));
+        const float scale = hi == lo ? 1.f : (hi - lo) / 255.f;
+        const uint8_t zp = saturate_cast<uint8_t>(std::nearbyint(0.f - lo / scale));
         ChannelGroups whole;
         whole.inner = in[0].numel();
-        if (scale == 0.f) std::fill_n(out[0].data<uint8_t>(), in[0].numel(), uint8_t(0));
-        else onnx_quantize(in[0], {scale}, {static_cast<float>(zp)}, whole, out[0], ctx);
+        onnx_quantize(in[0], {scale}, {static_cast<float>(zp)}, whole, out[0], ctx);
         if (out.size() > 1) out[1].data<float>()[0] = scale;
         if (out.size() > 2) out[2].data<uint8_t>()[0] = zp;
     }
