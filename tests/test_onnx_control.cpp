@@ -190,9 +190,9 @@ TEST(OnnxIf, BadBranchesAndNestingAreErrors)
         last = "y" + std::to_string(i);
     }
     wide.output(last, 1);
-    OnnxImportOptions few;
-    few.max_subgraphs = 32;
-    msg = layer_test::error_of([&] { wide.load(true, few); });
+    OnnxImportOptions fewer;
+    fewer.max_subgraphs = 32;
+    msg = layer_test::error_of([&] { wide.load(true, fewer); });
     EXPECT_TRUE(layer_test::contains(msg, "more than 32 subgraphs")) << msg;
     EXPECT_TRUE(layer_test::contains(msg, "max_subgraphs")) << msg;
     EXPECT_NO_THROW(wide.load(true));

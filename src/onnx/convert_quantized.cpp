@@ -14,9 +14,10 @@
 //    does (float(sum + bias) * (x_scale * w_scale / y_scale), rounded half to
 //    even, plus the zero point, saturated).
 //  - MatMulInteger with B known only at run time runs on int32 operands.
-// The float fallback (each input dequantized, the float op, then a cast or
-// QuantizeLinear) remains only for QLinear ops whose scales are known only at
-// run time.
+// The float fallback (each input dequantized, the float op, then a rounding
+// cast or QuantizeLinear) remains only for ConvInteger with weights given at
+// run time or 1-D / 3-D windows (exact while the sums stay below 2^24), and
+// for QLinear ops whose scales are known only at run time.
 #include <algorithm>
 #include <memory>
 
@@ -526,7 +527,12 @@ void requantize_sums(NodeContext& n, const std::string& sums, int x_scale, int w
 void convert_conv_integer(NodeContext& n)
 {
     if (int8_conv_integer(n)) return;
-    exact_conv_sums(n, 0, 1, 2, 3, n.output(0));
+    if (const Tensor* w = n.constant(1); w && w->rank() == 4) return exact_conv_sums(n, 0, 1, 2, 3, n.output(0));
+    // Weights given at run time, or a 1-D / 3-D window (no quantizer writes
+    // these): float32 sums, rounded, exact while they stay below 2^24.
+    const std::string x = dequantized(n, {0, -1, 2, 1});
+    const std::string w = dequantized(n, {1, -1, 3, 0});
+    cast_to(n, stand_in_value(n, "Round", {float_stand_in(n, "Conv", {x, w})}, "rounded"), DType::I32, n.output(0));
 }
 
 void int8_conv_integer_or_fail(NodeContext& n)

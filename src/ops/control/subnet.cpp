@@ -13,7 +13,9 @@ namespace kestrel::subnet {
 
 namespace {
 
-constexpr int kMaxNesting = 16;
+// Bounds the recursion of nested loads (each level a parse on the stack); as
+// deep as the ONNX importer's default (OnnxImportOptions::max_nesting_depth).
+constexpr int kMaxNesting = 64;
 
 } // namespace
 
