@@ -415,16 +415,40 @@ void exact_conv_sums(NodeContext& n, int x_in, int w_in, int xz_in, int wz_in, c
         x = stand_in_value(n, "Pad", {x, n.constant_name(int64_tensor(all), "pads"), n.input(xz_in)}, "padded");
     }
     const std::vector<onnx::AttributeProto> attrs = window_attributes(n, pad_first);
-    const bool last = !in.run_time && iw.symmetric;
-    std::string sums = int8_conv_step(n, x, iw.w, in.c, attrs, group, last ? out : "");
-    if (last) return;
     const int64_t per = w->numel() / outputs;
+    // One group: the window sums ride along as one more output channel of
+    // all-ones weights (a product of one output alone runs far below the
+    // kernels' speed); several: a product of one output per group.
+    const bool ride_along = !iw.symmetric && group == 1;
+    Tensor weights = iw.w;
+    if (ride_along) {
+        weights = Tensor({outputs + 1, w->dim(1), w->dim(2), w->dim(3)}, DType::I8);
+        std::copy_n(iw.w.data<int8_t>(), iw.w.numel(), weights.data<int8_t>());
+        std::fill_n(weights.data<int8_t>() + iw.w.numel(), per, int8_t{1});
+    }
+    const bool last = !in.run_time && iw.symmetric;
+    std::string sums = int8_conv_step(n, x, weights, in.c, attrs, group, last ? out : "");
+    if (last) return;
     if (in.run_time) {
-        const std::vector<int64_t> row_sums = int8_gemm_row_sums(iw.w.data<int8_t>(), outputs, per, per);
-        sums = less_zero_point_share(n, sums, in, int32_values(row_sums, {outputs, 1, 1}), iw.symmetric ? out : "");
+        std::vector<int64_t> row_sums = int8_gemm_row_sums(weights.data<int8_t>(), weights.dim(0), per, per);
+        sums = less_zero_point_share(n, sums, in, int32_values(row_sums, {weights.dim(0), 1, 1}),
+                                     iw.symmetric ? out : "");
     }
     if (iw.symmetric) return;
-    // The window sums of x - xz, one per group, and their share wz' * sums.
+    const auto channels = [&](const std::string& blob, int64_t begin, int64_t end) {
+        return stand_in_value(n, "Slice",
+                              {blob, n.constant_name(int64_tensor({begin}), "starts"),
+                               n.constant_name(int64_tensor({end}), "ends"), n.constant_name(int64_tensor({1}), "axes")},
+                              "channels");
+    };
+    if (ride_along) {
+        const std::string window = channels(sums, outputs, outputs + 1);
+        const std::string share = int32_step(n, kIntMul, window, constant_blob(n, iw.zero.reshaped({outputs, 1, 1}), "zp"));
+        int32_step(n, kIntSub, channels(sums, 0, outputs), share, out);
+        return;
+    }
+    // The window sums of x - xz, one per group, and their share wz' * sums:
+    // sums (N, G, O/G, H*W) less zero (G, O/G, 1) x window (N, G, 1, H*W).
     Tensor ones({group, w->dim(1), w->dim(2), w->dim(3)}, DType::I8);
     std::fill_n(ones.data<int8_t>(), ones.numel(), int8_t{1});
     std::string window = int8_conv_step(n, x, ones, in.c, attrs, group);
@@ -432,12 +456,6 @@ void exact_conv_sums(NodeContext& n, int x_in, int w_in, int xz_in, int wz_in, c
     const auto reshaped = [&](const std::string& blob, std::vector<int64_t> dims) {
         return stand_in_value(n, "Reshape", {blob, n.constant_name(int64_tensor(dims), "shape")}, "reshaped");
     };
-    if (group == 1) {
-        const std::string share = int32_step(n, kIntMul, window, constant_blob(n, iw.zero.reshaped({outputs, 1, 1}), "zp"));
-        int32_step(n, kIntSub, sums, share, out);
-        return;
-    }
-    // Per group: sums (N, G, O/G, H*W) less zero (G, O/G, 1) x window (N, G, 1, H*W).
     const std::string share = int32_step(n, kIntMul, reshaped(window, {0, group, 1, -1}),
                                          constant_blob(n, iw.zero.reshaped({group, outputs / group, 1}), "zp"));
     const std::string grouped = int32_step(n, kIntSub, reshaped(sums, {0, group, outputs / group, -1}), share);
