@@ -43,10 +43,10 @@ namespace {
 
 using namespace kestrel;
 
-ExecContext context(const benchmark::State& state)
+ParallelContext context(const benchmark::State& state)
 {
     const int threads = static_cast<int>(state.range(0));
-    return ExecContext(threads > 1 ? &ThreadPool::global() : nullptr, threads);
+    return ParallelContext(threads > 1 ? &ThreadPool::global() : nullptr, threads);
 }
 
 std::vector<float> values(int64_t n, float scale = 0.01f)
@@ -94,7 +94,7 @@ void BM_FmaPeak(benchmark::State& state)
     }
     const int width = isa == Isa::Avx512 ? 16 : 8;
     constexpr int64_t kIterations = 1 << 20;
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state)
         ctx.parallel_for(ctx.threads(), [&](int64_t begin, int64_t end) {
             for (int64_t t = begin; t < end; ++t)
@@ -111,7 +111,7 @@ void gemm_case(benchmark::State& state, int64_t m, int64_t n, int64_t k)
     std::vector<float> c(static_cast<size_t>(m * n));
     const std::vector<float> packed = gemm_pack_a(kern, a.data(), m, k, k);
     const GemmRowMajorB pack_b{b.data(), k, n, kern.nr};
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state) {
         gemm_f32(kern, m, n, k, packed.data(), GemmStart::Zero, nullptr, c.data(), n, pack_b,
                  gemm_no_post, ctx);
@@ -132,7 +132,7 @@ void BM_GemmConv7Cold(benchmark::State& state)
     std::vector<std::vector<float>> packed;
     for (int i = 0; i < 16; ++i) packed.push_back(gemm_pack_a(kern, a.data(), m, k, k));
     const GemmRowMajorB pack_b{b.data(), k, n, kern.nr};
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     size_t i = 0;
     for (auto _ : state) {
         gemm_f32(kern, m, n, k, packed[i++ % packed.size()].data(), GemmStart::Zero, nullptr, c.data(), n, pack_b,
@@ -153,7 +153,7 @@ void BM_Conv3x3Direct(benchmark::State& state)
     const std::vector<float> w = values(kConvChannels * kConvChannels * 9), x = values(kConvChannels * 58 * 58, 1.f);
     const std::vector<float> packed = conv2d_gemm_pack_weights(kern, w.data(), g);
     std::vector<float> y(static_cast<size_t>(kConvChannels * kConvSide * kConvSide));
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state) {
         conv2d_gemm(kern, g, packed.data(), x.data(), nullptr, y.data(), {}, ctx);
         benchmark::ClobberMemory();
@@ -170,7 +170,7 @@ void BM_Conv3x3Winograd(benchmark::State& state)
     const std::vector<float> packed = winograd_pack_weights(gemm, m, w.data(), kConvChannels, kConvChannels);
     std::vector<float> y(static_cast<size_t>(kConvChannels * kConvSide * kConvSide));
     std::vector<float> scratch(static_cast<size_t>(winograd_scratch_floats(gemm, g)));
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state) {
         conv2d_winograd(gemm, winograd_kernel(), g, packed.data(), x.data(), nullptr, y.data(), scratch.data(), {},
                         ctx);
@@ -189,7 +189,7 @@ void BM_Conv3x3Blocks(benchmark::State& state)
     std::vector<float> y(static_cast<size_t>(kConvChannels * kConvSide * kConvSide));
     Conv2dBlockedProblem pr{x.data(), true, kConvChannels, kConvChannels, side, side, kConvSide, kConvSide};
     pr.kh = pr.kw = 3, pr.packed = packed.data(), pr.bias = bias.data(), pr.y = y.data(), pr.y_blocked = true;
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state) {
         // Pairs of output blocks (the tile's two) over the threads.
         ctx.parallel_for(blocks / 2, [&](int64_t begin, int64_t end) {
@@ -214,7 +214,7 @@ void BM_Conv3x3WinogradBlocks(benchmark::State& state)
     std::vector<float> scratch(static_cast<size_t>(winograd_block_scratch_floats(g, kern.lanes)));
     WinogradBlockSource input = src;
     input.plane = x.data();
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state) {
         conv2d_winograd_blocks(tile, kern, g, packed.data(), input, bias.data(), nullptr, y.data(), scratch.data(), {},
                                ctx);
@@ -231,7 +231,7 @@ void BM_Depthwise3x3(benchmark::State& state)
     const std::vector<float> w = values(channels * 9), x = values(channels * side * side, 1.f);
     std::vector<float> y(static_cast<size_t>(channels * side * side));
     const DepthwiseKernel& kern = depthwise_kernel();
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state) {
         ctx.parallel_for(channels, [&](int64_t begin, int64_t end) {
             std::vector<float> scratch(static_cast<size_t>(g.scratch_floats()));
@@ -256,7 +256,7 @@ void BM_Int8GemmConv(benchmark::State& state)
     int8_gemm_pack_b(kern, b.data(), k, n, n, b_packed.data());
     const std::vector<int32_t> init(static_cast<size_t>(m), 0);
     std::vector<int32_t> c(static_cast<size_t>(m * n));
-    const ExecContext ctx = context(state);
+    const ParallelContext ctx = context(state);
     for (auto _ : state) {
         int8_gemm(kern, m, n, k, a_packed.data(), init.data(), b_packed.data(), c.data(), n, ctx);
         benchmark::ClobberMemory();

@@ -1,6 +1,6 @@
 // The shape-expression parser and evaluator (Reshape 6=, Crop 19-21, Interp 9=).
 #include "fuzz_util.h"
-#include "graph/expression.h"
+#include "ops/common/expression.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

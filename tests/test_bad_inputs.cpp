@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "graph/ncnn_param.h"
+#include "frontend/ncnn/param.h"
 #include "kestrel/kestrel.h"
 #include "test_helpers.h"
 
@@ -265,8 +265,12 @@ TEST_F(BadInput, BadMagic)
     Bytes b;
     b.i32(7767518).i32(1).i32(1).i32(16).i32(0).i32(1).i32(0).i32(-233);
     expect_param_bin_rejected(b, {"magic"});
-    // A text .param named .param.bin is read as binary: still a clean error.
-    expect_param_bin_rejected(Bytes().str(kReluModel), {"magic"});
+    // A text .param named .param.bin: Net::load_param_bin reads it as binary
+    // (a clean error); the command tells the format from the content and runs it.
+    const std::string misnamed = write("text.param.bin", Bytes().str(kReluModel));
+    expect_api([&] { Net().load_param_bin(misnamed); }, {misnamed, "magic"});
+    const ktest::CliResult run = ktest::run_cli({"run", misnamed});
+    EXPECT_EQ(run.exit_code, 0) << run.describe();
 }
 
 TEST_F(BadInput, BadCounts)

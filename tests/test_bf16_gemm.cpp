@@ -55,7 +55,7 @@ TEST(Bf16Gemm, EveryKernelMatchesSumsOfRoundedValues)
             const int64_t ldc = s.n + 3;
             std::vector<float> c(static_cast<size_t>(s.m * ldc), -7.f);
             bf16_gemm(*kern, s.m, s.n, s.k, a_packed.data(), init.data(), b_packed.data(), c.data(), ldc,
-                      ExecContext(nullptr, 1));
+                      ParallelContext(nullptr, 1));
             for (int64_t i = 0; i < s.m; ++i) {
                 for (int64_t j = 0; j < s.n; ++j) {
                     double sum = init[i], magnitude = std::fabs(init[i]);
@@ -148,7 +148,7 @@ TEST(Bf16Conv, EveryKernelMatchesANaiveConvolutionOfRoundedValues)
             const Conv2dBf16 packed = conv2d_bf16_prepare(*kern, weights.data(), bias.data(), g);
             std::vector<uint32_t> input(static_cast<size_t>(conv2d_bf16_input_words(*kern, g)), 0xffffffffu);
             conv2d_bf16_input(*kern, packed, g, x.data(), s.h, s.w, s.pad, s.pad, pad_value, input.data(),
-                              ExecContext(nullptr, 1));
+                              ParallelContext(nullptr, 1));
             std::vector<float> y(static_cast<size_t>(outch * plane), NAN);
             conv2d_bf16(*kern, packed, g, conv2d_bf16_offsets(g, packed), input.data(),
                         [&](int64_t oc, int64_t pixel, const float* sums, int64_t n) {
@@ -157,7 +157,7 @@ TEST(Bf16Conv, EveryKernelMatchesANaiveConvolutionOfRoundedValues)
                                 y[oc * plane + pixel + i] = sums[i];
                             }
                         },
-                        ExecContext(nullptr, 1));
+                        ParallelContext(nullptr, 1));
             std::vector<double> magnitude;
             const auto want = reference_conv(s, x, weights, bias, pad_value, g.out_h, g.out_w, magnitude);
             for (size_t i = 0; i < y.size(); ++i)

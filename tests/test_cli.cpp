@@ -399,5 +399,44 @@ TEST(Cli, InfoMarksChannelBlockedBlobs)
     EXPECT_TRUE(has(r.out, "(24,10,12) ") || has(r.out, "(24,10,12)\n")) << r.out;
 }
 
+// --plan: the session's plan as a value. The 1x1 convolution's output lives in
+// the arena in channel blocks (its bytes padded to whole blocks), the graph's
+// input is the caller's tensor, the output asked for has its own buffer.
+TEST(Cli, InfoPlanShowsWhereEachBlobLives)
+{
+    ktest::TempDir dir;
+    ktest::write_file(dir.file("m.param"), "7767517\n3 3\nInput in 0 1 x\n"
+                                           "Convolution pw 1 1 x a 0=24 1=1 5=1 6=192\n"
+                                           "ConvolutionDepthWise dw 1 1 a y 0=24 1=3 4=1 5=1 6=216 7=24\n");
+    const ktest::CliResult r = ktest::run_cli({"info", dir.file("m.param"), "--shape", "x=8,10,12", "--plan"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    const int64_t block = channel_block(), blocked_bytes = (24 + block - 1) / block * block * 10 * 12 * 4;
+    EXPECT_TRUE(has(r.out, "0  Convolution 'pw' on cpu, float")) << r.out;
+    EXPECT_TRUE(has(r.out, "1  ConvolutionDepthWise 'dw' on cpu, float")) << r.out;
+    EXPECT_TRUE(has(r.out, "in  x (8,10,12) input")) << r.out;
+    EXPECT_TRUE(has(r.out, "out a (24,10,12):" + std::to_string(block) + "c @")) << r.out;
+    EXPECT_TRUE(has(r.out, "+" + std::to_string(blocked_bytes) + "\n")) << r.out;
+    EXPECT_TRUE(has(r.out, "out y (24,10,12) owned")) << r.out;
+    EXPECT_EQ(ktest::run_cli({"info", dir.file("m.param"), "--plan", "--dot"}).exit_code, 2);
+    // Without the input's shape there is no plan to show.
+    const ktest::CliResult no_shape = ktest::run_cli({"info", dir.file("m.param"), "--plan"});
+    EXPECT_NE(no_shape.exit_code, 0);
+    EXPECT_TRUE(has(no_shape.err, "--plan needs every input's shape")) << no_shape.err;
+
+    const ktest::CliResult j =
+        ktest::run_cli({"info", dir.file("m.param"), "--shape", "x=8,10,12", "--plan", "--json"});
+    ASSERT_EQ(j.exit_code, 0) << j.describe();
+    ktest::write_file(dir.file("plan.json"), j.out);
+    REQUIRE_PROGRAM("python3");
+    EXPECT_TRUE(accepts("python3 -c 'import json,sys; d=json.load(sys.stdin); p=d[\"layers\"][0][\"plan\"]; "
+                        "a=p[\"outputs\"][0]; "
+                        "assert a[\"blob\"] == \"a\" and a[\"home\"] == \"arena\" and a[\"bytes\"] == " +
+                            std::to_string(blocked_bytes) + " and a[\"offset\"] >= 0, p; "
+                        "assert d[\"layers\"][1][\"plan\"][\"inputs\"][0] == a, d[\"layers\"][1]; "
+                        "assert d[\"peak_bytes\"] >= a[\"offset\"] + a[\"bytes\"]'",
+                        dir.file("plan.json")))
+        << j.out;
+}
+
 } // namespace
 } // namespace kestrel

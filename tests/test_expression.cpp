@@ -1,8 +1,8 @@
-// Tests for ncnn's shape-expression language (src/graph/expression.h).
+// Tests for ncnn's shape-expression language (src/ops/common/expression.h).
 //
 // Expected values are written by hand or computed here with <cmath> in float
 // precision (ncnn evaluates in float), never by running the evaluator twice.
-#include "graph/expression.h"
+#include "ops/common/expression.h"
 
 #include <gtest/gtest.h>
 

@@ -122,7 +122,7 @@ TEST(FuzzRegression, ParamBinYoloNumBoxOverflow)
 // fuzz_onnx (ASan SEGV inside libonnx 1.12, CI's bounded run): a
 // LayerNormalization axis of -131075 on a rank-4 input made libonnx's shape
 // inference read far out of bounds. The axis is now checked against the rank
-// before libonnx's inference runs (src/onnx/safe_shape_inference.cpp).
+// before libonnx's inference runs (src/frontend/onnx/safe_shape_inference.cpp).
 TEST(FuzzRegression, OnnxLayerNormAxisFarOutOfRange)
 {
     const std::string bytes = regression_file("onnx-layernorm-axis-out-of-range.onnx");

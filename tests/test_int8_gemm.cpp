@@ -48,7 +48,7 @@ std::vector<uint8_t> random_bytes(int64_t count, std::mt19937& rng)
 // columns past n must stay untouched).
 std::vector<int32_t> run_int8_gemm(const Int8GemmKernel& kern, const Int8Case& s, const std::vector<int8_t>& a,
                                    const std::vector<uint8_t>& b, const std::vector<int32_t>& init, int64_t ldc,
-                                   const ExecContext& ctx)
+                                   const ParallelContext& ctx)
 {
     std::vector<int8_t> a_packed(static_cast<size_t>(int8_gemm_packed_a_bytes(kern, s.m, s.k)), 99);
     std::vector<uint8_t> b_packed(static_cast<size_t>(int8_gemm_packed_b_bytes(kern, s.n, s.k)), 99);
@@ -86,7 +86,7 @@ TEST(Int8Gemm, EveryKernelMatchesInt32Sums)
             std::vector<int32_t> init(static_cast<size_t>(s.m));
             for (int64_t i = 0; i < s.m; ++i) init[i] = static_cast<int32_t>(i * 1000 - 5000);
             const int64_t ldc = s.n + 3;
-            const auto c = run_int8_gemm(*kern, s, a, b, init, ldc, ExecContext(nullptr, 1));
+            const auto c = run_int8_gemm(*kern, s, a, b, init, ldc, ParallelContext(nullptr, 1));
             expect_reference_sums(s, a, b, init, c, ldc, kern->isa);
         }
 }
@@ -112,9 +112,9 @@ TEST(Int8Gemm, ExtremeBytesAndTheOffsetFormAreExact)
     std::vector<int32_t> compensation;
     for (int64_t sum : int8_gemm_row_sums(w.data(), s.m, s.k, s.k)) compensation.push_back(static_cast<int32_t>(-128 * sum));
     for (const Int8GemmKernel* kern : int8_gemm_kernels_available()) {
-        const auto c = run_int8_gemm(*kern, s, a, b, zeros, s.n, ExecContext(nullptr, 1));
+        const auto c = run_int8_gemm(*kern, s, a, b, zeros, s.n, ParallelContext(nullptr, 1));
         expect_reference_sums(s, a, b, zeros, c, s.n, kern->isa);
-        const auto y = run_int8_gemm(*kern, s, w, x_offset, compensation, s.n, ExecContext(nullptr, 1));
+        const auto y = run_int8_gemm(*kern, s, w, x_offset, compensation, s.n, ParallelContext(nullptr, 1));
         for (int64_t i = 0; i < s.m; ++i)
             for (int64_t j = 0; j < s.n; ++j) {
                 int32_t sum = 0;
@@ -153,8 +153,8 @@ TEST(Int8Gemm, ThreadCountsGiveTheSameBits)
     const auto b = random_bytes(s.k * s.n, rng);
     const std::vector<int32_t> init(static_cast<size_t>(s.m), 17);
     const Int8GemmKernel& kern = int8_gemm_kernel();
-    const auto one = run_int8_gemm(kern, s, a, b, init, s.n, ExecContext(nullptr, 1));
-    const auto many = run_int8_gemm(kern, s, a, b, init, s.n, ExecContext(&pool(), 3));
+    const auto one = run_int8_gemm(kern, s, a, b, init, s.n, ParallelContext(nullptr, 1));
+    const auto many = run_int8_gemm(kern, s, a, b, init, s.n, ParallelContext(&pool(), 3));
     EXPECT_EQ(one, many);
     expect_reference_sums(s, a, b, init, many, s.n, kern.isa);
 }
@@ -232,7 +232,7 @@ TEST(Int8Conv, EveryKernelMatchesNaiveInt32Sums)
             const int8_t pad = -3;
             const auto expected = reference_int8_conv(c, g, x, w, pad);
             for (int threads : {1, 3}) {
-                const ExecContext ctx(threads > 1 ? &pool() : nullptr, threads);
+                const ParallelContext ctx(threads > 1 ? &pool() : nullptr, threads);
                 const Conv2dInt8Dot packed = conv2d_int8_dot_prepare(*kern, w.data(), g);
                 std::vector<uint8_t> input(static_cast<size_t>(conv2d_int8_dot_input_bytes(*kern, g)), 0x5a);
                 conv2d_int8_dot_input(*kern, g, x.data(), c.h, c.w, c.pad_top, c.pad_left, pad, input.data(), ctx);

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "graph/graph.h"
-#include "graph/ncnn_form.h"
+#include "frontend/ncnn/export_form.h"
 #include "kestrel/kestrel.h"
 #include "kestrel/npy.h"
 #include "kestrel/onnx.h"

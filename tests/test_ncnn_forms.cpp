@@ -8,7 +8,7 @@
 #include <functional>
 #include <numeric>
 
-#include "graph/ncnn_param.h"
+#include "frontend/ncnn/param.h"
 #include "layer_test_util.h"
 
 namespace kestrel {

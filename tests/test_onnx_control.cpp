@@ -1,5 +1,5 @@
 // ONNX If: branches become sub-networks carried by the If layer
-// (src/ops/control/if.cpp, src/onnx/convert_control.cpp). Expectations are
+// (src/ops/control/if.cpp, src/frontend/onnx/convert_control.cpp). Expectations are
 // computed here element by element from the branch formulas.
 #include <cmath>
 

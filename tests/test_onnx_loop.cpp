@@ -1,5 +1,5 @@
 // ONNX Loop and Scan: bodies become sub-networks carried by our Loop and Scan
-// layers (src/ops/control/{loop,scan}.cpp, src/onnx/convert_control.cpp).
+// layers (src/ops/control/{loop,scan}.cpp, src/frontend/onnx/convert_control.cpp).
 // Expectations are computed here by running the bodies' formulas in plain loops.
 #include <cmath>
 

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "graph/graph.h"
-#include "graph/ncnn_form.h"
+#include "frontend/ncnn/export_form.h"
 #include "kestrel/kestrel.h"
 #include "kestrel/quantize.h"
 #include "quantize/thresholds.h"

@@ -11,7 +11,7 @@
 
 #include "backend/vulkan/device.h"
 #include "graph/graph.h"
-#include "graph/ncnn_model_bin.h"
+#include "frontend/ncnn/model_bin.h"
 #include "kestrel/kestrel.h"
 #include "layer_test_util.h"
 

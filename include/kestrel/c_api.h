@@ -81,6 +81,11 @@ kestrel_status kestrel_net_create(kestrel_net** net);
 void kestrel_net_destroy(kestrel_net* net);
 /* The load options of `options` (fuse_layers, winograd, fp16_weights), before loading. */
 kestrel_status kestrel_net_set_options(kestrel_net* net, const kestrel_options* options);
+/* A model of any format Kestrel reads, told from the file's content (ncnn
+ * .param/.param.bin with its weights beside it or at `weights`, which may be
+ * NULL; ONNX once kestrel_register_onnx() was called), as kestrel/model_file.h's
+ * load_model_file. The net's fuse_layers option turns the optimizer on. */
+kestrel_status kestrel_net_load(kestrel_net* net, const char* path, const char* weights);
 /* An ncnn .param (text) from a file or from memory (NUL-terminated text). */
 kestrel_status kestrel_net_load_param(kestrel_net* net, const char* path);
 kestrel_status kestrel_net_load_param_mem(kestrel_net* net, const char* text);
@@ -91,6 +96,8 @@ kestrel_status kestrel_net_load_model_mem(kestrel_net* net, const void* data, si
  * kestrel_onnx library (built where Debian's libonnx-dev is), which a program
  * that calls it links as well. */
 kestrel_status kestrel_net_load_onnx(kestrel_net* net, const char* path);
+/* Lets kestrel_net_load read ONNX models (also in kestrel_onnx). */
+kestrel_status kestrel_register_onnx(void);
 /* The graph's inputs and outputs: their count, and the name of the i-th
  * (valid while the net lives), or NULL past the end. */
 int kestrel_net_input_count(const kestrel_net* net);

@@ -80,7 +80,4 @@ Tensor from_pixels(const Tensor& pixels, PixelFormat from, PixelFormat to, const
 // (empty: none), rounded and saturated to U8 pixels (h, w, c).
 Tensor to_pixels(const Tensor& chw, const std::vector<float>& mean = {}, const std::vector<float>& norm = {});
 
-// A value as a pixel: rounded to nearest, saturated to 0..255 (NaN: 0).
-inline uint8_t saturate_pixel(float v) { return static_cast<uint8_t>((v > 0.f ? (v < 255.f ? v : 255.f) : 0.f) + 0.5f); }
-
 } // namespace kestrel::image

@@ -1,6 +1,7 @@
 // Umbrella header for the Kestrel inference engine.
 #pragma once
 #include "kestrel/error.h"
+#include "kestrel/model_file.h"
 #include "kestrel/net.h"
 #include "kestrel/npy.h"
 #include "kestrel/op.h"

@@ -21,6 +21,8 @@ namespace kestrel {
 
 struct Graph;
 struct ModelReport;
+struct StoredWeight;
+class ByteSource;
 
 class Net {
 public:
@@ -100,7 +102,13 @@ private:
     std::unique_ptr<Graph> graph_;
     bool weights_loaded_ = false;
     bool weights_released_ = false;
+    // A front-end's parsed graph becomes this net's (its ops made, params read).
+    void adopt_graph(Graph graph);
     void instantiate_ops();
+    // Every layer's weights from `reader` in layer order; `take` hands over
+    // what it recorded for the layer (kept unless the load options drop it).
+    void load_weights(WeightReader& reader, const std::function<std::vector<StoredWeight>()>& take);
+    void load_ncnn_bin(ByteSource& source, const std::string& source_name); // the ncnn front-end's
 };
 
 // Passed to per-op callbacks (debugging, profiling).

@@ -27,4 +27,8 @@ void load_onnx(Net& net, const std::string& path, const OnnxImportOptions& optio
 void load_onnx_mem(Net& net, const void* data, size_t size, const std::string& source_name,
                    const std::string& external_data_dir = ".", const OnnxImportOptions& options = {});
 
+// Makes load_model_file (kestrel/model_file.h) read ONNX models with these
+// options (ModelFileOptions::optimize overrides theirs).
+void register_onnx_loader(const OnnxImportOptions& options = {});
+
 } // namespace kestrel

@@ -16,12 +16,13 @@
 
 #include "kestrel/error.h"
 #include "kestrel/options.h"
+#include "kestrel/parallel.h"
 #include "kestrel/param_dict.h"
 #include "kestrel/tensor.h"
+#include "kestrel/weights.h"
 
 namespace kestrel {
 
-class ThreadPool;
 
 // How a float activation of shape [..., C, H, W] is stored. Plain: as its
 // shape says. ChannelBlocks: the channels in blocks of B (the CPU's vector
@@ -69,24 +70,6 @@ struct BlockedLayouts {
     bool elementwise = false;
 };
 
-// How a weight is stored in the .bin: tagged (ncnn "type 0", a 4-byte tag says
-// fp32/fp16/int8/codebook) or raw fp32 ("type 1").
-// Typed: raw little-endian values of any dtype, zero-padded to 4 bytes (our
-// extension for constants of ONNX models: int64 shapes, bool masks, ...).
-enum class WeightEncoding : uint8_t { Raw, Tagged, Typed };
-
-// Source of weights for Op::load_model, in the order the op asks for them.
-class WeightReader {
-public:
-    virtual ~WeightReader() = default;
-    // Reads `count` values. Result is F32, or I8 for int8-tagged data.
-    virtual Tensor load(int64_t count, WeightEncoding encoding) = 0;
-    // Reads a tensor of any dtype stored as raw values (WeightEncoding::Typed).
-    virtual Tensor load_typed(const Shape& shape, DType dtype) = 0;
-    // The Net's load options, for ops that keep a transformed copy of their weights.
-    LoadOptions options;
-};
-
 // What an op computes once per input shapes (TFLite's Prepare, XNNPACK's
 // setup): tap tables, a chosen kernel, packed layouts. Ops derive their own.
 // A state belongs to one Session (never shared between threads), so forward()
@@ -119,12 +102,9 @@ private:
 
 // What forward() gets besides tensors: the thread budget, and what prepare()
 // made for these shapes.
-class ExecContext {
+class ExecContext : public ParallelContext {
 public:
-    ExecContext(ThreadPool* pool, int threads) : pool_(pool), threads_(threads) {}
-    int threads() const { return threads_; }
-    // Runs fn over [0, n) split across the session's threads.
-    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const;
+    ExecContext(ThreadPool* pool, int threads) : ParallelContext(pool, threads) {}
 
     // The state prepare() returned (nullptr when it returned none).
     OpState* state() const { return state_; }
@@ -147,8 +127,6 @@ public:
     }
 
 private:
-    ThreadPool* pool_;
-    int threads_;
     OpState* state_ = nullptr;
     const std::vector<void*>* scratch_ = nullptr;
 };

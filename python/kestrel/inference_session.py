@@ -32,26 +32,16 @@ class NodeArg:
 
 
 class InferenceSession:
-    """Runs an ``.onnx`` model, or an ncnn ``.param`` with its ``.bin`` beside it
-    (or ``weights=``). ``run`` may be called from several threads: each thread
+    """Runs a model of any format Kestrel reads, told from the file's content:
+    ONNX, or an ncnn ``.param`` with its ``.bin`` beside it (or ``weights=``). ``run`` may be called from several threads: each thread
     gets its own session of the one loaded net."""
 
     def __init__(self, path, threads=1, weights=None, fuse_layers=True, fp16_weights=False):
         path = os.fspath(path)
         self._net = _kestrel.Net(fuse_layers=fuse_layers, fp16_weights=fp16_weights)
-        if path.endswith(".onnx"):
-            if not _kestrel.has_onnx:
-                raise _kestrel.Error(f"{path}: this build of Kestrel has no ONNX importer")
-            self._net.load_onnx(path)
-        else:
-            if path.endswith(".param.bin"):
-                self._net.load_param_bin(path)
-            else:
-                self._net.load_param(path)
-            if weights is None:
-                stem = path[: -len(".param.bin")] if path.endswith(".param.bin") else os.path.splitext(path)[0]
-                weights = stem + ".bin"
-            self._net.load_model(os.fspath(weights))
+        # The format from the file's content (ncnn .param/.param.bin, ONNX);
+        # fuse_layers=False keeps an ncnn model's layers as written.
+        self._net.load(path, None if weights is None else os.fspath(weights), optimize=fuse_layers)
         self._threads = threads
         self._local = threading.local()
 

@@ -8,11 +8,13 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <optional>
 #include <map>
 #include <memory>
 
 #include "arrays.h"
 #include "graph/graph.h"
+#include "kestrel/model_file.h"
 #include "kestrel/net.h"
 #include "runtime/analysis.h"
 #ifdef KESTREL_HAVE_ONNX
@@ -188,6 +190,21 @@ void bind_net(py::module_& m)
              "fp16_weights: InnerProduct weights as half floats (as ncnn's use_fp16_storage); "
              "fuse_residuals: with fuse_layers and in ONNX imports, residual sums into convolutions (off: they "
              "stay layers, as ncnn's format and its int8 layers have them; for kestrel.quantize)")
+        .def(
+            "load",
+            [](Net& net, const std::string& path, std::optional<std::string> weights, bool optimize,
+               bool zero_weights_if_missing) {
+                ModelFileOptions o;
+                if (weights) o.weights = *weights;
+                o.optimize = optimize;
+                o.zero_weights_if_missing = zero_weights_if_missing;
+                py::gil_scoped_release release;
+                return load_model_file(net, path, o).weights;
+            },
+            py::arg("path"), py::arg("weights") = py::none(), py::arg("optimize") = true,
+            py::arg("zero_weights_if_missing") = false,
+            "A model of any format Kestrel reads (told from the file's content: ncnn .param/.param.bin with its "
+            "weights beside it or named, ONNX); returns the weights file read")
         .def("load_param", unlocked<const std::string&>(&Net::load_param), py::arg("path"))
         .def("load_param_bin", unlocked<const std::string&>(&Net::load_param_bin), py::arg("path"))
         .def(

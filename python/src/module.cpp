@@ -7,6 +7,9 @@
 #include "bind_net.h"
 #include "bind_quantize.h"
 #include "kestrel/error.h"
+#ifdef KESTREL_HAVE_ONNX
+#include "kestrel/onnx.h"
+#endif
 #include "python_op.h"
 
 PYBIND11_MODULE(_kestrel, m)
@@ -17,6 +20,8 @@ PYBIND11_MODULE(_kestrel, m)
     py::register_exception<kestrel::Error>(m, "Error", PyExc_RuntimeError);
 #ifdef KESTREL_HAVE_ONNX
     m.attr("has_onnx") = true;
+    kestrel::register_onnx_loader(); // Net.load and InferenceSession read ONNX files
+
 #else
     m.attr("has_onnx") = false;
 #endif

@@ -3,6 +3,7 @@
 // a status and this thread's last error message (c_api_internal.h); layer
 // types written in C are an Op that calls the C callbacks.
 #include "capi/c_api_internal.h"
+#include "kestrel/model_file.h"
 
 #include <cstring>
 #include <memory>
@@ -140,6 +141,16 @@ kestrel_status kestrel_net_set_options(kestrel_net* net, const kestrel_options* 
     if (!net) return null_argument("net");
     if (!options) return null_argument("options");
     return guarded([&] { net->net.set_load_options(load_options_of(*options)); });
+}
+
+kestrel_status kestrel_net_load(kestrel_net* net, const char* path, const char* weights)
+{
+    return load_step(net, path, "path", [&] {
+        kestrel::ModelFileOptions o;
+        if (weights) o.weights = weights;
+        o.optimize = net->net.load_options().fuse_layers;
+        kestrel::load_model_file(net->net, path, o);
+    });
 }
 
 kestrel_status kestrel_net_load_param(kestrel_net* net, const char* path)

@@ -1,5 +1,5 @@
 // What the C API's parts share (src/capi/c_api.cpp, and the ONNX loader in
-// src/onnx/c_api_onnx.cpp): the handles' definitions, and the mapping of C++
+// src/capi/c_api_onnx.cpp): the handles' definitions, and the mapping of C++
 // exceptions to a status and this thread's last error message.
 #pragma once
 #include <cstring>

@@ -10,7 +10,7 @@
 #endif
 
 #include "core/cpu_features.h"
-#include "kestrel/op.h"
+#include "kestrel/parallel.h"
 
 namespace kestrel {
 
@@ -152,7 +152,7 @@ int64_t even_chunks(int64_t units, int64_t items, int64_t min_chunks, int thread
     return chunks;
 }
 
-void ExecContext::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const
+void ParallelContext::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const
 {
     Parallel{pool_, threads_}.for_range(n, fn);
 }

@@ -7,11 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "kestrel/op.h"
+#include "kestrel/options.h"
 #include "kestrel/param_dict.h"
 #include "kestrel/tensor.h"
+#include "kestrel/weights.h"
 
 namespace kestrel {
+
+// The layer's instance, made by the runtime from the op registry; the IR
+// only carries it (shared, so the IR needs no op definition).
+class Op;
 
 // One weight buffer exactly as it came from (and goes back to) the .bin.
 struct StoredWeight {
@@ -34,7 +39,7 @@ struct Layer {
     std::vector<int> bottoms; // blob indices
     std::vector<int> tops;
     ParamDict params;
-    std::unique_ptr<Op> op;
+    std::shared_ptr<Op> op;
     std::vector<StoredWeight> weights;
     int line = 0; // line in the .param text (0 when not from text)
     bool batched() const { return (params.get_int(31, 0) & kFeatmaskBatched) != 0; }

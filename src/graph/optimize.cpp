@@ -5,9 +5,9 @@
 #include <functional>
 #include <set>
 
-#include "graph/ncnn_model_bin.h"
-#include "ops/activation/activation.h"
-#include "ops/conv/conv_params.h"
+#include "graph/weight_lists.h"
+#include "graph/layer_traits.h"
+#include "kestrel/op.h"
 
 namespace kestrel {
 
@@ -85,10 +85,7 @@ bool small_enough_to_fold(const std::vector<Tensor>& in, const std::vector<Tenso
     return out_bytes <= std::max(in_bytes, kSmall * 4);
 }
 
-bool is_conv_like(const Layer& l)
-{
-    return l.type == "Convolution" || l.type == "ConvolutionDepthWise" || l.type == "InnerProduct";
-}
+bool is_conv_like(const Layer& l) { return layer_traits(l.type).bias_param >= 0; }
 
 } // namespace
 
@@ -153,14 +150,37 @@ int remove_dead_layers(Graph& g, OptimizeReport& report)
     return n;
 }
 
+bool evaluate_on_constants(const Op& op, const std::vector<Tensor>& in, size_t output_count, std::vector<Tensor>& out)
+{
+    if (op.dynamic_output_shape()) return false;
+    std::vector<TensorDesc> in_desc, out_desc(output_count);
+    for (const Tensor& t : in) in_desc.push_back(TensorDesc(t.shape(), t.dtype(), t));
+    out.clear();
+    try {
+        op.infer(in_desc, out_desc);
+        if (!small_enough_to_fold(in, out_desc)) return false;
+        // A sequence or an optional is no weight a Constant layer could hold (strings are left as they come).
+        if (std::any_of(out_desc.begin(), out_desc.end(), [](const TensorDesc& d) { return dtype_holds_objects(d.dtype); }))
+            return false;
+        for (size_t i = 0; i < out_desc.size(); ++i) {
+            const TensorDesc& d = out_desc[i];
+            out.push_back(op.outputs_alias_input() ? in[op.alias_input(static_cast<int>(i))].clone().view_as(d.shape, d.dtype)
+                                                   : Tensor(d.shape, d.dtype));
+        }
+        if (!op.outputs_alias_input()) op.run(in, out, ExecContext(nullptr, 1));
+    } catch (const Error&) {
+        return false; // left to the runtime, which reports the error with context
+    }
+    return true;
+}
+
 int fold_constant_layers(Graph& g, OptimizeReport& report)
 {
     int n = 0;
     for (size_t li = 0; li < g.layers.size(); ++li) {
         Layer& l = g.layers[li];
         // Batched layers run per sample (the runtime splits the batch axis): not here.
-        if (l.type == "Constant" || l.type == "Input" || l.bottoms.empty() || l.op->dynamic_output_shape() ||
-            l.batched())
+        if (l.type == "Constant" || l.type == "Input" || l.bottoms.empty() || l.batched())
             continue;
         std::vector<Tensor> in;
         for (int b : l.bottoms) {
@@ -169,24 +189,8 @@ int fold_constant_layers(Graph& g, OptimizeReport& report)
             in.push_back(g.layers[p].op->constant_value());
         }
         if (in.size() != l.bottoms.size()) continue;
-        std::vector<TensorDesc> in_desc, out_desc(l.tops.size());
-        for (const Tensor& t : in) in_desc.push_back(TensorDesc(t.shape(), t.dtype(), t));
         std::vector<Tensor> out;
-        try {
-            l.op->infer(in_desc, out_desc);
-            if (!small_enough_to_fold(in, out_desc)) continue;
-            // A sequence or an optional is no weight a Constant layer could hold (strings are left as they come).
-            if (std::any_of(out_desc.begin(), out_desc.end(), [](const TensorDesc& d) { return dtype_holds_objects(d.dtype); }))
-                continue;
-            for (size_t i = 0; i < out_desc.size(); ++i) {
-                const TensorDesc& d = out_desc[i];
-                out.push_back(l.op->outputs_alias_input() ? in[l.op->alias_input(static_cast<int>(i))].clone().view_as(d.shape, d.dtype)
-                                                          : Tensor(d.shape, d.dtype));
-            }
-            if (!l.op->outputs_alias_input()) l.op->run(in, out, ExecContext(nullptr, 1));
-        } catch (const Error&) {
-            continue; // leave it to the runtime, which reports the error with context
-        }
+        if (!evaluate_on_constants(*l.op, in, l.tops.size(), out)) continue;
         // One Constant layer per output; the original layer goes.
         const std::vector<int> tops = l.tops;
         const std::string name = l.name;
@@ -239,7 +243,7 @@ void fold_affine(Graph& g, int li, int follower, const std::function<float(int64
 {
     Layer& conv = g.layers[li];
     const int64_t channels = conv.params.get_int(0, 0);
-    const int bias_term = conv.type == "InnerProduct" ? 1 : 5;
+    const int bias_term = layer_traits(conv.type).bias_param;
     const Tensor& w = conv.weights[0].value;
     Tensor new_w = w.clone(), new_b = Tensor::zeros({channels});
     const int64_t per_channel = w.numel() / channels;
@@ -307,25 +311,10 @@ namespace {
 // Layer `a` as a fused activation of `conv` (ncnn's activation_type and params), or false.
 bool as_fused_activation(const Layer& conv, const Layer& a, int& type, std::vector<float>& args)
 {
-    if (a.type == "ReLU") {
-        const float slope = a.params.get_float(0, 0.f);
-        type = slope == 0.f ? Activation::ReLU : Activation::LeakyReLU;
-        if (slope != 0.f) args = {slope};
-    } else if (a.type == "Clip") {
-        type = Activation::Clip;
-        args = {a.params.get_float(0, -FLT_MAX), a.params.get_float(1, FLT_MAX)};
-    } else if (a.type == "Mish") {
-        type = Activation::Mish;
-    } else if (a.type == "Swish" && conv.type != "InnerProduct") { // its per-value paths take std::exp
-        type = Activation::Swish;
-    } else if (a.type == "HardSwish") {
-        type = Activation::HardSwish;
-        args = {a.params.get_float(0, 0.2f), a.params.get_float(1, 0.5f)};
-    } else {
-        // Sigmoid is not fused: the fused form clamps its input (as ncnn does) and would change results.
+    const LayerTraits& t = layer_traits(a.type);
+    if (!t.as_fused_activation || (t.fused_needs_vector_exp && !layer_traits(conv.type).activations_by_vector_exp))
         return false;
-    }
-    return true;
+    return t.as_fused_activation(a.params, type, args);
 }
 
 } // namespace
@@ -394,7 +383,7 @@ int fuse_padding_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
         if (ci < 0) continue;
         Layer& conv = g.layers[ci];
         // Float convolutions only (int8 ones pad with the quantized value).
-        if ((conv.type != "Convolution" && conv.type != "ConvolutionDepthWise") || conv.bottoms.empty() ||
+        if (layer_traits(conv.type).residual_param < 0 || conv.bottoms.empty() ||
             conv.bottoms[0] != g.layers[li].tops[0] || conv.params.get_int(8, 0) != 0 ||
             !explicit_conv_pads(conv.params, own))
             continue;
@@ -444,10 +433,9 @@ int plain_conv_producing(const Graph& g, int b, int reader)
     const int li = g.blobs[b].producer;
     if (li < 0 || sole_consumer(g, li) != reader) return -1;
     const ParamDict& pd = g.layers[li].params;
-    const std::string& type = g.layers[li].type;
-    const bool conv = type == "Convolution" || type == "ConvolutionDepthWise";
-    return conv && pd.get_int(8, 0) < 100 && pd.get_int(19, 0) == 0 && pd.get_int(9, 0) == 0 &&
-                   pd.get_int(kResidualParam, 0) == 0
+    const int residual = layer_traits(g.layers[li].type).residual_param;
+    return residual >= 0 && pd.get_int(8, 0) < 100 && pd.get_int(19, 0) == 0 && pd.get_int(9, 0) == 0 &&
+                   pd.get_int(residual, 0) == 0
                ? li
                : -1;
 }
@@ -470,7 +458,7 @@ int fuse_residual_into_conv(Graph& g, OptimizeReport& report, bool with_ops, con
         if (conv < 0 || g.blobs[other].producer >= conv) continue;
         Layer& c = g.layers[conv];
         c.bottoms.push_back(other);
-        c.params.set_int(kResidualParam, 1);
+        c.params.set_int(layer_traits(c.type).residual_param, 1);
         if (with_ops) rebuild_layer(g, conv, c.weight_values());
         report.applied.push_back("fused " + g.layers[si].type + " '" + g.layers[si].name + "' into " + c.type + " '" +
                                  c.name + "' as its residual");

@@ -47,6 +47,14 @@ int fuse_hard_swish_pattern(Graph& g, OptimizeReport& report); // x * HardSigmoi
 // Softmax(Q . K^T * scale [+ mask]) . V -> SDPA (fuse_attention.cpp).
 int fuse_attention_pattern(Graph& g, const ShapeHints& hints, OptimizeReport& report);
 
+// The outputs of `op` (params and weights loaded) on constant inputs, or
+// false when they are not worth keeping as constants: a value-dependent
+// output shape, outputs far larger than the inputs, sequences or optionals,
+// or an error (the runtime reports it with context). Folding passes and the
+// front-ends' GraphBuilder share it.
+bool evaluate_on_constants(const Op& op, const std::vector<Tensor>& inputs, size_t output_count,
+                           std::vector<Tensor>& outputs);
+
 // All passes, to a fixed point.
 OptimizeReport optimize_graph(Graph& g, const ShapeHints& hints = {});
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/saturate.h"
 #include "kestrel/error.h"
 #include "kestrel/image.h"
 #include "kernels/resample_rows.h"

@@ -1,5 +1,6 @@
 // Pixels to a model's float input and back (ncnn's from_pixels_resize with
 // substract_mean_normalize, and to_pixels).
+#include "core/saturate.h"
 #include "kestrel/error.h"
 #include "kestrel/image.h"
 

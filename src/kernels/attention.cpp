@@ -8,7 +8,7 @@ void attention_rows(const AttentionHead& h, float scale, const AttentionMask& ma
                     std::vector<float>& scratch)
 {
     const GemmKernel& kern = gemm_kernel();
-    const ExecContext serial(nullptr, 1);
+    const ParallelContext serial(nullptr, 1);
     const int64_t packed = std::max(gemm_packed_a_floats(kern, rows, h.D), gemm_packed_a_floats(kern, rows, h.Lk));
     scratch.resize(static_cast<size_t>(rows * h.Lk + packed));
     float* scores = scratch.data();

@@ -117,7 +117,7 @@ std::vector<uint16_t> bf16_gemm_pack_b_from_float_panels(const Bf16GemmKernel& k
 }
 
 void bf16_gemm_rows(const Bf16GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
-                    const uint16_t* b_packed, float* y, uint16_t* a_scratch, const ExecContext& ctx)
+                    const uint16_t* b_packed, float* y, uint16_t* a_scratch, const ParallelContext& ctx)
 {
     const int64_t panels = (m + kern.mr - 1) / kern.mr, panel_values = kern.mr * bf16_gemm_words(kern, k) * 2;
     ctx.parallel_for(panels, [&](int64_t begin, int64_t end) {
@@ -129,7 +129,7 @@ void bf16_gemm_rows(const Bf16GemmKernel& kern, int64_t m, int64_t n, int64_t k,
 }
 
 void bf16_gemm(const Bf16GemmKernel& kern, int64_t m, int64_t n, int64_t k, const uint16_t* a_packed,
-               const float* init, const uint16_t* b_packed, float* c, int64_t ldc, const ExecContext& ctx)
+               const float* init, const uint16_t* b_packed, float* c, int64_t ldc, const ParallelContext& ctx)
 {
     const int64_t words = bf16_gemm_words(kern, k);
     dot_gemm_panels(kern, m, n, words, a_packed, kern.mr * words * 2, init,

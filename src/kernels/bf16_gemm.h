@@ -62,11 +62,11 @@ uint32_t bf16_word(float lo, float hi);
 // C (m x n, row stride ldc) = init + A B from packed A and B; tasks are
 // column panels, split across ctx's threads.
 void bf16_gemm(const Bf16GemmKernel& kern, int64_t m, int64_t n, int64_t k, const uint16_t* a_packed,
-               const float* init, const uint16_t* b_packed, float* c, int64_t ldc, const ExecContext& ctx);
+               const float* init, const uint16_t* b_packed, float* c, int64_t ldc, const ParallelContext& ctx);
 // y (m x n, row stride n) = x B for a row-major x (m x k, row stride ldx),
 // packed into `a_scratch` (bf16_gemm_packed_a_values(kern, m, k) values): a
 // layer's activations times its bfloat16 weights.
 void bf16_gemm_rows(const Bf16GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
-                    const uint16_t* b_packed, float* y, uint16_t* a_scratch, const ExecContext& ctx);
+                    const uint16_t* b_packed, float* y, uint16_t* a_scratch, const ParallelContext& ctx);
 
 } // namespace kestrel

@@ -3,7 +3,9 @@
 #include <sstream>
 
 #include "kernels/isa.h"
-#include "kestrel/op.h"
+#include "kestrel/error.h"
+#include "kestrel/parallel.h"
+#include "kestrel/tensor.h"
 
 namespace kestrel {
 
@@ -247,7 +249,7 @@ BroadcastPlan elementwise_plan(const Shape& shape)
 
 // ---------------------------------------------------------------------------
 
-ParallelRunner::ParallelRunner(const ExecContext& ctx) : ctx_(&ctx) {}
+ParallelRunner::ParallelRunner(const ParallelContext& ctx) : ctx_(&ctx) {}
 
 int ParallelRunner::threads() const { return ctx_ != nullptr ? ctx_->threads() : parallel_.threads; }
 

@@ -37,7 +37,7 @@
 
 namespace kestrel {
 
-class ExecContext;
+class ParallelContext;
 
 // ---------------------------------------------------------------------------
 // Plans
@@ -95,19 +95,19 @@ BroadcastPlan elementwise_plan(const Shape& shape);
 
 // ---------------------------------------------------------------------------
 // Threading: what the executor splits work with (serial when default-constructed).
-// Pass it as a call argument; it refers to (does not copy) an ExecContext.
+// Pass it as a call argument; it refers to (does not copy) an ParallelContext.
 
 class ParallelRunner {
 public:
     ParallelRunner() = default;
     ParallelRunner(const Parallel& parallel) : parallel_(parallel) {}   // NOLINT: implicit on purpose
-    ParallelRunner(const ExecContext& ctx);                             // NOLINT
+    ParallelRunner(const ParallelContext& ctx);                             // NOLINT
     int threads() const;
     void run(int64_t n, const RangeFn& fn) const;
 
 private:
     Parallel parallel_{};
-    const ExecContext* ctx_ = nullptr;
+    const ParallelContext* ctx_ = nullptr;
 };
 
 // Outputs smaller than this run on the calling thread.

@@ -51,7 +51,7 @@ int64_t conv2d_bf16_input_words(const Bf16GemmKernel& kern, const Conv2dGemmGeom
 
 void conv2d_bf16_input(const Bf16GemmKernel& kern, const Conv2dBf16& w, const Conv2dGemmGeometry& g, const float* x,
                        int64_t h, int64_t width, int64_t pad_top, int64_t pad_left, float pad, uint32_t* dst,
-                       const ExecContext& ctx)
+                       const ParallelContext& ctx)
 {
     const int64_t wp = w.word_planes;
     const std::vector<float> zeros(static_cast<size_t>(width), 0.f); // a channel past the group's
@@ -74,7 +74,7 @@ std::vector<int64_t> conv2d_bf16_offsets(const Conv2dGemmGeometry& g, const Conv
 
 void conv2d_bf16(const Bf16GemmKernel& kern, const Conv2dBf16& w, const Conv2dGemmGeometry& g,
                  const std::vector<int64_t>& offsets, const uint32_t* input, const Bf16SumsFinished& finish,
-                 const ExecContext& ctx)
+                 const ParallelContext& ctx)
 {
     const int64_t words = static_cast<int64_t>(offsets.size());
     const int64_t group_input = w.word_planes * phase_planes(g).words();

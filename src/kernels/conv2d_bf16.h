@@ -39,7 +39,7 @@ int64_t conv2d_bf16_input_words(const Bf16GemmKernel& kern, const Conv2dGemmGeom
 // pad_left) and `pad` around it.
 void conv2d_bf16_input(const Bf16GemmKernel& kern, const Conv2dBf16& w, const Conv2dGemmGeometry& g, const float* x,
                        int64_t h, int64_t width, int64_t pad_top, int64_t pad_left, float pad, uint32_t* dst,
-                       const ExecContext& ctx);
+                       const ParallelContext& ctx);
 
 // Each depth word's byte offset (conv2d_phase_planes.h), per shape.
 std::vector<int64_t> conv2d_bf16_offsets(const Conv2dGemmGeometry& g, const Conv2dBf16& w);
@@ -49,6 +49,6 @@ std::vector<int64_t> conv2d_bf16_offsets(const Conv2dGemmGeometry& g, const Conv
 using Bf16SumsFinished = PhaseSumsFinished<float>;
 void conv2d_bf16(const Bf16GemmKernel& kern, const Conv2dBf16& w, const Conv2dGemmGeometry& g,
                  const std::vector<int64_t>& offsets, const uint32_t* input, const Bf16SumsFinished& finish,
-                 const ExecContext& ctx);
+                 const ParallelContext& ctx);
 
 } // namespace kestrel

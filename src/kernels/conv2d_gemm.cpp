@@ -186,7 +186,7 @@ namespace {
 // One group's GEMM (threads from ctx), its wide rows copied out into the planes.
 void conv2d_gemm_group(const GemmKernel& kern, const Conv2dGemmGeometry& g, int64_t grp, const float* packed_weights,
                        const float* x, const float* bias, float* y,
-                       const std::function<void(int64_t, float*, int64_t)>& post, const ExecContext& ctx,
+                       const std::function<void(int64_t, float*, int64_t)>& post, const ParallelContext& ctx,
                        const float* clamp, float* wide)
 {
     const int64_t k = g.depth(), pixels = g.out_h * g.out_w;
@@ -223,7 +223,7 @@ bool conv2d_gemm_groups_in_parallel(const Conv2dGemmGeometry& g, int threads)
 
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
                  const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                 const ExecContext& ctx, const float* clamp, float* wide)
+                 const ParallelContext& ctx, const float* clamp, float* wide)
 {
     const bool own_wide_rows = g.wide_rows && wide == nullptr;
     if (!conv2d_gemm_groups_in_parallel(g, ctx.threads()) && !own_wide_rows) {
@@ -235,7 +235,7 @@ void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const floa
     // the layer instead of one per group, and no group split in slivers. (Also
     // the way for wide rows without scratch: prepared for more threads.)
     const int64_t wide_floats = g.wide_rows ? g.outch_g * g.wide_columns() : 0;
-    const ExecContext one_thread(nullptr, 1);
+    const ParallelContext one_thread(nullptr, 1);
     ctx.parallel_for(g.groups, [&](int64_t begin, int64_t end) {
         // The thread's own wide rows (`wide` is one group's), kept from call to call.
         thread_local std::vector<float> own_wide;

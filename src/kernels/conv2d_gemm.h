@@ -66,6 +66,6 @@ int64_t conv2d_gemm_packed_floats(const GemmKernel& kern, const Conv2dGemmGeomet
 bool conv2d_gemm_groups_in_parallel(const Conv2dGemmGeometry& g, int threads);
 void conv2d_gemm(const GemmKernel& kern, const Conv2dGemmGeometry& g, const float* packed_weights, const float* x,
                  const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                 const ExecContext& ctx, const float* clamp = nullptr, float* wide = nullptr);
+                 const ParallelContext& ctx, const float* clamp = nullptr, float* wide = nullptr);
 
 } // namespace kestrel

@@ -22,7 +22,7 @@ int64_t channel_quads(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g)
 // of n pixels of four channels' rows (a row of zeros past the group's).
 template <class T, class Words>
 void lay_out_quads(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const T* x, int64_t h, int64_t w,
-                   int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst, const ExecContext& ctx,
+                   int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst, const ParallelContext& ctx,
                    const Words& words)
 {
     const int64_t cq = channel_quads(kern, g);
@@ -76,7 +76,7 @@ int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemm
 
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
-                           const ExecContext& ctx)
+                           const ParallelContext& ctx)
 {
     const Int8OutputKernel& out = int8_output_kernel();
     lay_out_quads(kern, g, x, h, w, pad_top, pad_left, pad, dst, ctx,
@@ -85,7 +85,7 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
 
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const uint8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
-                           const ExecContext& ctx)
+                           const ParallelContext& ctx)
 {
     const Int8OutputKernel& out = int8_output_kernel();
     lay_out_quads(kern, g, reinterpret_cast<const int8_t*>(x), h, w, pad_top, pad_left, pad, dst, ctx,
@@ -94,7 +94,7 @@ void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry&
 
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const float* x, float scale,
                            int64_t h, int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
-                           const ExecContext& ctx)
+                           const ParallelContext& ctx)
 {
     const Int8OutputKernel& out = int8_output_kernel();
     lay_out_quads(kern, g, x, h, w, pad_top, pad_left, pad, dst, ctx, [&](const float* const* src, int64_t n, uint32_t* words) {
@@ -109,7 +109,7 @@ std::vector<int64_t> conv2d_int8_dot_offsets(const Conv2dGemmGeometry& g, const 
 
 void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
                      const std::vector<int64_t>& offsets, const uint8_t* input, const Int8SumsFinished& finish,
-                     const ExecContext& ctx)
+                     const ParallelContext& ctx)
 {
     const int64_t quads = static_cast<int64_t>(offsets.size());
     const int64_t group_input = w.channel_quads * phase_planes(g).words() * kInt8GemmQuad;

@@ -39,17 +39,17 @@ int64_t conv2d_int8_dot_input_bytes(const Int8GemmKernel& kern, const Conv2dGemm
 // pad_left) and `pad` around it.
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const int8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
-                           const ExecContext& ctx);
+                           const ParallelContext& ctx);
 // The same from uint8 planes whose values u stand for the int8 values u - 128
 // (ONNX's uint8 inputs): their bytes are the kernel's unsigned operand as
 // they are. `pad` is the int8 value the padding stands for.
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const uint8_t* x, int64_t h,
                            int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
-                           const ExecContext& ctx);
+                           const ParallelContext& ctx);
 // The same from float planes, quantized with `scale` (Int8OutputKernel::quantize's rounding) as they are laid out.
 void conv2d_int8_dot_input(const Int8GemmKernel& kern, const Conv2dGemmGeometry& g, const float* x, float scale,
                            int64_t h, int64_t w, int64_t pad_top, int64_t pad_left, int8_t pad, uint8_t* dst,
-                           const ExecContext& ctx);
+                           const ParallelContext& ctx);
 
 // Each quad's byte offset from a pixel's word in its group's laid-out input,
 // in the GEMM's depth order (tap, quad): per shape, computed when a layer is
@@ -63,6 +63,6 @@ std::vector<int64_t> conv2d_int8_dot_offsets(const Conv2dGemmGeometry& g, const 
 using Int8SumsFinished = PhaseSumsFinished<int32_t>;
 void conv2d_int8_dot(const Int8GemmKernel& kern, const Conv2dInt8Dot& w, const Conv2dGemmGeometry& g,
                      const std::vector<int64_t>& offsets, const uint8_t* input, const Int8SumsFinished& finish,
-                     const ExecContext& ctx);
+                     const ParallelContext& ctx);
 
 } // namespace kestrel

@@ -43,7 +43,7 @@ int64_t conv2d_int8_gemm_totals(const Conv2dInt8Gemm& w, const Conv2dGemmGeometr
 
 void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g, const float* x,
                       float* out, int32_t* totals, const std::function<void(int64_t, float*, int64_t)>& finish,
-                      const ExecContext& ctx)
+                      const ParallelContext& ctx)
 {
     const int64_t plane_in = g.in_h * g.in_w, chunks = static_cast<int64_t>(w.packed.size());
     // Every chunk but the last adds its (exact) float sums into int32 totals

@@ -39,7 +39,7 @@ Conv2dInt8Gemm conv2d_int8_gemm_prepare(const GemmKernel& kern, const int8_t* we
 // int32s (the running sums of a split depth; none when it is not split).
 void conv2d_int8_gemm(const GemmKernel& kern, const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g, const float* x,
                       float* out, int32_t* totals, const std::function<void(int64_t, float*, int64_t)>& finish,
-                      const ExecContext& ctx);
+                      const ParallelContext& ctx);
 int64_t conv2d_int8_gemm_totals(const Conv2dInt8Gemm& w, const Conv2dGemmGeometry& g);
 
 } // namespace kestrel

@@ -40,7 +40,7 @@ std::vector<int64_t> phase_plane_offsets(const Conv2dGemmGeometry& g, int64_t wo
 
 void lay_out_phase_planes(const Conv2dGemmGeometry& g, int64_t planes, int64_t h, int64_t w, int64_t pad_top,
                           int64_t pad_left, uint32_t pad_word, int64_t tail_words, const PhaseRowWords& row_words,
-                          uint32_t* dst, const ExecContext& ctx)
+                          uint32_t* dst, const ParallelContext& ctx)
 {
     const PhasePlanes ph = phase_planes(g);
     const int64_t plane_words = ph.words();

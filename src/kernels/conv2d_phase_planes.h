@@ -45,7 +45,7 @@ std::vector<int64_t> phase_plane_offsets(const Conv2dGemmGeometry& g, int64_t wo
 using PhaseRowWords = std::function<void(int64_t plane, int64_t y, int64_t x, int64_t n, uint32_t* out)>;
 void lay_out_phase_planes(const Conv2dGemmGeometry& g, int64_t planes, int64_t h, int64_t w, int64_t pad_top,
                           int64_t pad_left, uint32_t pad_word, int64_t tail_words, const PhaseRowWords& row,
-                          uint32_t* dst, const ExecContext& ctx);
+                          uint32_t* dst, const ParallelContext& ctx);
 
 // The kept columns of GEMM columns [c0, c0 + cols): pieces of phase rows
 // (the columns past out_w dropped), each its position in the task and the
@@ -81,7 +81,7 @@ template <class Sum>
 using PhaseSumsFinished = std::function<void(int64_t channel, int64_t pixel, const Sum* sums, int64_t count)>;
 template <class Sum, class Tile>
 void phase_planes_gemm(const Conv2dGemmGeometry& g, int mr, int nr, const Tile& tile,
-                       const PhaseSumsFinished<Sum>& finish, const ExecContext& ctx)
+                       const PhaseSumsFinished<Sum>& finish, const ParallelContext& ctx)
 {
     constexpr int64_t kTaskSums = 16 * 1024; // a task's sums at most
     const int64_t columns = phase_gemm_columns(g);

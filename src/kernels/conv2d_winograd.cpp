@@ -124,7 +124,7 @@ public:
 
     // V[xi]: panels of nr tiles (the last one perhaps half used),
     // v[((xi * panels + p) * inch + ic) * nr + j].
-    void transform_input(const float* x, const ExecContext& ctx) const
+    void transform_input(const float* x, const ParallelContext& ctx) const
     {
         const int64_t plane = g_.in_h * g_.in_w, point = v_cols_ * g_.inch, nr = gemm_.nr;
         ctx.parallel_for(g_.inch, [&](int64_t begin, int64_t end) {
@@ -135,7 +135,7 @@ public:
     }
 
     // M[xi] (outch x cols, row-major) = U[xi] V[xi], a task per (xi, A panel).
-    void multiply(const float* packed_weights, const ExecContext& ctx) const
+    void multiply(const float* packed_weights, const ParallelContext& ctx) const
     {
         const int64_t mr = gemm_.mr, nr = gemm_.nr, inch = g_.inch;
         const int64_t a_panels = (g_.outch + mr - 1) / mr, per_point = gemm_packed_a_floats(gemm_, g_.outch, inch);
@@ -157,7 +157,7 @@ public:
 
     // Y = AT M A + bias, the activation, and the tiles' values into y.
     void transform_output(const float* bias, float* y, const std::function<void(int64_t, float*, int64_t)>& post,
-                          const ExecContext& ctx) const
+                          const ParallelContext& ctx) const
     {
         const int m = g_.m, lanes = kern_.lanes;
         const int64_t tiles = g_.tiles(), tiles_w = g_.tiles_w(), plane = g_.out_h * g_.out_w;
@@ -234,7 +234,7 @@ int64_t winograd_block_scratch_floats(const WinogradGeometry& g, int64_t block)
 void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKernel& kern, const WinogradGeometry& g,
                             const float* packed_weights, const WinogradBlockSource& x, const float* bias,
                             const float* clamp, float* y, float* scratch,
-                            const std::function<void(float*, int64_t)>& epilogue, const ExecContext& ctx)
+                            const std::function<void(float*, int64_t)>& epilogue, const ParallelContext& ctx)
 {
     const int64_t block = kern.lanes;
     check(tile.block == block, "internal: Winograd's ", block, " lanes differ from the direct tile's block ",
@@ -290,7 +290,7 @@ void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKerne
 
 void conv2d_winograd(const GemmKernel& gemm, const WinogradKernel& kern, const WinogradGeometry& g,
                      const float* packed_weights, const float* x, const float* bias, float* y, float* scratch,
-                     const std::function<void(int64_t, float*, int64_t)>& post, const ExecContext& ctx)
+                     const std::function<void(int64_t, float*, int64_t)>& post, const ParallelContext& ctx)
 {
     check(gemm.nr / 2 % kern.lanes == 0 && kern.lanes <= 16, "internal: Winograd lanes ", kern.lanes,
           " do not divide half the GEMM's ", gemm.nr, " columns");

@@ -107,13 +107,13 @@ int64_t winograd_block_scratch_floats(const WinogradGeometry& g, int64_t block);
 void conv2d_winograd_blocks(const Conv2dBlockedKernel& tile, const WinogradKernel& kern, const WinogradGeometry& g,
                             const float* packed_weights, const WinogradBlockSource& x, const float* bias,
                             const float* clamp, float* y, float* scratch,
-                            const std::function<void(float*, int64_t)>& epilogue, const ExecContext& ctx);
+                            const std::function<void(float*, int64_t)>& epilogue, const ParallelContext& ctx);
 
 // y [outch][out_h][out_w] = bias + 3x3 convolution of x [inch][in_h][in_w]
 // (already padded). post(out_channel, values, count) runs on finished output
 // values (the fused activation); it may be empty.
 void conv2d_winograd(const GemmKernel& gemm, const WinogradKernel& kern, const WinogradGeometry& g,
                      const float* packed_weights, const float* x, const float* bias, float* y, float* scratch,
-                     const std::function<void(int64_t, float*, int64_t)>& post, const ExecContext& ctx);
+                     const std::function<void(int64_t, float*, int64_t)>& post, const ParallelContext& ctx);
 
 } // namespace kestrel

@@ -8,6 +8,8 @@ namespace kestrel {
 
 KESTREL_KERNEL_FAMILY(DepthwiseKernel, depthwise)
 
+int64_t channel_block() { return depthwise_kernel().block; }
+
 int64_t Depthwise2dGeometry::scratch_floats() const
 {
     const int64_t pw = padded_w(), ph = padded_h();

@@ -103,4 +103,9 @@ inline bool max_plane_supported(const Depthwise2dGeometry& g)
 const DepthwiseKernel& depthwise_kernel();
 std::vector<const DepthwiseKernel*> depthwise_kernels_available();
 
+// The channels per block of Layout::ChannelBlocks (declared for users in
+// kestrel/op.h): the vector width of the kernels this CPU runs, since every
+// kernel on channel blocks takes one vector per pixel.
+int64_t channel_block();
+
 } // namespace kestrel

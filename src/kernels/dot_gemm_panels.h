@@ -14,7 +14,7 @@ namespace kestrel {
 template <class Kernel, class A, class Sum>
 void dot_gemm_panels(const Kernel& kern, int64_t m, int64_t n, int64_t words, const A* a_packed, int64_t a_panel,
                      const Sum* init, const uint8_t* b_packed, int64_t b_panel_bytes, Sum* c, int64_t ldc,
-                     const ExecContext& ctx)
+                     const ParallelContext& ctx)
 {
     if (m <= 0 || n <= 0) return;
     const int64_t row_panels = (m + kern.mr - 1) / kern.mr, col_panels = (n + kern.nr - 1) / kern.nr;

@@ -33,7 +33,7 @@ void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t
 }
 
 void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
-                      int64_t col_stride, float* dst, const ExecContext& ctx)
+                      int64_t col_stride, float* dst, const ParallelContext& ctx)
 {
     ctx.parallel_for((m + kern.mr - 1) / kern.mr, [&](int64_t begin, int64_t end) {
         const int64_t rows = std::min(m, end * kern.mr) - begin * kern.mr;

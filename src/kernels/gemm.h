@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "kestrel/op.h"
+#include "kestrel/error.h"
+#include "kestrel/parallel.h"
+#include "kestrel/tensor.h"
 
 namespace kestrel {
 
@@ -112,7 +114,7 @@ int64_t gemm_packed_a_floats(const GemmKernel& kern, int64_t m, int64_t k);
 // The same with the panels split across ctx's threads (A an activation packed
 // on every run).
 void gemm_pack_a_into(const GemmKernel& kern, const float* a, int64_t m, int64_t k, int64_t row_stride,
-                      int64_t col_stride, float* dst, const ExecContext& ctx);
+                      int64_t col_stride, float* dst, const ParallelContext& ctx);
 
 // pack_b for a row-major B (k x n, row stride ldb).
 struct GemmRowMajorB {
@@ -258,7 +260,7 @@ GemmNextB gemm_next_b(const GemmKernel& kern, const PackB& pack_b, int64_t col0,
 // whatever the chunking or the thread count.
 template <class PackB, class Post>
 void gemm_f32(const GemmKernel& kern, int64_t m, int64_t n, int64_t k, const float* a_packed, GemmStart start,
-              const float* init, float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ExecContext& ctx,
+              const float* init, float* c, int64_t ldc, const PackB& pack_b, const Post& post, const ParallelContext& ctx,
               const float* clamp = nullptr)
 {
     if (m <= 0 || n <= 0) return;

@@ -114,7 +114,7 @@ void int8_gemm_pack_b_transposed(const Int8GemmKernel& kern, const uint8_t* bt, 
 }
 
 void int8_gemm(const Int8GemmKernel& kern, int64_t m, int64_t n, int64_t k, const int8_t* a_packed,
-               const int32_t* init, const uint8_t* b_packed, int32_t* c, int64_t ldc, const ExecContext& ctx)
+               const int32_t* init, const uint8_t* b_packed, int32_t* c, int64_t ldc, const ParallelContext& ctx)
 {
     const int64_t quads = int8_gemm_depth_quads(kern, k);
     dot_gemm_panels(kern, m, n, quads, a_packed, kern.mr * quads * kInt8GemmQuad, init, b_packed,

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "kestrel/op.h"
+#include "kestrel/error.h"
+#include "kestrel/parallel.h"
+#include "kestrel/tensor.h"
 
 namespace kestrel {
 
@@ -83,6 +85,6 @@ void int8_gemm_pack_b_transposed(const Int8GemmKernel& kern, const uint8_t* bt, 
 // C (m x n, row stride ldc) = init + A B from packed A and B; tasks are
 // column panels, split across ctx's threads.
 void int8_gemm(const Int8GemmKernel& kern, int64_t m, int64_t n, int64_t k, const int8_t* a_packed,
-               const int32_t* init, const uint8_t* b_packed, int32_t* c, int64_t ldc, const ExecContext& ctx);
+               const int32_t* init, const uint8_t* b_packed, int32_t* c, int64_t ldc, const ParallelContext& ctx);
 
 } // namespace kestrel

@@ -282,7 +282,7 @@ void average_plane(const float* p, float* o, const Pool2dGeometry& g)
 }
 
 template <class T, class Plane>
-void each_plane(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx, Plane plane)
+void each_plane(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx, Plane plane)
 {
     const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
     ctx.parallel_for(x.dim(0), [&](int64_t begin, int64_t end) {
@@ -309,7 +309,7 @@ namespace {
 // wait on another's latency. The chains start from `start`, or (no start) from
 // each plane's first value, as the window loops do for sums and for maxima.
 template <class T, class Step>
-void whole_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx, const T* start,
+void whole_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx, const T* start,
                   Step step, float divisor, int64_t first_plane = 0)
 {
     constexpr int64_t kPlanes = 8;
@@ -336,7 +336,7 @@ void whole_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const Exe
 // width by its vectors (across the planes, each plane's values in order: the
 // same bits), the planes after them as above. Sums start from 0 and are then
 // divided by `divisor`; maxima start from each plane's first value.
-void whole_float_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx, bool sums,
+void whole_float_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx, bool sums,
                         float divisor)
 {
     const DepthwiseKernel& kern = depthwise_kernel();
@@ -391,7 +391,7 @@ bool max_takes_rows(const Tensor& x, const Pool2dGeometry& g)
            g.out_w > depthwise_kernel().block;
 }
 
-void max_rows(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
+void max_rows(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx)
 {
     const DepthwiseKernel& kern = depthwise_kernel();
     const Depthwise2dGeometry dg = window_geometry(g, lowest<float>());
@@ -406,7 +406,7 @@ void max_rows(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecCon
 
 // Whole blocks of planes by block(first plane, scratch), the rest by plane(in, out, g).
 template <class Block, class Plane>
-void blocks_then_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx,
+void blocks_then_planes(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx,
                         int64_t scratch_floats, const Block& block, const Plane& plane)
 {
     const int64_t width = depthwise_kernel().block, planes = x.dim(0), blocks = planes / width;
@@ -443,7 +443,7 @@ std::vector<float> average_divisors(const Pool2dGeometry& g)
     return d;
 }
 
-void max_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
+void max_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx)
 {
     const DepthwiseKernel& kern = depthwise_kernel();
     const Depthwise2dGeometry dg = window_geometry(g, lowest<float>());
@@ -456,7 +456,7 @@ void max_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecC
 
 // Sums with weights of 1 (each tap added in (ky, kx) order, padding adding 0),
 // then divided, as average_plane does.
-void average_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
+void average_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx)
 {
     const DepthwiseKernel& kern = depthwise_kernel();
     const Depthwise2dGeometry dg = window_geometry(g, 0.f);
@@ -477,7 +477,7 @@ void average_blocks(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const E
 
 } // namespace
 
-void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
+void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx)
 {
     if (is_whole_plane(g) && x.dtype() == DType::F32 && g.in_h * g.in_w > 0)
         return whole_float_planes(x, g, y, ctx, false, 0.f);
@@ -490,7 +490,7 @@ void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecC
 }
 
 
-void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx)
+void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx)
 {
     const bool counted = g.count_include_pad || (g.count_y0 <= 0 && g.count_x0 <= 0 && g.count_y1 >= g.in_h &&
                                                  g.count_x1 >= g.in_w);
@@ -506,14 +506,14 @@ bool max_pool2d_blocks_supported(const Pool2dGeometry& g)
 }
 
 void max_pool2d_blocks(const float* x, bool x_blocked, int64_t channels, const Pool2dGeometry& g, float* y,
-                       bool y_blocked, const ExecContext& ctx)
+                       bool y_blocked, const ParallelContext& ctx)
 {
     windows_by_blocks(window_geometry(g, lowest<float>()), channels, WindowReduce::Max, nullptr, nullptr, x, x_blocked,
                       y, y_blocked, {}, ctx);
 }
 
 void global_pool_blocked(const float* x, int64_t channels, int64_t pixels, bool average, float* y,
-                         const ExecContext& ctx)
+                         const ParallelContext& ctx)
 {
     constexpr int64_t kMaxBlock = 64;
     const int64_t block = channel_block(), blocks = (channels + block - 1) / block;

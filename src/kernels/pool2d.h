@@ -7,7 +7,9 @@
 #pragma once
 #include <cstdint>
 
-#include "kestrel/op.h"
+#include "kestrel/error.h"
+#include "kestrel/parallel.h"
+#include "kestrel/tensor.h"
 
 namespace kestrel {
 
@@ -21,21 +23,21 @@ struct Pool2dGeometry {
 };
 
 // x (planes, in_h, in_w) -> y (planes, out_h, out_w); F32 or I8 for max, F32 for average.
-void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx);
-void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ExecContext& ctx);
+void max_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx);
+void average_pool2d(const Tensor& x, const Pool2dGeometry& g, Tensor& y, const ParallelContext& ctx);
 
 // Max pooling of float channels held as planes or in channel blocks
 // (Layout::ChannelBlocks) on either side, by blocks of channels (the same
 // bits as max_pool2d); supported when the window fits the depthwise kernel.
 bool max_pool2d_blocks_supported(const Pool2dGeometry& g);
 void max_pool2d_blocks(const float* x, bool x_blocked, int64_t channels, const Pool2dGeometry& g, float* y,
-                       bool y_blocked, const ExecContext& ctx);
+                       bool y_blocked, const ParallelContext& ctx);
 
 // Global pooling of float channels stored in channel blocks (Layout::ChannelBlocks:
 // [ceil(channels/B)][pixels][B]) into y[channels]: each channel's maximum, or
 // its sum from 0 in pixel order divided by the pixel count, as the planes'
 // kernels take them (the same bits).
 void global_pool_blocked(const float* x, int64_t channels, int64_t pixels, bool average, float* y,
-                         const ExecContext& ctx);
+                         const ParallelContext& ctx);
 
 } // namespace kestrel

@@ -7,7 +7,7 @@
 
 #include "kernels/resample_rows.h"
 #include "kernels/vector_of.h"
-#include "kestrel/image.h"
+#include "core/saturate.h"
 
 // Internal linkage, one copy per ISA file (see vector_of.h).
 namespace kestrel::detail {
@@ -33,7 +33,7 @@ template <class V> typename V::vec load_floats(const uint8_t* p)
 // A value as its output element: float as it is; U8 rounded to nearest and
 // saturated, NaN to 0.
 inline float stored_one(float v, float*) { return v; }
-inline uint8_t stored_one(float v, uint8_t*) { return image::saturate_pixel(v); }
+inline uint8_t stored_one(float v, uint8_t*) { return saturate_pixel(v); }
 
 template <class V> void store_values(float* p, typename V::vec v) { V::store(p, v); }
 template <class V> void store_values(uint8_t* p, typename V::vec v)

@@ -43,7 +43,7 @@ Depthwise2dGeometry row_range(const Depthwise2dGeometry& g, int64_t oy0, int64_t
 
 void windows_by_blocks(const Depthwise2dGeometry& g, int64_t channels, WindowReduce reduce, const float* block_weights,
                        const float* block_bias, const float* x, bool x_blocked, float* y, bool y_blocked,
-                       const OutputSpanFn& epilogue, const ExecContext& ctx)
+                       const OutputSpanFn& epilogue, const ParallelContext& ctx)
 {
     const DepthwiseKernel& kern = depthwise_kernel();
     const int64_t block = kern.block, blocks = (channels + block - 1) / block, taps = g.kh * g.kw;

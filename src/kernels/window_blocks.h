@@ -9,7 +9,9 @@
 #include <functional>
 
 #include "kernels/depthwise_conv2d.h"
-#include "kestrel/op.h"
+#include "kestrel/error.h"
+#include "kestrel/parallel.h"
+#include "kestrel/tensor.h"
 
 namespace kestrel {
 
@@ -22,6 +24,6 @@ using OutputSpanFn = std::function<void(float* values, int64_t count)>;
 // over whole blocks, or none) or maxima (no weights).
 void windows_by_blocks(const Depthwise2dGeometry& g, int64_t channels, WindowReduce reduce, const float* block_weights,
                        const float* block_bias, const float* x, bool x_blocked, float* y, bool y_blocked,
-                       const OutputSpanFn& epilogue, const ExecContext& ctx);
+                       const OutputSpanFn& epilogue, const ParallelContext& ctx);
 
 } // namespace kestrel

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "graph/layer_traits.h"
 #include "kestrel/op.h"
 
 namespace kestrel {
@@ -13,6 +14,7 @@ namespace kestrel {
 struct BuiltinOp {
     const char* type;
     std::unique_ptr<Op> (*factory)();
+    LayerTraits traits = {}; // what the optimizer may fuse around it
 };
 
 std::vector<BuiltinOp> control_family();

@@ -1,26 +1,17 @@
 #include "kestrel/net.h"
+#include "runtime/op_registry.h"
 
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "graph/graph.h"
-#include "graph/ncnn_model_bin.h"
-#include "graph/ncnn_param.h"
 #include "graph/optimize.h"
+#include "graph/weight_lists.h"
 
 namespace kestrel {
 
 namespace {
-
-std::string read_file(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // Thrown (and caught) while probing whether any layer wants weights.
 struct WeightsWanted {};
@@ -55,23 +46,9 @@ const Graph& Net::graph() const
     return *graph_;
 }
 
-void Net::load_param(const std::string& path) { load_param_mem(read_file(path), path); }
-
-void Net::load_param_mem(const std::string& text, const std::string& source_name)
+void Net::adopt_graph(Graph graph)
 {
-    graph_ = std::make_unique<Graph>(parse_ncnn_param_text(text, source_name));
-    instantiate_ops();
-}
-
-void Net::load_param_bin(const std::string& path)
-{
-    const std::string bytes = read_file(path);
-    load_param_bin_mem(bytes.data(), bytes.size(), path);
-}
-
-void Net::load_param_bin_mem(const void* data, size_t size, const std::string& source_name)
-{
-    graph_ = std::make_unique<Graph>(parse_ncnn_param_bin(data, size, source_name));
+    graph_ = std::make_unique<Graph>(std::move(graph));
     instantiate_ops();
 }
 
@@ -99,32 +76,12 @@ static void drop_ignored_bottoms(Graph& g)
     if (changed) g.finalize();
 }
 
-// Every layer whose type is not registered, in one error: a model converted
-// with layers we lack shows all of them at once, not one per attempt.
-static void check_layer_types_known(const Graph& g)
-{
-    std::vector<int> unknown;
-    for (int li = 0; li < static_cast<int>(g.layers.size()); ++li)
-        if (!g.layers[li].op) unknown.push_back(li);
-    if (unknown.empty()) return;
-    std::string message = g.where(unknown[0]) + ": unknown layer type '" + g.layers[unknown[0]].type + "'";
-    if (unknown.size() > 1) {
-        message += " (" + std::to_string(unknown.size()) + " layers of unknown types:";
-        for (size_t i = 0; i < unknown.size(); ++i) {
-            const Layer& l = g.layers[unknown[i]];
-            const std::string at = l.line > 0 ? "line " + std::to_string(l.line) : "layer " + std::to_string(unknown[i]);
-            message += (i ? ", " : " ") + at + " " + l.type + " '" + l.name + "'";
-        }
-        message += ")";
-    }
-    fail(message);
-}
-
 void Net::instantiate_ops()
 {
     Graph& g = *graph_;
     weights_loaded_ = true;
     drop_ignored_bottoms(g);
+    install_builtin_ops(); // the fusions below ask for layer traits
     if (load_options_.fuse_layers) {
         OptimizeReport report;
         if (load_options_.fuse_residuals) fuse_residual_into_conv(g, report, /*with_ops=*/false);
@@ -132,9 +89,10 @@ void Net::instantiate_ops()
         fuse_padding_into_conv(g, report, /*with_ops=*/false);
     }
     for (Layer& l : g.layers) l.op = create_op(l.type);
-    check_layer_types_known(g);
     for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
         Layer& l = g.layers[li];
+        // Front-ends list every unknown type first (frontend/common/unsupported_ops.h).
+        check(l.op != nullptr, g.where(li), ": unknown layer type '", l.type, "'");
         l.op->type = l.type;
         l.op->name = l.name;
         with_layer_context(g, li, [&] { l.op->load_param(l.params); });
@@ -148,12 +106,11 @@ void Net::instantiate_ops()
     }
 }
 
-namespace {
-// Each layer's weights to its op; the graph keeps what the reader recorded
-// unless `keep` is off.
-template <class Reader, class Take>
-void load_weights(Graph& g, Reader& reader, Take take, bool keep)
+void Net::load_weights(WeightReader& reader, const std::function<std::vector<StoredWeight>()>& take)
 {
+    Graph& g = *graph_;
+    reader.options = load_options_;
+    const bool keep = load_options_.keep_loaded_weights;
     for (int li = 0; li < static_cast<int>(g.layers.size()); ++li) {
         Layer& l = g.layers[li];
         with_layer_context(g, li, [&] { l.op->load_model(reader); });
@@ -163,60 +120,19 @@ void load_weights(Graph& g, Reader& reader, Take take, bool keep)
             l.op->weights_released();
         }
     }
-}
-} // namespace
-
-void Net::load_model(const std::string& path)
-{
-    check(graph_ != nullptr, "load_model: load the .param first");
-    FileSource source(path);
-    NcnnWeightReader reader(source, path, max_weight_bytes_);
-    reader.options = load_options_;
-    load_weights(*graph_, reader, [&] { return reader.take_recorded(); }, load_options_.keep_loaded_weights);
-    reader.expect_end();
     weights_loaded_ = true;
-    weights_released_ = !load_options_.keep_loaded_weights;
-}
-
-void Net::load_model_mem(const void* data, size_t size, const std::string& source_name)
-{
-    check(graph_ != nullptr, "load_model: load the .param first");
-    MemorySource source(data, size);
-    NcnnWeightReader reader(source, source_name, max_weight_bytes_);
-    reader.options = load_options_;
-    load_weights(*graph_, reader, [&] { return reader.take_recorded(); }, load_options_.keep_loaded_weights);
-    reader.expect_end();
-    weights_loaded_ = true;
-    weights_released_ = !load_options_.keep_loaded_weights;
-}
-
-void Net::load_model(const std::function<size_t(void*, size_t)>& fn, const std::string& source_name)
-{
-    check(graph_ != nullptr, "load_model: load the .param first");
-    CallbackSource source(fn);
-    NcnnWeightReader reader(source, source_name, max_weight_bytes_);
-    reader.options = load_options_;
-    load_weights(*graph_, reader, [&] { return reader.take_recorded(); }, load_options_.keep_loaded_weights);
-    reader.expect_end();
-    weights_loaded_ = true;
-    weights_released_ = !load_options_.keep_loaded_weights;
+    weights_released_ = !keep;
 }
 
 void Net::load_model_zeros()
 {
     check(graph_ != nullptr, "load_model_zeros: load the .param first");
     ZeroWeightReader reader(max_weight_bytes_);
-    reader.options = load_options_;
-    load_weights(
-        *graph_, reader,
-        [&] {
-            std::vector<StoredWeight> w;
-            w.swap(reader.recorded);
-            return w;
-        },
-        load_options_.keep_loaded_weights);
-    weights_loaded_ = true;
-    weights_released_ = !load_options_.keep_loaded_weights;
+    load_weights(reader, [&] {
+        std::vector<StoredWeight> w;
+        w.swap(reader.recorded);
+        return w;
+    });
 }
 
 void Net::set_source_name(const std::string& name)
@@ -290,15 +206,6 @@ std::vector<std::string> Net::optimize(const std::map<std::string, Shape>& shape
 
 void Net::set_load_options(const LoadOptions& options) { load_options_ = options; }
 
-std::string Net::param_text() const { return write_ncnn_param_text(graph()); }
-
-void Net::save_param(const std::string& path) const
-{
-    std::ofstream out(path, std::ios::binary);
-    out << param_text();
-    check(static_cast<bool>(out), path, ": cannot write");
-}
-
 void Net::release_weights()
 {
     check(graph_ != nullptr, "release_weights: no model loaded");
@@ -307,23 +214,6 @@ void Net::release_weights()
         if (l.op) l.op->weights_released();
     }
     weights_released_ = true;
-}
-
-std::vector<uint8_t> Net::model_bytes() const
-{
-    check(!weights_released_, "model_bytes: the weights were released (release_weights)");
-    std::vector<uint8_t> bytes;
-    for (const Layer& l : graph().layers)
-        for (const StoredWeight& w : l.weights) write_ncnn_weight(w, bytes);
-    return bytes;
-}
-
-void Net::save_model(const std::string& path) const
-{
-    const std::vector<uint8_t> bytes = model_bytes();
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    check(static_cast<bool>(out), path, ": cannot write");
 }
 
 std::vector<std::string> Net::input_names() const

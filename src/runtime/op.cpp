@@ -7,10 +7,6 @@
 
 namespace kestrel {
 
-// The vector width of the kernels this CPU runs: every kernel on channel
-// blocks takes one vector per pixel.
-int64_t channel_block() { return depthwise_kernel().block; }
-
 Shape stored_shape(const Shape& shape, Layout layout)
 {
     if (layout == Layout::Plain) return shape;

@@ -3,6 +3,9 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/op_registry.h"
+
+#include "graph/layer_traits.h"
 #include "kestrel/op.h"
 #include "ops/registry.h"
 
@@ -14,7 +17,10 @@ struct Registry {
     std::map<std::string, OpFactory> factories;
     Registry()
     {
-        for (const BuiltinOp& b : builtin_ops()) factories[b.type] = b.factory;
+        for (const BuiltinOp& b : builtin_ops()) {
+            factories[b.type] = b.factory;
+            register_layer_traits(b.type, b.traits);
+        }
     }
 };
 Registry& registry()
@@ -23,6 +29,8 @@ Registry& registry()
     return r;
 }
 } // namespace
+
+void install_builtin_ops() { registry(); }
 
 void register_op(const std::string& type, OpFactory factory)
 {

@@ -164,6 +164,32 @@ int main(void)
            "the message names the line and the type: %s", kestrel_last_error());
     kestrel_net_destroy(net);
 
+    /* Names are the model's whatever they hold: the .param escapes them
+     * (%XX) and the C caller passes and reads them unescaped. */
+    EXPECT(kestrel_net_create(&net) == KESTREL_OK, "%s", kestrel_last_error());
+    EXPECT(kestrel_net_load_param_mem(net, "7767517\n2 2\nInput in 0 1 x%20in/\xc3\xa9 0=3\n"
+                                           "AbsVal abs 1 1 x%20in/\xc3\xa9 %221_minute%3Dtimer%22\n") == KESTREL_OK,
+           "%s", kestrel_last_error());
+    EXPECT(strcmp(kestrel_net_input_name(net, 0), "x in/\xc3\xa9") == 0, "input name %s", kestrel_net_input_name(net, 0));
+    EXPECT(strcmp(kestrel_net_output_name(net, 0), "\"1_minute=timer\"") == 0, "output name %s",
+           kestrel_net_output_name(net, 0));
+    EXPECT(kestrel_session_create(net, NULL, &session) == KESTREL_OK, "%s", kestrel_last_error());
+    {
+        const int64_t three[1] = {3};
+        const float v[3] = {-1.5f, 2.f, -0.25f};
+        EXPECT(kestrel_session_set_input(session, "x in/\xc3\xa9", KESTREL_FLOAT32, three, 1, v) == KESTREL_OK, "%s",
+               kestrel_last_error());
+        EXPECT(kestrel_session_get(session, "\"1_minute=timer\"", &t) == KESTREL_OK, "%s", kestrel_last_error());
+        if (t)
+            for (i = 0; i < 3; ++i)
+                EXPECT(((const float*)kestrel_tensor_data(t))[i] == fabsf(v[i]), "|%g| read back as %g", v[i],
+                       ((const float*)kestrel_tensor_data(t))[i]);
+    }
+    kestrel_tensor_destroy(t);
+    t = NULL;
+    kestrel_session_destroy(session);
+    kestrel_net_destroy(net);
+
     refusing = square;
     refusing.forward = refusing_forward;
     EXPECT(kestrel_register_layer("Refusing", &refusing) == KESTREL_OK, "%s", kestrel_last_error());

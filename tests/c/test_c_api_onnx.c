@@ -93,6 +93,33 @@ int main(int argc, char** argv)
             ++failures;
         }
     }
+    /* The one entry point, the format told from the content: the same numbers. */
+    {
+        kestrel_net* any = NULL;
+        kestrel_session* s = NULL;
+        kestrel_tensor* y2 = NULL;
+        if (kestrel_net_create(&any) != KESTREL_OK || kestrel_net_load(any, path, NULL) == KESTREL_OK ||
+            strstr(kestrel_last_error(), "ONNX") == NULL) {
+            fprintf(stderr, "kestrel_net_load read ONNX before kestrel_register_onnx: \"%s\"\n", kestrel_last_error());
+            ++failures;
+        }
+        if (kestrel_register_onnx() != KESTREL_OK || kestrel_net_load(any, path, NULL) != KESTREL_OK ||
+            kestrel_session_create(any, NULL, &s) != KESTREL_OK ||
+            kestrel_session_set_input(s, kestrel_net_input_name(any, 0), KESTREL_FLOAT32, in_shape, in_rank, x) !=
+                KESTREL_OK ||
+            kestrel_session_get(s, kestrel_net_output_name(any, 0), &y2) != KESTREL_OK) {
+            fprintf(stderr, "kestrel_net_load: %s\n", kestrel_last_error());
+            ++failures;
+        } else if (kestrel_tensor_count(y2) != kestrel_tensor_count(y) ||
+                   memcmp(kestrel_tensor_data(y2), kestrel_tensor_data(y),
+                          sizeof(float) * (size_t)kestrel_tensor_count(y)) != 0) {
+            fprintf(stderr, "kestrel_net_load and kestrel_net_load_onnx differ\n");
+            ++failures;
+        }
+        kestrel_tensor_destroy(y2);
+        kestrel_session_destroy(s);
+        kestrel_net_destroy(any);
+    }
     if (kestrel_net_load_onnx(net, "/nonexistent/model.onnx") == KESTREL_OK ||
         strstr(kestrel_last_error(), "/nonexistent/model.onnx") == NULL) {
         fprintf(stderr, "a missing file: \"%s\"\n", kestrel_last_error());

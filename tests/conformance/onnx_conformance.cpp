@@ -22,7 +22,7 @@
 #include "core/dtype_dispatch.h"
 #include "kestrel/kestrel.h"
 #include "kestrel/onnx.h"
-#include "onnx/onnx_tensor.h"
+#include "frontend/onnx/onnx_tensor.h"
 
 namespace {
 

@@ -128,3 +128,31 @@ def test_string_tensors_in_and_out(tmp_path):
         (y,) = session.run(None, {"x": x})
         assert y.dtype.kind == "U"
         assert y.tolist() == want
+
+
+@needs_onnx
+def test_format_is_told_from_the_content_not_the_name(tmp_path):
+    # An ONNX model under a .param name, and an ncnn one under .onnx: each runs as what it is.
+    misnamed = tmp_path / "squeezenet.param"
+    misnamed.write_bytes(open(shared_model("squeezenet1_1", "model.onnx"), "rb").read())
+    session = kestrel.InferenceSession(misnamed)
+    x = np.load(shared_model("squeezenet1_1", "input.npy"))
+    (y,) = session.run(None, {session.get_inputs()[0].name: x})
+    assert_close_to_reference(y, np.load(shared_model("squeezenet1_1", "output.npy")))
+    ncnn = tmp_path / "tiny.onnx"
+    ncnn.write_text("7767517\n2 2\nInput in 0 1 x 0=3\nAbsVal a 1 1 x y\n")
+    net = kestrel.Net()
+    assert net.load(str(ncnn)) == ""  # no weights needed, none read
+    session = net.create_session()
+    session.set_input("x", np.array([-1.5, 2.0, -0.25], dtype=np.float32))
+    np.testing.assert_array_equal(session.get("y"), [1.5, 2.0, 0.25])
+
+
+def test_net_load_names_what_it_cannot_read(tmp_path):
+    tflite = tmp_path / "m.tflite"
+    tflite.write_bytes(b"\x1c\x00\x00\x00TFL3" + bytes(8))
+    with pytest.raises(kestrel.Error, match="TensorFlow Lite"):
+        kestrel.Net().load(str(tflite))
+    weights = kestrel.Net()
+    path = shared_model("resnet18", "ncnn.param")
+    assert weights.load(path) == path[: -len(".param")] + ".bin"

@@ -167,50 +167,27 @@ std::vector<float> parse_floats(const std::string& text, const char* what)
     return *values;
 }
 
-namespace {
-bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
-bool ends_with(const std::string& s, const std::string& suffix)
-{
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-} // namespace
-
 void load_model(LoadedModel& m, const std::string& path, const std::string* weights, bool zero_if_missing,
                 bool optimize)
 {
     m.param_path = path;
-    if (!file_exists(path)) fail(path, ": cannot open model file");
-    if (is_onnx_path(path)) {
-        if (weights != nullptr) throw UsageError("--weights does not apply to .onnx models");
-        OnnxImportOptions options = m.onnx;
-        options.optimize = optimize;
-        import_onnx(m.net, path, options);
-        m.weights_path = path;
-        return;
-    }
-    // ncnn models keep ncnn's bits: only the exact fusions.
-    LoadOptions lo = m.net.load_options();
-    lo.fuse_layers = optimize;
-    m.net.set_load_options(lo);
-    std::string stem = path;
-    if (ends_with(path, ".param.bin")) {
-        m.net.load_param_bin(path);
-        stem = path.substr(0, path.size() - 10);
-    } else {
-        m.net.load_param(path);
-        if (ends_with(path, ".param")) stem = path.substr(0, path.size() - 6);
-    }
-    const std::string default_weights = stem + ".bin";
-    if (weights != nullptr) {
-        m.weights_path = *weights;
-        m.net.load_model(*weights);
-    } else if (file_exists(default_weights) && default_weights != path) {
-        m.weights_path = default_weights;
-        m.net.load_model(default_weights);
-    } else if (m.net.needs_weights()) {
-        if (!zero_if_missing) fail(default_weights, ": cannot open weights (the model has weights; use --weights FILE)");
-        m.net.load_model_zeros();
-    }
+    if (!std::ifstream(path).good()) fail(path, ": cannot open model file");
+    m.format = detect_model_format(path);
+    if (m.format == ModelFormat::Onnx && weights != nullptr)
+        throw UsageError("--weights does not apply to ONNX models");
+    // ONNX models through the importer module, with this command's limits.
+    const OnnxImportOptions limits = m.onnx;
+    register_model_loader(ModelFormat::Onnx, [limits](Net& net, const std::string& file, const ModelFileOptions& o) {
+        OnnxImportOptions options = limits;
+        options.optimize = o.optimize;
+        import_onnx(net, file, options);
+        return file;
+    });
+    ModelFileOptions options;
+    if (weights != nullptr) options.weights = *weights;
+    options.zero_weights_if_missing = zero_if_missing;
+    options.optimize = optimize;
+    m.weights_path = load_model_file(m.net, path, options).weights;
 }
 
 void check_input_size(const std::string& model, const std::string& input, const Shape& shape, DType dtype,
@@ -254,7 +231,6 @@ std::string json_shape(const Shape& shape)
     return out + "]";
 }
 
-bool is_onnx_path(const std::string& path) { return ends_with(path, ".onnx"); }
 
 Shape concrete_shape(Shape shape)
 {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kestrel/kestrel.h"
+#include "kestrel/model_file.h"
 #include "kestrel/onnx.h"
 
 namespace kestrel::cli {
@@ -47,13 +48,16 @@ struct LoadedModel {
     Net net;
     std::string param_path;
     std::string weights_path; // empty when no weights were needed or found
-    OnnxImportOptions onnx;   // for an .onnx model (its optimize flag is load_model's)
+    ModelFormat format = ModelFormat::Unknown; // told from the file's content
+    OnnxImportOptions onnx;   // for an ONNX model (its optimize flag is load_model's)
 };
 
-// Loads .param / .param.bin and its weights (default: same path with .bin).
-// With zero_weights_if_missing, a missing .bin gives zero weights (bench/info).
-// Unless optimize is false (--no-optimize), an .onnx model is optimized and an
-// ncnn model gets the fusions that keep its bits (LoadOptions::fuse_layers).
+// Loads a model of any format through load_model_file (kestrel/model_file.h):
+// ncnn's .param / .param.bin and its weights (default: beside it, X.bin), ONNX
+// through the importer module. With zero_weights_if_missing, missing weights
+// are zeros (bench/info). Unless optimize is false (--no-optimize), an ONNX
+// model is optimized and an ncnn model gets the fusions that keep its bits
+// (LoadOptions::fuse_layers).
 void load_model(LoadedModel& model, const std::string& path, const std::string* weights, bool zero_weights_if_missing,
                 bool optimize = true);
 
@@ -83,6 +87,5 @@ Shape concrete_shape(Shape shape);
 // JSON pieces for --json output: a quoted, escaped string; a shape as an array.
 std::string json_string(const std::string& s);
 std::string json_shape(const Shape& shape);
-bool is_onnx_path(const std::string& path);
 
 } // namespace kestrel::cli

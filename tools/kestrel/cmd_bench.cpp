@@ -175,7 +175,7 @@ BenchResult bench_model(const ModelJob& job, const ShapeArgs& cli_shapes, const 
     lo.fp16_weights = settings.fp16_weights;
     model.net.set_load_options(lo);
     load_model(model, job.path, nullptr, true, settings.optimize);
-    const bool onnx = is_onnx_path(job.path);
+    const bool onnx = model.format == ModelFormat::Onnx;
     auto given = [&](const std::vector<int64_t>& dims) { return onnx ? Shape(dims) : from_ncnn_order(dims); };
     Options options;
     options.threads = threads;

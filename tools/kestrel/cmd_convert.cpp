@@ -1,12 +1,12 @@
 // kestrel convert MODEL.onnx OUT.param OUT.bin [--no-optimize] [--ncnn] —
 // writes our format (ncnn's .param/.bin, with our documented layers where
 // ONNX needs more), after the graph optimizer unless --no-optimize; with
-// --ncnn, ncnn's own conventions only (graph/ncnn_form.h), for ncnn to run.
+// --ncnn, ncnn's own conventions only (frontend/ncnn/export_form.h), for ncnn to run.
 #include <cstdio>
 
 #include "cli.h"
 #include "graph/graph.h"
-#include "graph/ncnn_form.h"
+#include "frontend/ncnn/export_form.h"
 
 namespace kestrel::cli {
 

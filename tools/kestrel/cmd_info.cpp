@@ -1,8 +1,10 @@
-// kestrel info MODEL [--weights FILE] [--shape NAME=d0,d1,...]... [--json | --dot]
+// kestrel info MODEL [--weights FILE] [--shape NAME=d0,d1,...]... [--json | --dot | --plan]
 // Every layer with its type, params, inferred shapes, weight bytes and MACs;
 // totals; peak memory. Without a shape for an input that declares none, the
 // table still lists every layer and the weights, with shapes and MACs unknown.
-// --json prints the same as one JSON document; --dot the graph for Graphviz.
+// --json prints the same as one JSON document (with --plan, each layer's
+// plan too); --dot the graph for Graphviz; --plan the session's plan: per
+// step where it runs, its blobs' layouts, precision and arena offsets.
 #include <cstdio>
 
 #include "cli.h"
@@ -141,7 +143,22 @@ std::string json_dtypes(const std::vector<TensorDesc>& ds)
     return s + "]";
 }
 
-void print_json(const LoadedModel& model, const Info& info)
+std::string json_places(const Graph& g, const std::vector<TensorDesc>& ds, const std::vector<BlobPlacement>& ps)
+{
+    std::string s = "[";
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const TensorDesc& d = ds[i];
+        s += std::string(i ? "," : "") + "{\"blob\": " + json_string(g.blobs[static_cast<size_t>(ps[i].blob)].name) +
+             ", \"layout\": " + json_string(d.layout == Layout::ChannelBlocks ? std::to_string(channel_block()) + "c" : "plain") +
+             ", \"dtype\": " + json_string(d.int8_scale != 0.f ? "int8" : dtype_name(d.dtype)) +
+             ", \"home\": " + json_string(ps[i].home) + ", \"offset\": " +
+             (ps[i].offset >= 0 ? std::to_string(ps[i].offset) : "null") + ", \"bytes\": " + std::to_string(ps[i].bytes) +
+             (ps[i].of >= 0 ? ", \"view_of\": " + json_string(g.blobs[static_cast<size_t>(ps[i].of)].name) : "") + "}";
+    }
+    return s + "]";
+}
+
+void print_json(const LoadedModel& model, const Info& info, bool with_plan)
 {
     const Graph& g = model.net.graph();
     std::printf("{\"model\": %s, \"weights\": %s, \"inputs\": {", json_string(model.param_path).c_str(),
@@ -155,13 +172,22 @@ void print_json(const LoadedModel& model, const Info& info)
         const LayerReport& r = info.report.layers[i];
         const Layer& l = g.layers[r.layer];
         std::printf("%s\n  {\"index\": %d, \"type\": %s, \"name\": %s, \"inputs\": %s, \"outputs\": %s, "
-                    "\"output_dtypes\": %s, \"weight_bytes\": %lld, \"macs\": %s, \"params\": %s}",
+                    "\"output_dtypes\": %s, \"weight_bytes\": %lld, \"macs\": %s, \"params\": %s",
                     i ? "," : "", r.layer, json_string(l.type).c_str(), json_string(l.name).c_str(),
                     info.shapes_known ? json_descs(r.inputs).c_str() : "null",
                     info.shapes_known ? json_descs(r.outputs).c_str() : "null",
                     info.shapes_known ? json_dtypes(r.outputs).c_str() : "null", static_cast<long long>(r.weight_bytes),
                     info.shapes_known ? std::to_string(r.macs).c_str() : "null",
                     json_string(l.params.to_text()).c_str());
+        if (with_plan && r.planned_step) {
+            std::printf(",\n   \"plan\": {\"device\": %s, \"in_place\": %s, \"scratch_offset\": %s, "
+                        "\"scratch_bytes\": %lld, \"inputs\": %s, \"outputs\": %s}",
+                        json_string(r.device).c_str(), r.in_place ? "true" : "false",
+                        r.scratch_offset >= 0 ? std::to_string(r.scratch_offset).c_str() : "null",
+                        static_cast<long long>(r.scratch_bytes), json_places(g, r.inputs, r.input_places).c_str(),
+                        json_places(g, r.outputs, r.output_places).c_str());
+        }
+        std::printf("}");
     }
     std::printf("],\n \"total_macs\": %s, \"total_weight_bytes\": %lld, \"peak_bytes\": %s}\n",
                 info.shapes_known ? std::to_string(info.report.total_macs).c_str() : "null",
@@ -224,19 +250,64 @@ void print_dot(const LoadedModel& model, const Info& info)
     std::printf("}\n");
 }
 
+// A blob of the plan: name, stored form, and where its bytes are.
+std::string place_str(const Graph& g, const TensorDesc& d, const BlobPlacement& p)
+{
+    std::string s = g.blobs[static_cast<size_t>(p.blob)].name + " " + descs_str({d});
+    if (d.int8_scale != 0.f) s += ":int8";
+    if (p.home == "arena") return s + " @" + std::to_string(p.offset) + "+" + std::to_string(p.bytes);
+    if (p.home == "view") return s + " view of " + g.blobs[static_cast<size_t>(p.of)].name;
+    return s + " " + p.home;
+}
+
+// The plan as a value: per step the layer, where it runs, its precision, and
+// its blobs (layout, dtype, arena offset + bytes, or what else holds them).
+void print_plan(const LoadedModel& model, const Info& info)
+{
+    if (!info.shapes_known) throw UsageError("--plan needs every input's shape (pass --shape NAME=D0,D1,...)");
+    const Graph& g = model.net.graph();
+    std::printf("plan of %s: arena %lld bytes, peak %lld bytes, precision %s\n", model.param_path.c_str(),
+                static_cast<long long>(info.report.arena_bytes), static_cast<long long>(info.report.peak_bytes),
+                info.report.bf16 ? "bf16 where a layer can, else fp32" : "fp32");
+    int step = 0;
+    for (const LayerReport& r : info.report.layers) {
+        const Layer& l = g.layers[r.layer];
+        if (!r.planned_step) {
+            std::printf("  -  %s '%s': evaluated while planning\n", l.type.c_str(), l.name.c_str());
+            continue;
+        }
+        bool int8 = false;
+        for (const auto* ds : {&r.inputs, &r.outputs})
+            for (const TensorDesc& d : *ds) int8 = int8 || d.int8_scale != 0.f;
+        std::printf("%3d  %s '%s' on %s, %s%s", step++, l.type.c_str(), l.name.c_str(), r.device.c_str(),
+                    int8 ? "int8 activations" : "float", r.in_place ? ", in place" : "");
+        if (r.scratch_bytes > 0)
+            std::printf(", scratch @%lld+%lld", static_cast<long long>(r.scratch_offset),
+                        static_cast<long long>(r.scratch_bytes));
+        std::printf("\n");
+        for (size_t i = 0; i < r.input_places.size(); ++i)
+            std::printf("       in  %s\n", place_str(g, r.inputs[i], r.input_places[i]).c_str());
+        for (size_t i = 0; i < r.output_places.size(); ++i)
+            std::printf("       out %s\n", place_str(g, r.outputs[i], r.output_places[i]).c_str());
+    }
+}
+
 } // namespace
 
 int info_command(const std::vector<std::string>& argv)
 {
-    const Args args = parse_args(argv, {"--weights", "--shape", "--backend", "--device"}, {"--json", "--dot"});
+    const Args args = parse_args(argv, {"--weights", "--shape", "--backend", "--device"}, {"--json", "--dot", "--plan"});
     if (args.positional.size() != 1) throw UsageError("info needs exactly one MODEL argument");
     if (args.last("--json") && args.last("--dot")) throw UsageError("--json and --dot exclude each other");
+    if (args.last("--plan") && args.last("--dot")) throw UsageError("--plan and --dot exclude each other");
     LoadedModel model;
     model.onnx = args.onnx_limits();
     load_model(model, args.positional[0], args.last("--weights"), true);
     const Info info = gather(model, args);
     if (args.last("--json"))
-        print_json(model, info);
+        print_json(model, info, args.last("--plan") != nullptr);
+    else if (args.last("--plan"))
+        print_plan(model, info);
     else if (args.last("--dot"))
         print_dot(model, info);
     else

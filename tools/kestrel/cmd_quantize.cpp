@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "graph/graph.h"
-#include "graph/ncnn_form.h"
+#include "frontend/ncnn/export_form.h"
 #include "kestrel/quantize.h"
 
 namespace kestrel::cli {
@@ -127,7 +127,7 @@ void report_agreement(const Net& float_net, const Net& int8_net, const std::vect
     }
 }
 
-// An ONNX model in ncnn's conventions (graph/ncnn_form.h), so that ncnn runs
+// An ONNX model in ncnn's conventions (frontend/ncnn/export_form.h), so that ncnn runs
 // the int8 model written from it; false, with a note, when some layer has no
 // ncnn form (the model stays in Kestrel's).
 bool to_ncnn_form(LoadedModel& model)
@@ -179,7 +179,7 @@ int quantize_command(const std::vector<std::string>& argv)
     std::vector<CalibrationSample> samples = read_samples(args, *args.last("--calibration"), model);
     std::vector<CalibrationSample> eval_samples;
     if (const std::string* eval = args.last("--eval")) eval_samples = read_samples(args, *eval, model);
-    if (is_onnx_path(model.param_path) && to_ncnn_form(model)) drop_batch_axis(samples), drop_batch_axis(eval_samples);
+    if (model.format == ModelFormat::Onnx && to_ncnn_form(model)) drop_batch_axis(samples), drop_batch_axis(eval_samples);
 
     const std::map<std::string, float> scales = calibrate(model.net, samples, options);
     Net int8_net;

@@ -25,7 +25,7 @@ const Command kCommands[] = {
      "              [--resize FILTER]] [--topk K [--labels FILE]]\n"
      "             (a sequence input or output NAME=FILE.npy is FILE_0.npy, FILE_1.npy, ..., one per element)\n"},
     {"info", kestrel::cli::info_command,
-     "info MODEL [--weights FILE] [--shape NAME=D0,D1,...]... [--json | --dot]\n"
+     "info MODEL [--weights FILE] [--shape NAME=D0,D1,...]... [--json | --dot | --plan]\n"
      "             [--backend cpu|vulkan [--device N]] (which layers run on the device, which on the CPU)\n"},
     {"bench", kestrel::cli::bench_command,
      "bench MODEL|DIR... [--threads N] [--loops N] [--warmup N] [--profile] [--json] [--no-optimize]\n"

@@ -3,6 +3,7 @@
 // 2-D layers run on the GEMM and depthwise kernels (src/kernels/), the others
 // on the N-d sliding-window kernels (common/sliding_window.h); DeformableConv2D; Unfold/Fold,
 // the im2col of a convolution and its adjoint.
+#include "ops/conv/conv_params.h"
 #include "ops/registry.h"
 
 namespace kestrel {
@@ -23,11 +24,25 @@ std::unique_ptr<Op> make_unfold();
 std::unique_ptr<Op> make_fold();
 std::unique_ptr<Op> make_deformable_conv2d();
 
+namespace {
+
+// 2-D convolutions: bias switch 5, padding and a residual sum fuse in.
+LayerTraits conv2d_traits()
+{
+    LayerTraits t;
+    t.bias_param = 5;
+    t.activations_by_vector_exp = true;
+    t.residual_param = kResidualParam;
+    return t;
+}
+
+} // namespace
+
 std::vector<BuiltinOp> conv_family()
 {
     return {
-        {"Convolution", make_convolution},
-        {"ConvolutionDepthWise", make_convolution_depthwise},
+        {"Convolution", make_convolution, conv2d_traits()},
+        {"ConvolutionDepthWise", make_convolution_depthwise, conv2d_traits()},
         {"Deconvolution", make_deconvolution},
         {"DeconvolutionDepthWise", make_deconvolution_depthwise},
         {"Convolution1D", make_convolution_1d},

@@ -1,5 +1,5 @@
 // ROIAlign, ncnn's layer and ONNX's RoiAlign (20=1; written as RoiAlign, params
-// 0-5, before: src/graph/legacy_layers.cpp). The ONNX form pools each region
+// 0-5, before: src/frontend/ncnn/legacy_layers.cpp). The ONNX form pools each region
 // of interest of X (N, C, H, W) float32
 // into an (output_height, output_width) grid. Inputs: X, rois (R, 4) float32
 // as [x1, y1, x2, y2] in input coordinates before spatial_scale,

@@ -10,10 +10,23 @@ std::unique_ptr<Op> make_gemm();
 std::unique_ptr<Op> make_matmul();
 std::unique_ptr<Op> make_einsum();
 
+namespace {
+
+// A fully connected layer: bias switch 1 (its per-value paths take std::exp,
+// so a fused Swish would not give the Swish layer's bits).
+LayerTraits inner_product_traits()
+{
+    LayerTraits t;
+    t.bias_param = 1;
+    return t;
+}
+
+} // namespace
+
 std::vector<BuiltinOp> matmul_family()
 {
     return {
-        {"InnerProduct", make_inner_product},
+        {"InnerProduct", make_inner_product, inner_product_traits()},
         {"Det", make_det},
         {"Gemm", make_gemm},
         {"MatMul", make_matmul},

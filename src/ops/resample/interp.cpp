@@ -41,7 +41,7 @@
 #include <cmath>
 
 #include "core/dtype_dispatch.h"
-#include "graph/expression.h"
+#include "ops/common/expression.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 #include "ops/resample/interp_plan.h"

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/saturate.h"
 #include "kernels/resample_rows.h"
 #include "kestrel/image.h"
 #include "ops/common/op_util.h"
@@ -25,7 +26,7 @@ std::vector<Shape> intermediate_shapes(const Shape& in_shape, const std::vector<
 
 // A sum stored as the output's element type: U8 pixels rounded to nearest and saturated.
 template <class Out> Out stored(float v) { return v; }
-template <> uint8_t stored<uint8_t>(float v) { return image::saturate_pixel(v); }
+template <> uint8_t stored<uint8_t>(float v) { return saturate_pixel(v); }
 
 // A step whose rows hold C interleaved values (the innermost axis: C = 1;
 // the columns of an image's pixels: C = its channels): a row of outputs at a

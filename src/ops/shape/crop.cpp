@@ -33,7 +33,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "graph/expression.h"
+#include "ops/common/expression.h"
 #include "ops/registry.h"
 #include "ops/common/tensor_util.h"
 #include "ops/common/element_moves.h"

@@ -21,7 +21,7 @@
 #include <cstring>
 #include <limits>
 
-#include "graph/expression.h"
+#include "ops/common/expression.h"
 #include "ops/common/op_util.h"
 #include "ops/common/tensor_util.h"
 
