@@ -26,7 +26,13 @@ cmake --build build-sanitize -j"$jobs"
 # they take minutes each under the sanitizers and exercise kernels the smaller
 # models already cover here.
 stage "ASan+UBSan tests"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+# intercept_tls_get_addr=0: clang 14's runtime takes a dynamic TLS block (the
+# ONNX importer module's, dlopen'ed by `kestrel`) that happens to start 16
+# bytes into a page for glibc 2.19's layout and gives LeakSanitizer a bogus
+# range, whose scan crashes its tracer at exit ("Tracer caught signal 11"),
+# depending only on where malloc put the block (google/sanitizers#1322; fixed
+# in LLVM 17). Leaks are still found everywhere but in dynamic TLS.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -E 'resnet18|Resnet18|Int8Zoo|SteadyStateZoo.*/(vgg16|vision_transformer|resnet50)'
 stage "fuzzers"
 FUZZ_CI=1 FUZZ_BUILD_DIR=build-sanitize bash scripts/fuzz.sh

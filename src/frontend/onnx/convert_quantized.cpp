@@ -319,7 +319,7 @@ struct IntegerInput {
 
 IntegerInput integer_input(NodeContext& n, int value, int zero_point)
 {
-    IntegerInput in{value, zero_point};
+    IntegerInput in{value, zero_point, false, Tensor()};
     const DType* type = n.has_input(zero_point) ? n.input_dtype(zero_point) : n.input_dtype(value);
     n.check(type && (*type == DType::U8 || *type == DType::I8), "the input must be uint8 or int8 (",
             type ? dtype_name(*type) : "of unknown type", ")");
