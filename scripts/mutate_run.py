@@ -6,8 +6,8 @@ stderr) or 2 (usage) -- never a signal, a sanitizer report or a hang.
 usage: mutate_run.py KESTREL_BINARY [--runs N] [--seed S] [--timeout SECONDS]
                      [--shared DIR] [--keep DIR]
 
-Four kinds of victim, N mutations each: the demo .param (text) and its .bin,
-an ONNX model from ../shared, and a .npy input. Mutations: flipped bytes,
+Five kinds of victim, N mutations each: the demo .param (text) and its .bin,
+an ONNX model from ../shared, a .npy input, and a TFLite model (a fuzzing seed). Mutations: flipped bytes,
 overwritten bytes, truncation, inserted or duplicated chunks, and for text
 numbers replaced with extreme values and lines dropped or swapped. Failing
 inputs are written to --keep (default: a temporary directory) to replay.
@@ -93,6 +93,8 @@ def victims(repo, shared):
         out.append(("onnx", {"onnx": onnx}, "onnx", mutate_bytes, lambda f: ["run", f["onnx"]]))
         out.append(("npy", {"onnx": onnx, "npy": npy}, "npy", mutate_bytes,
                     lambda f: ["run", f["onnx"], "--input", "input=" + f["npy"]]))
+    tflite = os.path.join(repo, "fuzz/corpus/tflite/fully_connected_after_conv.tflite")
+    out.append(("tflite", {"tflite": tflite}, "tflite", mutate_bytes, lambda f: ["run", f["tflite"]]))
     return out
 
 

@@ -105,14 +105,17 @@ TEST(ModelFile, NcnnModelsWithWeightsBesideOrZeros)
 TEST(ModelFile, FormatsWithoutAFrontEndAreNamed)
 {
     const std::string tflite = temp_file("x.tflite", std::string("\x1c\0\0\0TFL3\0\0\0\0", 12));
+    const std::string graphdef = temp_file("x.pbtxt", "node {\n  name: \"x\"\n  op: \"Placeholder\"\n}\n");
     const std::string garbage = temp_file("x.bin", std::string("\xff\xfe\x00\x01", 4));
     const std::string caffemodel = temp_file("x.caffemodel", field(1, "LeNet") + field(100, field(1, "conv1")));
     Net net;
-    EXPECT_TRUE(ktest::api_fails_with([&] { load_model_file(net, tflite); }, {tflite, "TensorFlow Lite", "no front-end"}));
+    EXPECT_TRUE(ktest::api_fails_with([&] { load_model_file(net, graphdef); }, {graphdef, "TensorFlow GraphDef text", "no front-end"}));
+    // TFLite has its front-end: a broken file reaches it and is named by it.
+    EXPECT_TRUE(ktest::api_fails_with([&] { load_model_file(net, tflite); }, {tflite, "malformed TensorFlow Lite file"}));
     EXPECT_TRUE(ktest::api_fails_with([&] { load_model_file(net, garbage); }, {garbage, "not a model file"}));
     EXPECT_TRUE(ktest::api_fails_with([&] { load_model_file(net, caffemodel); }, {caffemodel, "weights only"}));
     EXPECT_TRUE(ktest::api_fails_with([&] { load_model_file(net, "/nonexistent/m.onnx"); }, {"/nonexistent/m.onnx"}));
-    for (const std::string& p : {tflite, garbage, caffemodel}) std::remove(p.c_str());
+    for (const std::string& p : {tflite, graphdef, garbage, caffemodel}) std::remove(p.c_str());
 }
 
 TEST(UnsupportedOperators, OneErrorListsEveryOne)

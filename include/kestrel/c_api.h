@@ -98,6 +98,10 @@ kestrel_status kestrel_net_load_model_mem(kestrel_net* net, const void* data, si
 kestrel_status kestrel_net_load_onnx(kestrel_net* net, const char* path);
 /* Lets kestrel_net_load read ONNX models (also in kestrel_onnx). */
 kestrel_status kestrel_register_onnx(void);
+/* A TensorFlow Lite model (.tflite flatbuffer, its weights inside) from
+ * memory; the bytes are verified before any field is read and may be freed
+ * after the call. Files load through kestrel_net_load. */
+kestrel_status kestrel_net_load_tflite_mem(kestrel_net* net, const void* data, size_t size);
 /* The graph's inputs and outputs: their count, and the name of the i-th
  * (valid while the net lives), or NULL past the end. */
 int kestrel_net_input_count(const kestrel_net* net);

@@ -33,15 +33,22 @@ class NodeArg:
 
 class InferenceSession:
     """Runs a model of any format Kestrel reads, told from the file's content:
-    ONNX, or an ncnn ``.param`` with its ``.bin`` beside it (or ``weights=``). ``run`` may be called from several threads: each thread
+    ONNX, TensorFlow Lite (a path, or the ``.tflite`` file's bytes, as ONNX
+    Runtime takes bytes), or an ncnn ``.param`` with its ``.bin`` beside it (or ``weights=``). ``run`` may be called from several threads: each thread
     gets its own session of the one loaded net."""
 
     def __init__(self, path, threads=1, weights=None, fuse_layers=True, fp16_weights=False):
-        path = os.fspath(path)
         self._net = _kestrel.Net(fuse_layers=fuse_layers, fp16_weights=fp16_weights)
-        # The format from the file's content (ncnn .param/.param.bin, ONNX);
-        # fuse_layers=False keeps an ncnn model's layers as written.
-        self._net.load(path, None if weights is None else os.fspath(weights), optimize=fuse_layers)
+        if isinstance(path, (bytes, bytearray, memoryview)):
+            data = bytes(path)
+            if data[4:8] != b"TFL3":
+                raise ValueError("InferenceSession takes bytes of a TensorFlow Lite model (identifier TFL3); "
+                                 "other formats load from a path")
+            self._net.load_tflite_bytes(data, optimize=fuse_layers)
+        else:
+            # The format from the file's content (ncnn .param/.param.bin, ONNX,
+            # TensorFlow Lite); fuse_layers=False keeps an ncnn model's layers as written.
+            self._net.load(os.fspath(path), None if weights is None else os.fspath(weights), optimize=fuse_layers)
         self._threads = threads
         self._local = threading.local()
 

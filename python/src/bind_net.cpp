@@ -16,6 +16,7 @@
 #include "graph/graph.h"
 #include "kestrel/model_file.h"
 #include "kestrel/net.h"
+#include "kestrel/tflite.h"
 #include "runtime/analysis.h"
 #ifdef KESTREL_HAVE_ONNX
 #include "kestrel/onnx.h"
@@ -204,7 +205,7 @@ void bind_net(py::module_& m)
             py::arg("path"), py::arg("weights") = py::none(), py::arg("optimize") = true,
             py::arg("zero_weights_if_missing") = false,
             "A model of any format Kestrel reads (told from the file's content: ncnn .param/.param.bin with its "
-            "weights beside it or named, ONNX); returns the weights file read")
+            "weights beside it or named, ONNX, TensorFlow Lite); returns the weights file read")
         .def("load_param", unlocked<const std::string&>(&Net::load_param), py::arg("path"))
         .def("load_param_bin", unlocked<const std::string&>(&Net::load_param_bin), py::arg("path"))
         .def(
@@ -219,6 +220,17 @@ void bind_net(py::module_& m)
             },
             py::arg("data"))
         .def("load_model_zeros", &Net::load_model_zeros, "Every weight zero (timing a structure without weights)")
+        .def(
+            "load_tflite_bytes",
+            [](Net& net, const py::bytes& data, bool optimize) {
+                const std::string bytes = data;
+                py::gil_scoped_release release;
+                TfliteImportOptions o;
+                o.optimize = optimize;
+                load_tflite_mem(net, bytes.data(), bytes.size(), "<bytes>", o);
+            },
+            py::arg("data"), py::arg("optimize") = true,
+            "A TensorFlow Lite model (.tflite flatbuffer) from memory; files load through load()")
 #ifdef KESTREL_HAVE_ONNX
         .def(
             "load_onnx",

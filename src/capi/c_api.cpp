@@ -13,6 +13,7 @@
 
 #include "kestrel/net.h"
 #include "kestrel/op.h"
+#include "kestrel/tflite.h"
 
 using kestrel::capi::fail_with;
 using kestrel::capi::guarded;
@@ -172,6 +173,16 @@ kestrel_status kestrel_net_load_model_mem(kestrel_net* net, const void* data, si
 {
     static const char kEmpty = 0;
     return load_step(net, size > 0 ? data : &kEmpty, "data", [&] { net->net.load_model_mem(data, size); });
+}
+
+kestrel_status kestrel_net_load_tflite_mem(kestrel_net* net, const void* data, size_t size)
+{
+    static const char kEmpty = 0;
+    return load_step(net, size > 0 ? data : &kEmpty, "data", [&] {
+        kestrel::TfliteImportOptions o;
+        o.optimize = net->net.load_options().fuse_layers;
+        kestrel::load_tflite_mem(net->net, data, size, "<memory>", o);
+    });
 }
 
 int kestrel_net_input_count(const kestrel_net* net) { return net ? static_cast<int>(net->inputs.size()) : 0; }

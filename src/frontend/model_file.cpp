@@ -6,6 +6,7 @@
 
 #include "frontend/ncnn/model_loader.h"
 #include "kestrel/model_file.h"
+#include "kestrel/tflite.h"
 
 namespace kestrel {
 
@@ -28,6 +29,14 @@ ModelLoader loader_for(ModelFormat format)
         return [format](Net& net, const std::string& path, const ModelFileOptions& options) {
             return load_ncnn_model(net, path, format, options);
         };
+    if (format == ModelFormat::Tflite && tflite_supported())
+        return [](Net& net, const std::string& path, const ModelFileOptions& options) {
+            check(options.weights.empty(), path, ": a TensorFlow Lite model keeps its weights inside");
+            TfliteImportOptions o;
+            o.optimize = options.optimize;
+            load_tflite(net, path, o);
+            return path;
+        };
     Loaders& l = loaders();
     std::lock_guard<std::mutex> lock(l.mutex);
     const auto it = l.loaders.find(format);
@@ -47,7 +56,7 @@ ModelFileInfo load_model_file(Net& net, const std::string& path, const ModelFile
 {
     const ModelFormat format = detect_model_format(path);
     check(format != ModelFormat::Unknown, path,
-          ": not a model file Kestrel reads (ncnn .param/.param.bin, ONNX; told from the file's first bytes)");
+          ": not a model file Kestrel reads (ncnn .param/.param.bin, ONNX, TensorFlow Lite; told from the file's first bytes)");
     check(format != ModelFormat::CaffeBinary, path,
           ": a Caffe .caffemodel holds weights only: load its deploy.prototxt with the weights named");
     const ModelLoader load = loader_for(format);
@@ -59,5 +68,18 @@ ModelFileInfo load_model_file(Net& net, const std::string& path, const ModelFile
     info.weights = load(net, path, options);
     return info;
 }
+
+#ifndef KESTREL_HAVE_TFLITE
+// Built without flatbuffers' headers: the format is told, and refused by name.
+bool tflite_supported() { return false; }
+void load_tflite(Net&, const std::string& path, const TfliteImportOptions&)
+{
+    fail(path, ": this build of Kestrel has no TensorFlow Lite front-end (it needs libflatbuffers-dev and flatc)");
+}
+void load_tflite_mem(Net&, const void*, size_t, const std::string& source, const TfliteImportOptions&)
+{
+    fail(source, ": this build of Kestrel has no TensorFlow Lite front-end (it needs libflatbuffers-dev and flatc)");
+}
+#endif
 
 } // namespace kestrel

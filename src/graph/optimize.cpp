@@ -1,12 +1,14 @@
 #include "graph/optimize.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <set>
 
 #include "graph/weight_lists.h"
 #include "graph/layer_traits.h"
+#include "graph/pattern_match.h"
 #include "kestrel/op.h"
 
 namespace kestrel {
@@ -357,13 +359,38 @@ bool explicit_conv_pads(const ParamDict& pd, int (&pads)[4])
     return std::all_of(pads, pads + 4, [](int p) { return p >= 0; });
 }
 
+// ONNX's form (21=1) of the same: a rank-4 value whose constant pads leave
+// the batch and channel axes alone (TFLite's PAD before a convolution).
+bool onnx_rows_and_columns_padding(const Graph& g, const Layer& pad, int (&pads)[4], float& value)
+{
+    if (pad.bottoms.size() < 2 || pad.params.get_int(20, 0) != 0) return false;
+    const Tensor* given = constant_of(g, pad.bottoms[1]);
+    if (!given || given->numel() != 8 || dtype_is_float(given->dtype())) return false;
+    const Tensor p = given->to(DType::I64); // begins of N, C, H, W, then their ends
+    const int64_t* q = p.data<int64_t>();
+    if (q[0] != 0 || q[1] != 0 || q[4] != 0 || q[5] != 0) return false;
+    for (int k : {2, 3, 6, 7})
+        if (q[k] < 0 || q[k] > INT32_MAX) return false;
+    pads[0] = static_cast<int>(q[3]), pads[1] = static_cast<int>(q[7]);
+    pads[2] = static_cast<int>(q[2]), pads[3] = static_cast<int>(q[6]);
+    value = 0.f;
+    if (pad.bottoms.size() > 2) {
+        const Tensor* v = constant_of(g, pad.bottoms[2]);
+        if (!v || v->numel() != 1) return false;
+        value = v->to(DType::F32).data<float>()[0];
+    }
+    return true;
+}
+
 // Layer `pad` as a constant padding of rows and columns only (ncnn's params:
-// 0=top 1=bottom 2=left 3=right, 5=value), its pads as left, right, top, bottom.
-bool rows_and_columns_padding(const Layer& pad, int (&pads)[4], float& value)
+// 0=top 1=bottom 2=left 3=right, 5=value; or ONNX's form), its pads as left,
+// right, top, bottom.
+bool rows_and_columns_padding(const Graph& g, const Layer& pad, int (&pads)[4], float& value)
 {
     const ParamDict& pd = pad.params;
-    if (pad.type != "Padding" || pd.get_int(21, 0) != 0 || pd.get_int(4, 0) != 0 || pd.get_int(6, 0) != 0 ||
-        pd.get_int(7, 0) != 0 || pd.get_int(8, 0) != 0)
+    if (pad.type != "Padding" || pd.get_int(4, 0) != 0) return false;
+    if (pd.get_int(21, 0) == 1) return onnx_rows_and_columns_padding(g, pad, pads, value);
+    if (pd.get_int(21, 0) != 0 || pd.get_int(6, 0) != 0 || pd.get_int(7, 0) != 0 || pd.get_int(8, 0) != 0)
         return false;
     pads[0] = pd.get_int(2, 0), pads[1] = pd.get_int(3, 0), pads[2] = pd.get_int(0, 0), pads[3] = pd.get_int(1, 0);
     value = pd.get_float(5, 0.f);
@@ -378,7 +405,7 @@ int fuse_padding_into_conv(Graph& g, OptimizeReport& report, bool with_ops)
     for (size_t li = 0; li < g.layers.size(); ++li) {
         int extra[4], own[4];
         float value = 0.f;
-        if (!rows_and_columns_padding(g.layers[li], extra, value)) continue;
+        if (!rows_and_columns_padding(g, g.layers[li], extra, value)) continue;
         const int ci = sole_consumer(g, static_cast<int>(li));
         if (ci < 0) continue;
         Layer& conv = g.layers[ci];

@@ -42,8 +42,9 @@ const Command kCommands[] = {
 };
 
 const char* const kModels =
-    "MODEL is an ONNX model (.onnx, converted in memory; .npy shapes are its ONNX shapes) or an ncnn .param\n"
-    "(weights default to the same path with .bin) or .param.bin.\n"
+    "MODEL is an ONNX model (.onnx, converted in memory; .npy shapes are its ONNX shapes), a TensorFlow Lite\n"
+    "model (.tflite; inputs and outputs as it declares them, NHWC images stay NHWC) or an ncnn .param\n"
+    "(weights default to the same path with .bin) or .param.bin; the format is told from the content.\n"
     "For ncnn models, .npy shapes are ncnn's [w,h,d,c] reversed: (c,d,h,w), (c,h,w), (h,w), (w,).\n"
     "Every command that loads an ONNX model takes --onnx-limit depth=N|subgraphs=N|nodes=N (raises the bounds\n"
     "on nested subgraphs and node counts; docs/onnx.md). Names are the model's own, spaces and all.\n";
