@@ -261,3 +261,96 @@ TEST(TfliteReader, CApiLoadsFromMemory)
 }
 
 } // namespace
+
+namespace {
+
+// MediaPipe's MaxPoolingWithArgmax2D then MaxUnpooling2D (custom operators
+// TFLite's interpreter does not have) against a naive loop: every window's
+// maximum back at its place, zeros elsewhere; the pooled maxima as an output.
+TEST(TfliteReader, MediaPipeArgmaxPoolingAndUnpooling)
+{
+    const int64_t H = 4, W = 6, C = 3;
+    fb::ModelT model;
+    model.version = 3;
+    for (const char* custom : {"MaxPoolingWithArgmax2D", "MaxUnpooling2D"}) {
+        auto c = std::make_unique<fb::OperatorCodeT>();
+        c->builtin_code = fb::BuiltinOperator::CUSTOM;
+        c->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::CUSTOM);
+        c->custom_code = custom;
+        model.operator_codes.push_back(std::move(c));
+    }
+    model.buffers.push_back(std::make_unique<fb::BufferT>());
+    auto g = std::make_unique<fb::SubGraphT>();
+    SmallModel::add_tensor(*g, "x", {1, 4, 6, 3}, 0);
+    SmallModel::add_tensor(*g, "maxima", {1, 2, 3, 3}, 0);
+    SmallModel::add_tensor(*g, "argmax", {1, 2, 3, 3}, 0);
+    g->tensors.back()->type = fb::TensorType::INT64;
+    SmallModel::add_tensor(*g, "y", {1, 4, 6, 3}, 0);
+    g->inputs = {0};
+    g->outputs = {3, 1};
+    const int32_t params[6] = {2 /* VALID */, 2, 2, 2, 2, 0}; // stride w, h; filter w, h; no activation
+    std::vector<uint8_t> options(sizeof(params));
+    std::memcpy(options.data(), params, sizeof(params));
+    SmallModel::add_op(*g, 0, {0}, {1, 2});
+    g->operators.back()->custom_options = options;
+    SmallModel::add_op(*g, 1, {1, 2}, {3});
+    g->operators.back()->custom_options = options;
+    model.subgraphs.push_back(std::move(g));
+    flatbuffers::FlatBufferBuilder b;
+    fb::FinishModelBuffer(b, fb::Model::Pack(b, &model));
+
+    Net net;
+    load_tflite_mem(net, b.GetBufferPointer(), b.GetSize(), "argmax.tflite");
+    Tensor x({1, H, W, C});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 37) % 72) - 30.f; // distinct
+    Session s(net);
+    s.set_input("x", x);
+    const std::vector<Tensor> got = s.run({"y", "maxima"});
+    ASSERT_EQ(shape_str(got[0].shape()), "(1,4,6,3)");
+    ASSERT_EQ(shape_str(got[1].shape()), "(1,2,3,3)");
+    auto at = [&](int64_t h, int64_t w, int64_t c) { return (h * W + w) * C + c; };
+    std::vector<float> want_y(static_cast<size_t>(x.numel()), 0.f);
+    for (int64_t oh = 0; oh < H / 2; ++oh)
+        for (int64_t ow = 0; ow < W / 2; ++ow)
+            for (int64_t c = 0; c < C; ++c) {
+                int64_t best = at(2 * oh, 2 * ow, c);
+                for (int64_t dh = 0; dh < 2; ++dh)
+                    for (int64_t dw = 0; dw < 2; ++dw)
+                        if (x.data<float>()[at(2 * oh + dh, 2 * ow + dw, c)] > x.data<float>()[best])
+                            best = at(2 * oh + dh, 2 * ow + dw, c);
+                want_y[static_cast<size_t>(best)] = x.data<float>()[best];
+                EXPECT_EQ(got[1].data<float>()[(oh * (W / 2) + ow) * C + c], x.data<float>()[best]);
+            }
+    for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(got[0].data<float>()[i], want_y[static_cast<size_t>(i)]) << i;
+}
+
+// The argmax indices are Kestrel's own (NCHW positions): anything but
+// MaxUnpooling2D reading them, or a graph output, is refused.
+TEST(TfliteReader, ArgmaxIndicesOnlyForUnpooling)
+{
+    fb::ModelT model;
+    model.version = 3;
+    auto c = std::make_unique<fb::OperatorCodeT>();
+    c->builtin_code = fb::BuiltinOperator::CUSTOM;
+    c->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::CUSTOM);
+    c->custom_code = "MaxPoolingWithArgmax2D";
+    model.operator_codes.push_back(std::move(c));
+    model.buffers.push_back(std::make_unique<fb::BufferT>());
+    auto g = std::make_unique<fb::SubGraphT>();
+    SmallModel::add_tensor(*g, "x", {1, 4, 6, 3}, 0);
+    SmallModel::add_tensor(*g, "maxima", {1, 2, 3, 3}, 0);
+    SmallModel::add_tensor(*g, "argmax", {1, 2, 3, 3}, 0);
+    g->inputs = {0};
+    g->outputs = {1, 2};
+    const int32_t params[6] = {2, 2, 2, 2, 2, 0};
+    SmallModel::add_op(*g, 0, {0}, {1, 2});
+    g->operators.back()->custom_options.resize(sizeof(params));
+    std::memcpy(g->operators.back()->custom_options.data(), params, sizeof(params));
+    model.subgraphs.push_back(std::move(g));
+    flatbuffers::FlatBufferBuilder b;
+    fb::FinishModelBuffer(b, fb::Model::Pack(b, &model));
+    const std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+    EXPECT_ERROR(bytes, "may only be read by MaxUnpooling2D");
+}
+
+} // namespace

@@ -346,6 +346,32 @@ def dequantize_int8_per_channel_weights(m):
     m.output(m.op("CONV_2D", [x, w, m.const("b", rand(4))], [1, 6, 6, 4], options=conv_opts()))
 
 
+def hybrid_weights(shape, axis, per_channel=True):
+    q = rng.integers(-127, 128, size=shape).astype(np.int8)
+    n = shape[axis] if per_channel else 1
+    return q, (rand(n, lo=0.002, hi=0.01), np.zeros(n, np.int64), axis)
+
+
+# Dynamic-range models: int8 weights read by a float operator directly.
+# TFLite's hybrid kernels quantize the activations on the fly (per row, 8
+# bits), Kestrel computes in float with the weights' real values: the two
+# differ by that quantization, about 1% of the output's scale.
+@case(2e-2)
+def hybrid_conv_int8_weights(m):
+    x = m.input("x", [1, 6, 6, 3])
+    q, quant = hybrid_weights((4, 3, 3, 3), 0)
+    w = m.const("w", q, quant=quant)
+    m.output(m.op("CONV_2D", [x, w, m.const("b", rand(4))], [1, 6, 6, 4], options=conv_opts(), version=2))
+
+
+@case(2e-2)
+def hybrid_fully_connected_int8_weights(m):
+    x = m.input("x", [2, 16])
+    q, quant = hybrid_weights((5, 16), 0, per_channel=False)  # the reference's hybrid FC is per tensor
+    m.output(m.op("FULLY_CONNECTED", [x, m.const("w", q, quant=quant), m.const("b", rand(5))], [2, 5], version=3,
+                  options=("FullyConnectedOptions", dict())))
+
+
 # --- data movement --------------------------------------------------------------
 
 @case()

@@ -1,5 +1,6 @@
 // CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV (and MediaPipe's custom
-// Convolution2DTransposeBias), MAX_POOL_2D, AVERAGE_POOL_2D, L2_POOL_2D,
+// Convolution2DTransposeBias), MAX_POOL_2D, AVERAGE_POOL_2D (and MediaPipe's
+// MaxPoolingWithArgmax2D and MaxUnpooling2D),
 // FULLY_CONNECTED and BATCH_MATMUL.
 //  * Convolutions and pools take and give folded (NCHW) values, onto ncnn's
 //    Convolution / ConvolutionDepthWise / Deconvolution / Pooling with the
@@ -249,6 +250,72 @@ void convert_pool(OpContext& n, bool max)
     n.activation(r.pre, o->fused_activation_function(), r.out);
 }
 
+// MediaPipe's pooling custom operators keep TFLite's TfLitePoolParams as
+// their options: padding (1 SAME, 2 VALID), stride width, stride height,
+// filter width, filter height, activation (int32 each).
+Window mediapipe_pool_window(OpContext& n)
+{
+    const auto* raw = n.op().custom_options();
+    n.check(raw && raw->size() >= 24, "needs 24 bytes of options (TFLite's pool parameters), has ",
+            raw ? raw->size() : 0);
+    int32_t v[6];
+    std::memcpy(v, raw->data(), sizeof(v));
+    n.check(v[0] == 1 || v[0] == 2, "padding ", v[0], " is neither SAME (1) nor VALID (2)");
+    n.check(v[5] == 0, "a fused activation (", v[5], ") is not supported");
+    Window win{v[4], v[3], v[2], v[1]};
+    check_window(n, win);
+    return win;
+}
+
+std::vector<int> window_ints(const Window& w, bool pads)
+{
+    return pads ? std::vector<int>{w.top, w.left, w.bottom, w.right} : std::vector<int>{w.kh, w.kw, w.sh, w.sw};
+}
+
+// MaxPoolingWithArgmax2D: the maximum of each window and where it was.
+// TFLite counts that position in NHWC order; Kestrel's indices count it in
+// its own NCHW order, so they may only go to MaxUnpooling2D, which reads them
+// back the same way.
+void convert_max_pool_with_argmax(OpContext& n)
+{
+    Window win = mediapipe_pool_window(n);
+    const Shape& in = n.in(0).shape;
+    n.check(in.size() == 4, "the input must be NHWC (rank 4)");
+    const auto* raw = n.op().custom_options();
+    int32_t padding = 0;
+    std::memcpy(&padding, raw->data(), sizeof(padding));
+    pad_window(n, win, padding == 1 ? fb::Padding::SAME : fb::Padding::VALID, in[1], in[2]);
+    n.check(n.num_outputs() == 2 && n.output_read_only_by(1, "MaxUnpooling2D"),
+            "its indices (output 1) may only be read by MaxUnpooling2D");
+    const std::vector<int> kernel_strides = window_ints(win, false);
+    ParamDict pd;
+    pd.set_int(0, 0);
+    pd.set_int(20, 1); // Pooling's ONNX form: indices as a second output
+    pd.set_ints(21, {kernel_strides[0], kernel_strides[1]});
+    pd.set_ints(22, {kernel_strides[2], kernel_strides[3]});
+    pd.set_ints(23, window_ints(win, true));
+    pd.set_ints(24, {1, 1});
+    const std::string x = n.folded(0);
+    n.emit("Pooling", {x}, {n.output(0, true), n.output(1, true)}, pd);
+}
+
+// MaxUnpooling2D(values, indices): each value put back where its maximum was,
+// zeros elsewhere, at the output tensor's size.
+void convert_max_unpooling(OpContext& n)
+{
+    const Window win = mediapipe_pool_window(n);
+    const Shape& out = n.out(0).shape;
+    n.check(out.size() == 4 && out[1] > 0 && out[2] > 0, "the output must be NHWC with a known size");
+    ParamDict pd;
+    const std::vector<int> kernel_strides = window_ints(win, false);
+    pd.set_ints(0, {kernel_strides[0], kernel_strides[1]});
+    pd.set_ints(1, {kernel_strides[2], kernel_strides[3]});
+    pd.set_ints(2, {0, 0, 0, 0});
+    const std::string x = n.folded(0), indices = n.folded(1);
+    const std::string shape = n.constant_blob(int64_tensor({out[0], out[3], out[1], out[2]}), "output_shape");
+    n.emit("MaxUnpool", {x, indices, shape}, {n.output(0, true)}, pd);
+}
+
 // FULLY_CONNECTED: rows of K = the filter's width; keep_num_dims keeps the
 // input's leading axes, otherwise the output is [rows, N] (the file's shape).
 void convert_fully_connected(OpContext& n)
@@ -326,6 +393,8 @@ void add_conv_converters(BuiltinTable& builtins, CustomTable& customs)
     builtins[fb::BuiltinOperator::FULLY_CONNECTED] = convert_fully_connected;
     builtins[fb::BuiltinOperator::BATCH_MATMUL] = convert_batch_matmul;
     customs["Convolution2DTransposeBias"] = convert_conv2d_transpose_bias;
+    customs["MaxPoolingWithArgmax2D"] = convert_max_pool_with_argmax;
+    customs["MaxUnpooling2D"] = convert_max_unpooling;
 }
 
 } // namespace kestrel::tflite_import

@@ -163,6 +163,21 @@ std::string OpContext::output(int k, bool folded_form)
     return v.folded = model_.fresh_name(out(k).name + "_nchw");
 }
 
+bool OpContext::output_read_only_by(int k, const std::string& custom) const
+{
+    const int t = output_index(k);
+    const fb::SubGraph& g = model_.file_.graph();
+    for (int o : *g.outputs())
+        if (o == t) return false;
+    const auto* ops = g.operators();
+    for (flatbuffers::uoffset_t i = 0; ops && i < ops->size(); ++i) {
+        const fb::Operator& op = *ops->Get(i);
+        if (!op.inputs() || std::find(op.inputs()->begin(), op.inputs()->end(), t) == op.inputs()->end()) continue;
+        if (model_.file_.opcode(op, static_cast<int>(i)).custom != custom) return false;
+    }
+    return true;
+}
+
 void OpContext::set_constant_output(int k, const Tensor& value) { model_.constants_[output_index(k)] = value; }
 
 void OpContext::emit(const std::string& type, const std::vector<std::string>& bottoms,

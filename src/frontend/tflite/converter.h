@@ -76,6 +76,9 @@ public:
     // The blob output k is written to in a form; the layer that writes it is
     // the caller's to emit.
     std::string output(int k, bool folded_form);
+    // Whether output k is read only by operators of custom code `custom`
+    // (and is no graph output).
+    bool output_read_only_by(int k, const std::string& custom) const;
     // Output k holds a value known while converting.
     void set_constant_output(int k, const Tensor& value);
 
