@@ -9,7 +9,7 @@ Kestrel runs DIR/NAME.tflite as it is (`kestrel bench`); MNN runs
 DIR/NAME.mnn, the same file converted by MNN's own converter
 (MNNConvert -f TFLITE), through TIMER, a command built outside the repository
 (never committed) that takes `MODEL.mnn THREADS LOOPS` and prints the
-minimum per-inference time as `min = X` (ms). Each round times every model
+minimum per-inference time as `min = X` or `min_ms=X` (ms). Each round times every model
 once per engine, the engine going first alternating from model to model and
 round to round; a model's figure is the smallest minimum over the rounds.
 Prints a markdown table: Kestrel, MNN, and their ratio per model and thread count.
@@ -21,7 +21,7 @@ import re
 import subprocess
 import sys
 
-LINE = re.compile(r"min\s*=\s*([\d.]+)")
+LINE = re.compile(r"min(?:_ms)?\s*=\s*([\d.]+)")
 
 
 def minimum(cmd):
