@@ -1,6 +1,7 @@
 // Shared pieces of the libFuzzer targets: small resource limits (so a fuzzed
 // model cannot ask for gigabytes) and a bounded "run the model" step.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -35,7 +36,7 @@ inline void run_small(const Net& net, const Shape& fallback)
         if (s.empty()) s = fallback;
         for (auto& d : s) d = d < 0 ? 1 : d;
         const DType t = net.input_dtype(name);
-        if (shape_numel(s) * static_cast<int64_t>(dtype_size(t)) > kMaxBytes) return;
+        if (shape_numel(s) > kMaxBytes / static_cast<int64_t>(std::max<size_t>(dtype_size(t), 1))) return;
         Tensor x = Tensor::zeros(s, DType::F32);
         for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 37) % 17) * 0.125f - 1.f;
         inputs[name] = x.to(t);

@@ -129,7 +129,7 @@ void convert_conv2d(OpContext& n)
     const Shape& in = n.in(0).shape;
     n.check(in.size() == 4, "the input must be NHWC (rank 4), it has shape ", shape_str(in));
     const int64_t out_c = w.dim(0), in_per_group = w.dim(3);
-    n.check(in_per_group > 0 && in[3] % in_per_group == 0, "input channels ", in[3],
+    n.check(in[3] > 0 && out_c > 0 && in_per_group > 0 && in[3] % in_per_group == 0, "input channels ", in[3],
             " are not a multiple of the filter's ", in_per_group);
     const int64_t groups = in[3] / in_per_group;
     n.check(out_c % groups == 0, "output channels ", out_c, " are not a multiple of the ", groups, " groups");
