@@ -46,6 +46,7 @@ fuzz_one() {
     case $t in
       fuzz_npy) runs=3000000 ;; fuzz_expression) runs=1000000 ;; fuzz_param_bin) runs=900000 ;;
       fuzz_model_bin) runs=200000 ;; fuzz_param_text) runs=85000 ;; fuzz_run_graph) runs=80000 ;;
+      fuzz_tflite) runs=150000 ;;
       *) runs=40000 ;;
     esac
     budget=(-runs="$runs" -seed="${FUZZ_SEED:-1}")
