@@ -109,53 +109,63 @@ void emit_slice(OpContext& n, SliceSpec s, bool folded_form, const std::string& 
            {y}, pd);
 }
 
-// STRIDED_SLICE with every mask, resolved against the input's rank as
-// TensorFlow does: an ellipsis stands for the axes the spec leaves out,
-// new axes take none, a shrunk axis takes one element and goes.
-void convert_strided_slice(OpContext& n)
+// STRIDED_SLICE's options and operands.
+struct StridedSpec {
+    int begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_mask = 0;
+    bool offset = false;
+    std::vector<int64_t> begin, end, strides;
+    bool bit(int mask, int i) const { return ((mask >> i) & 1) != 0; }
+};
+
+StridedSpec strided_spec(const OpContext& n)
 {
-    const auto* o = n.op().builtin_options_as_StridedSliceOptions();
-    const int begin_mask = o ? o->begin_mask() : 0, end_mask = o ? o->end_mask() : 0;
-    const int ellipsis_mask = o ? o->ellipsis_mask() : 0, new_axis_mask = o ? o->new_axis_mask() : 0;
-    const int shrink_mask = o ? o->shrink_axis_mask() : 0;
-    const bool offset = o && o->offset();
-    const std::vector<int64_t> begin = n.constant_ints(1, "begin"), end = n.constant_ints(2, "end");
-    std::vector<int64_t> strides = n.has_input(3) ? n.constant_ints(3, "strides") : std::vector<int64_t>(begin.size(), 1);
-    const int sparse = static_cast<int>(begin.size());
-    n.check(end.size() == begin.size() && strides.size() == begin.size() && sparse <= 32,
+    StridedSpec s;
+    if (const auto* o = n.op().builtin_options_as_StridedSliceOptions()) {
+        s.begin_mask = o->begin_mask(), s.end_mask = o->end_mask(), s.ellipsis_mask = o->ellipsis_mask();
+        s.new_axis_mask = o->new_axis_mask(), s.shrink_mask = o->shrink_axis_mask(), s.offset = o->offset();
+    }
+    s.begin = n.constant_ints(1, "begin"), s.end = n.constant_ints(2, "end");
+    s.strides = n.has_input(3) ? n.constant_ints(3, "strides") : std::vector<int64_t>(s.begin.size(), 1);
+    n.check(s.end.size() == s.begin.size() && s.strides.size() == s.begin.size() && s.begin.size() <= 32,
             "begin, end and strides must have one length (at most 32)");
-    const int r = n.rank(0);
+    return s;
+}
+
+// The spec resolved against the input's rank as TensorFlow does: an ellipsis
+// stands for the axes the spec leaves out, new axes take none, a shrunk axis
+// takes one element. `reshape`: whether the result's rank differs.
+SliceSpec resolve_strided_slice(const OpContext& n, const StridedSpec& p, bool& reshape)
+{
+    const int sparse = static_cast<int>(p.begin.size()), r = n.rank(0);
     const Shape& in = n.in(0).shape;
     SliceSpec spec;
-    bool reshape = false;
+    reshape = false;
     int full = 0; // the input axis the next spec entry addresses
-    const bool has_ellipsis = ellipsis_mask != 0;
     for (int i = 0; i < sparse; ++i) {
-        const bool bit_ellipsis = (ellipsis_mask >> i) & 1;
-        if (bit_ellipsis) {
+        if (p.bit(p.ellipsis_mask, i)) {
             int new_after = 0;
-            for (int j = i + 1; j < sparse; ++j) new_after += (new_axis_mask >> j) & 1;
+            for (int j = i + 1; j < sparse; ++j) new_after += p.bit(p.new_axis_mask, j);
             full = std::min(r, r - (sparse - i) + 1 + new_after);
             continue;
         }
-        if ((new_axis_mask >> i) & 1) {
+        if (p.bit(p.new_axis_mask, i)) {
             reshape = true;
             continue;
         }
         n.check(full < r, "the slice spec addresses more axes than the input's ", r);
         const int64_t dim = in[static_cast<size_t>(full)];
-        int64_t b = begin[static_cast<size_t>(i)], e = end[static_cast<size_t>(i)], s = strides[static_cast<size_t>(i)];
+        const size_t k = static_cast<size_t>(i);
+        int64_t b = p.begin[k], e = p.end[k], s = p.strides[k];
         n.check(s != 0, "stride 0 on axis ", full);
-        if ((shrink_mask >> i) & 1) {
+        if (p.bit(p.shrink_mask, i)) {
             if (b < 0) b += dim;
-            n.check(b >= 0 && b < dim, "shrunk axis ", full, " index ", begin[static_cast<size_t>(i)], " is out of range ", dim);
-            e = b + 1;
-            s = 1;
+            n.check(b >= 0 && b < dim, "shrunk axis ", full, " index ", p.begin[k], " is out of range ", dim);
+            e = b + 1, s = 1;
             reshape = true;
         } else {
-            if (offset) e += b;
-            if ((begin_mask >> i) & 1) b = s > 0 ? 0 : INT64_MAX;
-            if ((end_mask >> i) & 1) e = s > 0 ? INT64_MAX : INT64_MIN;
+            if (p.offset) e += b;
+            if (p.bit(p.begin_mask, i)) b = s > 0 ? 0 : INT64_MAX;
+            if (p.bit(p.end_mask, i)) e = s > 0 ? INT64_MAX : INT64_MIN;
         }
         spec.starts.push_back(b);
         spec.ends.push_back(e);
@@ -163,9 +173,16 @@ void convert_strided_slice(OpContext& n)
         spec.steps.push_back(s);
         ++full;
     }
-    (void)has_ellipsis;
-    const bool folded_form = !reshape && keeps_folded(n, 0);
+    return spec;
+}
+
+// STRIDED_SLICE with every mask: a folded input stays folded unless the rank changes.
+void convert_strided_slice(OpContext& n)
+{
+    bool reshape = false;
+    const SliceSpec spec = resolve_strided_slice(n, strided_spec(n), reshape);
     if (!reshape) {
+        const bool folded_form = keeps_folded(n, 0);
         emit_slice(n, spec, folded_form, n.output(0, folded_form));
         return;
     }

@@ -11,6 +11,7 @@ namespace kestrel::tflite_import {
 namespace {
 
 constexpr int kFoldRank = 4; // NHWC values are held as NCHW
+constexpr int64_t kIntLimit = int64_t(1) << 40;
 
 std::vector<int> inverse(const std::vector<int>& perm)
 {
@@ -101,8 +102,12 @@ std::vector<int64_t> OpContext::constant_ints(int k, const char* what) const
 {
     const Tensor* c = constant(k);
     check(c != nullptr, what, " (input ", k, ") must be a constant");
+    check(!dtype_is_float(c->dtype()), what, " (input ", k, ") must hold integers, it is ", dtype_name(c->dtype()));
     const Tensor v = c->to(DType::I64);
-    return std::vector<int64_t>(v.data<int64_t>(), v.data<int64_t>() + v.numel());
+    std::vector<int64_t> out(v.data<int64_t>(), v.data<int64_t>() + v.numel());
+    // Shapes, sizes, axes and bounds: far from int64's ends, so sums of two never overflow.
+    for (int64_t x : out) check(x > -kIntLimit && x < kIntLimit, what, " (input ", k, ") holds ", x, ", out of range");
+    return out;
 }
 
 std::string OpContext::plain(int k) { return model_.plain_blob(input_index(k)); }
