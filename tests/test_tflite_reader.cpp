@@ -354,3 +354,37 @@ TEST(TfliteReader, ArgmaxIndicesOnlyForUnpooling)
 }
 
 } // namespace
+
+namespace {
+
+// fuzz_tflite's finding: a convolution over an input that declares no
+// channels divided by its group count of zero.
+TEST(FuzzRegression, TfliteConvolutionOverZeroChannels)
+{
+    SmallModel m;
+    m.model.operator_codes[0]->builtin_code = fb::BuiltinOperator::CONV_2D;
+    m.model.operator_codes[0]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::CONV_2D);
+    m.graph().tensors[0]->shape = {1, 4, 4, 0};
+    m.graph().tensors[1]->shape = {2, 1, 1, 1}; // the 8-byte constant as a filter [O=2][1][1][I=1]
+    auto options = std::make_unique<fb::Conv2DOptionsT>();
+    options->stride_w = options->stride_h = 1;
+    m.graph().operators[0]->builtin_options.Set(std::move(*options));
+    EXPECT_ERROR(m.bytes(), "input channels 0");
+}
+
+} // namespace
+
+namespace {
+
+// fuzz_tflite's finding: a FULLY_CONNECTED whose output declares no axes.
+TEST(FuzzRegression, TfliteFullyConnectedWithoutOutputAxes)
+{
+    SmallModel m;
+    m.model.operator_codes[0]->builtin_code = fb::BuiltinOperator::FULLY_CONNECTED;
+    m.model.operator_codes[0]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::FULLY_CONNECTED);
+    m.graph().tensors[1]->shape = {1, 2}; // weights [N=1][K=2] over rows of x's 2 channels
+    m.graph().tensors[2]->shape = {};
+    EXPECT_ERROR(m.bytes(), "does not end in the 1 units");
+}
+
+} // namespace

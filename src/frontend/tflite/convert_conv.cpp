@@ -344,6 +344,7 @@ void convert_fully_connected(OpContext& n)
     pd.set_int(1, weights.size() > 1 ? 1 : 0);
     pd.erase(5);
     const Shape& out = n.out(0).shape;
+    n.check(!out.empty() && out.back() == units, "the output ", shape_str(out), " does not end in the ", units, " units");
     const bool reshape_out = out.size() != 2;
     const std::string y = n.output(0, false);
     const std::string product = act == fb::ActivationFunctionType::NONE && !reshape_out ? y : n.temp("product");
