@@ -8,7 +8,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     using namespace kestrel;
     try {
         Net net;
-        load_tflite_mem(net, data, size, "<fuzz>");
+        TfliteImportOptions options;
+        options.max_tensor_bytes = fuzz::kMaxBytes;
+        load_tflite_mem(net, data, size, "<fuzz>", options);
         fuzz::run_small(net, {1, 8, 8, 3});
     } catch (const Error&) {
     }

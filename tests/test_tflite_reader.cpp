@@ -388,3 +388,22 @@ TEST(FuzzRegression, TfliteFullyConnectedWithoutOutputAxes)
 }
 
 } // namespace
+
+namespace {
+
+// fuzz_tflite's finding: ZEROS_LIKE of an input declaring 10^12 elements made
+// its constant before any limit was asked; now over the limit is refused.
+TEST(FuzzRegression, TfliteConstantsOverTheSizeLimit)
+{
+    SmallModel m;
+    m.model.operator_codes[1]->builtin_code = fb::BuiltinOperator::ZEROS_LIKE;
+    m.model.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::ZEROS_LIKE);
+    m.graph().tensors[2]->shape = {1000, 1000, 1000, 1000};
+    const std::vector<uint8_t> bytes = m.bytes();
+    Net net;
+    TfliteImportOptions options;
+    options.max_tensor_bytes = 1 << 20;
+    EXPECT_THROW(load_tflite_mem(net, bytes.data(), bytes.size(), "big.tflite", options), TooLargeError);
+}
+
+} // namespace

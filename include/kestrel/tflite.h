@@ -12,6 +12,10 @@ namespace kestrel {
 struct TfliteImportOptions {
     // Run the graph optimizer (fusions, constant folding) after converting.
     bool optimize = true;
+    // Refuse a constant the file holds or the conversion makes (densified
+    // weights, FILL / ZEROS_LIKE results, a transposed convolution's full
+    // plane) larger than this, before allocating (Options::max_tensor_bytes' default).
+    int64_t max_tensor_bytes = int64_t(4) << 30;
 };
 
 // Replaces what `net` held with the model in `path` / in `size` bytes at

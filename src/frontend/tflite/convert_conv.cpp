@@ -175,6 +175,9 @@ void emit_transpose_conv(OpContext& n, int input, int filter, int bias, fb::Padd
     };
     pads(in[1], out[1], win.kh, win.sh, win.top, win.bottom, 19);
     pads(in[2], out[2], win.kw, win.sw, win.left, win.right, 18);
+    // The layer computes the whole plane before cutting it to the output.
+    n.check_size({in[0], w.dim(0), (in[1] - 1) * win.sh + win.kh, (in[2] - 1) * win.sw + win.kw}, DType::F32,
+                 "the transposed convolution's full output");
     set_conv_window(pd, win);
     pd.set_int(0, checked_int(n, w.dim(0), 1, INT32_MAX, "output channels"));
     pd.set_int(6, checked_int(n, w.numel(), 1, INT32_MAX, "weight size"));

@@ -146,6 +146,7 @@ void convert_fill(OpContext& n)
     const std::vector<int64_t> dims = n.constant_ints(0, "the dimensions");
     if (value) {
         n.check(value->numel() == 1, "the value must be a scalar");
+        n.check_size(Shape(dims.begin(), dims.end()), value->dtype(), "its result");
         const Tensor one = value->reshaped({1});
         Tensor out = Tensor::zeros(Shape(dims.begin(), dims.end()), value->dtype());
         const size_t size = dtype_size(value->dtype());
@@ -159,6 +160,7 @@ void convert_fill(OpContext& n)
 
 void convert_zeros_like(OpContext& n)
 {
+    n.check_size(n.in(0).shape, n.in(0).dtype, "its result");
     n.set_constant_output(0, Tensor::zeros(n.in(0).shape, n.in(0).dtype));
 }
 

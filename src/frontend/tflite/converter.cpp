@@ -229,6 +229,11 @@ std::string OpContext::activation(const std::string& x, fb::ActivationFunctionTy
 
 GraphBuilder& OpContext::builder() { return model_.builder_; }
 
+void OpContext::check_size(const Shape& shape, DType dtype, const std::string& what) const
+{
+    model_.file_.check_size(shape, dtype, where() + ": " + what);
+}
+
 // --- ModelConverter ---
 
 ModelConverter::ModelConverter(const TfliteFile& file, Net& net) : file_(file), builder_(net, file.source())

@@ -94,6 +94,8 @@ public:
     std::string activation(const std::string& x, fb::ActivationFunctionType act, const std::string& to);
 
     GraphBuilder& builder();
+    // Refuses (TooLargeError) a value made while converting over the size limit.
+    void check_size(const Shape& shape, DType dtype, const std::string& what) const;
 
 private:
     ModelConverter& model_;

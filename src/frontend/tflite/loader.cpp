@@ -22,7 +22,7 @@ void load_tflite_mem(Net& net, const void* data, size_t size, const std::string&
         std::memcpy(aligned.data(), data, size);
         data = aligned.data();
     }
-    const tflite_import::TfliteFile file(static_cast<const uint8_t*>(data), size, source);
+    const tflite_import::TfliteFile file(static_cast<const uint8_t*>(data), size, source, options.max_tensor_bytes);
     // The graph keeps the weights while the optimizer rewrites it; dropped after when asked.
     const LoadOptions wanted = net.load_options();
     LoadOptions keep = wanted;

@@ -12,8 +12,6 @@ namespace {
 
 // Flatbuffers hold offsets of 32 bits: a file's verified part stays under 2 GB.
 constexpr size_t kMaxFlatbufferSize = size_t(1) << 31;
-// A constant's size once dense: Options::max_tensor_bytes' default.
-constexpr int64_t kMaxConstantBytes = int64_t(4) << 30;
 
 std::vector<int64_t> int_vector(const flatbuffers::Vector<int32_t>* v)
 {
@@ -177,8 +175,8 @@ DType dtype_of(fb::TensorType type, const std::string& context)
     fail(context, ": tensor type ", fb::EnumNameTensorType(type), " (", static_cast<int>(type), ") is not supported");
 }
 
-TfliteFile::TfliteFile(const uint8_t* bytes, size_t size, std::string source)
-    : bytes_(bytes), size_(size), source_(std::move(source))
+TfliteFile::TfliteFile(const uint8_t* bytes, size_t size, std::string source, int64_t max_tensor_bytes)
+    : bytes_(bytes), size_(size), source_(std::move(source)), max_tensor_bytes_(max_tensor_bytes)
 {
     check(size >= 8, source_, ": too short for a TensorFlow Lite file (", size, " bytes)");
     check(fb::ModelBufferHasIdentifier(bytes), source_, ": not a TensorFlow Lite file (no \"TFL3\" identifier)");
@@ -191,6 +189,14 @@ TfliteFile::TfliteFile(const uint8_t* bytes, size_t size, std::string source)
     graph_ = subgraphs->Get(0);
     check(graph_->tensors() != nullptr, source_, ": the main subgraph has no tensors");
     read_tensors();
+}
+
+void TfliteFile::check_size(const Shape& shape, DType dtype, const std::string& what) const
+{
+    const int64_t n = shape_numel(shape), size = static_cast<int64_t>(dtype_size(dtype));
+    if (n > max_tensor_bytes_ / std::max<int64_t>(size, 1))
+        throw TooLargeError(detail::concat(source_, ": ", what, " of shape ", shape_str(shape), " would take over ",
+                                           max_tensor_bytes_, " bytes (the limit)"));
 }
 
 const TensorInfo& TfliteFile::tensor(int index, const std::string& context) const
@@ -288,10 +294,7 @@ Tensor TfliteFile::constant_values(int index) const
     const TensorInfo& info = tensor(index, "constant");
     check(info.data != nullptr, source_, ": tensor ", index, " '", info.name, "' holds no data");
     check(info.dtype != DType::String, source_, ": tensor ", index, " '", info.name, "': string constants are not supported");
-    const int64_t bytes = shape_numel(info.shape) * static_cast<int64_t>(dtype_size(info.dtype));
-    if (bytes > kMaxConstantBytes)
-        throw TooLargeError(detail::concat(source_, ": tensor ", index, " '", info.name, "' would take ", bytes,
-                                           " bytes densified (limit ", kMaxConstantBytes, ")"));
+    check_size(info.shape, info.dtype, "tensor " + std::to_string(index) + " '" + info.name + "'");
     Tensor out = Tensor::zeros(info.shape, info.dtype);
     if (!info.sparsity) {
         std::memcpy(out.raw(), info.data, info.data_size);

@@ -38,7 +38,9 @@ struct TensorInfo {
 class TfliteFile {
 public:
     // Verifies `bytes` (kept by reference: the caller keeps them alive).
-    TfliteFile(const uint8_t* bytes, size_t size, std::string source);
+    TfliteFile(const uint8_t* bytes, size_t size, std::string source, int64_t max_tensor_bytes);
+    // Throws TooLargeError when `shape` of `dtype` exceeds the limit.
+    void check_size(const Shape& shape, DType dtype, const std::string& what) const;
 
     const std::string& source() const { return source_; }
     const fb::Model& model() const { return *model_; }
@@ -66,6 +68,7 @@ private:
     const uint8_t* bytes_;
     size_t size_;
     std::string source_;
+    int64_t max_tensor_bytes_;
     const fb::Model* model_ = nullptr;
     const fb::SubGraph* graph_ = nullptr;
     std::vector<TensorInfo> tensors_;
