@@ -67,6 +67,12 @@ struct SmallModel {
         g.operators.push_back(std::move(op));
     }
     fb::SubGraphT& graph() { return *model.subgraphs[0]; }
+    // Operator code k becomes `code` (both of the file's code fields).
+    void set_code(size_t k, fb::BuiltinOperator code)
+    {
+        model.operator_codes[k]->builtin_code = code;
+        model.operator_codes[k]->deprecated_builtin_code = static_cast<int8_t>(code);
+    }
 
     std::vector<uint8_t> bytes() const
     {
@@ -180,11 +186,9 @@ TEST(TfliteReader, BuffersOutsideTheFile)
 TEST(TfliteReader, EveryUnknownOperatorInOneError)
 {
     SmallModel m;
-    m.model.operator_codes[0]->builtin_code = fb::BuiltinOperator::LSTM;
-    m.model.operator_codes[0]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::LSTM);
+    m.set_code(0, fb::BuiltinOperator::LSTM);
     m.model.operator_codes[0]->version = 4;
-    m.model.operator_codes[1]->builtin_code = fb::BuiltinOperator::CUSTOM;
-    m.model.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::CUSTOM);
+    m.set_code(1, fb::BuiltinOperator::CUSTOM);
     m.model.operator_codes[1]->custom_code = "MyFancyOp";
     const std::string msg = load_error(m.bytes());
     EXPECT_NE(msg.find("operator 0: builtin operator LSTM (version 4) is not supported"), std::string::npos) << msg;
@@ -198,8 +202,7 @@ TEST(TfliteReader, WrongOperandsNameTheOperator)
     m.graph().operators[1]->inputs = {};
     EXPECT_ERROR(m.bytes(), "operator 1 (RELU v1)");
     SmallModel conv;
-    conv.model.operator_codes[0]->builtin_code = fb::BuiltinOperator::CONV_2D;
-    conv.model.operator_codes[0]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::CONV_2D);
+    conv.set_code(0, fb::BuiltinOperator::CONV_2D);
     EXPECT_ERROR(conv.bytes(), "operator 0 (CONV_2D v1): has no Conv2DOptions");
 }
 
@@ -260,9 +263,6 @@ TEST(TfliteReader, CApiLoadsFromMemory)
     kestrel_net_destroy(net);
 }
 
-} // namespace
-
-namespace {
 
 // MediaPipe's MaxPoolingWithArgmax2D then MaxUnpooling2D (custom operators
 // TFLite's interpreter does not have) against a naive loop: every window's
@@ -353,17 +353,13 @@ TEST(TfliteReader, ArgmaxIndicesOnlyForUnpooling)
     EXPECT_ERROR(bytes, "may only be read by MaxUnpooling2D");
 }
 
-} // namespace
-
-namespace {
 
 // fuzz_tflite's finding: a convolution over an input that declares no
 // channels divided by its group count of zero.
 TEST(FuzzRegression, TfliteConvolutionOverZeroChannels)
 {
     SmallModel m;
-    m.model.operator_codes[0]->builtin_code = fb::BuiltinOperator::CONV_2D;
-    m.model.operator_codes[0]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::CONV_2D);
+    m.set_code(0, fb::BuiltinOperator::CONV_2D);
     m.graph().tensors[0]->shape = {1, 4, 4, 0};
     m.graph().tensors[1]->shape = {2, 1, 1, 1}; // the 8-byte constant as a filter [O=2][1][1][I=1]
     auto options = std::make_unique<fb::Conv2DOptionsT>();
@@ -372,32 +368,24 @@ TEST(FuzzRegression, TfliteConvolutionOverZeroChannels)
     EXPECT_ERROR(m.bytes(), "input channels 0");
 }
 
-} // namespace
-
-namespace {
 
 // fuzz_tflite's finding: a FULLY_CONNECTED whose output declares no axes.
 TEST(FuzzRegression, TfliteFullyConnectedWithoutOutputAxes)
 {
     SmallModel m;
-    m.model.operator_codes[0]->builtin_code = fb::BuiltinOperator::FULLY_CONNECTED;
-    m.model.operator_codes[0]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::FULLY_CONNECTED);
+    m.set_code(0, fb::BuiltinOperator::FULLY_CONNECTED);
     m.graph().tensors[1]->shape = {1, 2}; // weights [N=1][K=2] over rows of x's 2 channels
     m.graph().tensors[2]->shape = {};
     EXPECT_ERROR(m.bytes(), "does not end in the 1 units");
 }
 
-} // namespace
-
-namespace {
 
 // fuzz_tflite's finding: ZEROS_LIKE of an input declaring 10^12 elements made
 // its constant before any limit was asked; now over the limit is refused.
 TEST(FuzzRegression, TfliteConstantsOverTheSizeLimit)
 {
     SmallModel m;
-    m.model.operator_codes[1]->builtin_code = fb::BuiltinOperator::ZEROS_LIKE;
-    m.model.operator_codes[1]->deprecated_builtin_code = static_cast<int8_t>(fb::BuiltinOperator::ZEROS_LIKE);
+    m.set_code(1, fb::BuiltinOperator::ZEROS_LIKE);
     m.graph().tensors[2]->shape = {1000, 1000, 1000, 1000};
     const std::vector<uint8_t> bytes = m.bytes();
     Net net;
